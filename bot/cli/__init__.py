@@ -1,0 +1,67 @@
+"""The `folio` command: one module per subcommand, each with `add_parser(subparsers)` and `run(args) -> int`.
+
+Only this package and `bot.slack.app` wire components together (through `bot.wiring`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from bot.cli import ask, bench, chat, eval, index, search, serve
+from bot.errors import FolioError
+
+COMMANDS = (index, search, ask, chat, serve, eval, bench)
+
+DESCRIPTION = """\
+Folio answers questions about your documents, citing the page of every claim.
+
+With no configuration it runs on embedded defaults: a local search index in ./.folio, an embedded Redis,
+and search-only answers (quoted passages) until a model is configured. See README.md.
+"""
+
+EPILOG = """\
+examples:
+  folio index ./contracts --container legal --tag department=legal
+  folio search "payment terms" --container legal --json
+  folio ask "What are the payment terms with Acme?" --container legal
+  folio chat
+  folio serve                      # Slack (terminal chat when no Slack tokens are set)
+
+run `folio COMMAND --help` for the options of one command.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="folio", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--env-file", default=".env", help="settings file read besides the environment (default: .env)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `folio` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.run(args) or 0)
+    except FolioError as exc:
+        print(f"folio: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Arguments and set-up shared by several subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.config import Settings, load_policy, load_settings
+from bot.errors import InvalidInput
+from bot.models import Scope, Tag
+
+SAMPLE_CONTAINER = "sample"
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return load_settings(args.env_file)
+
+
+def add_scope_arguments(parser: argparse.ArgumentParser, *, channel: bool = True) -> None:
+    """--container NAME | --channel ID, and repeated --tag KEY=VALUE."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--container", metavar="NAME", help=f"the container to search (default: {SAMPLE_CONTAINER}, the sample corpus)"
+    )
+    if channel:
+        where.add_argument("--channel", metavar="ID", help="search what this Slack channel may see (channel policy)")
+    parser.add_argument(
+        "--tag", metavar="KEY=VALUE", action="append", default=[], help="narrow by a tag; repeat for more"
+    )
+
+
+def parse_tags(values: list[str]) -> tuple[Tag, ...]:
+    try:
+        return tuple(Tag.parse(value) for value in values)
+    except ValueError as exc:
+        raise InvalidInput(f"--tag: {exc}") from exc
+
+
+def scope_from(args: argparse.Namespace, settings: Settings) -> Scope:
+    """The Scope named on the command line: a container directly, or a channel through the policy file."""
+    tags = parse_tags(args.tag)
+    channel = getattr(args, "channel", None)
+    if channel:
+        policy = load_policy(settings.folio_channels_file)
+        return policy.scope_for(channel, tags=tags)
+    return Scope(container=args.container or SAMPLE_CONTAINER, tags=tags)

@@ -1,0 +1,186 @@
+"""The channel policy file: which documents each Slack channel (and DMs) may search.
+
+    tag_keys: [department, year, doc_type]     # the only keys a filter may use
+    channels:
+      C0123ABCD:                               # a Slack channel ID
+        container: finance                     # required, never chosen by the model or the user
+        tags: [department:finance]             # optional default tags, /ask can narrow them
+    dm:                                        # optional: what direct messages may search
+      container: handbook
+    default:                                   # optional: channels not listed above
+      container: handbook
+
+A channel that is not listed, with no `default`, is not connected to any documents. So are DMs without `dm`.
+Errors name the file and line, e.g. `channels.yaml line 7: channels.C0123ABCD.container: field required`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bot.errors import ConfigurationError, InvalidInput, NotConnected
+from bot.models import Scope, Tag
+
+_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+_TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_SCALARS = yaml.constructor.SafeConstructor()  # turns one scalar node into str / int / bool / None
+
+
+class ChannelRule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    container: str
+    tags: tuple[Tag, ...] = ()
+
+    @field_validator("container")
+    @classmethod
+    def _container(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("container must not be empty")
+        return value.strip()
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _parse_tags(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise ValueError("tags must be a list such as [department:finance, year:2025]")
+        return tuple(Tag.parse(item) if isinstance(item, str) else item for item in value)
+
+    def scope(self) -> Scope:
+        return Scope(container=self.container, tags=self.tags)
+
+
+class ChannelPolicy(BaseModel):
+    """The validated policy file. `scope_for(...)` is the only way a Scope gets its container."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tag_keys: tuple[str, ...] = ()
+    channels: dict[str, ChannelRule] = Field(default_factory=dict)
+    dm: ChannelRule | None = None
+    default: ChannelRule | None = None
+
+    @field_validator("tag_keys")
+    @classmethod
+    def _keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        for key in keys:
+            if not _TAG_KEY.match(key):
+                raise ValueError(f"tag key {key!r} must be lower-case letters, digits or _ (for example department)")
+        return keys
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_ids(cls, channels: dict[str, ChannelRule]) -> dict[str, ChannelRule]:
+        for channel_id in channels:
+            if not _CHANNEL_ID.match(channel_id):
+                raise ValueError(f"{channel_id!r} is not a Slack channel ID (it looks like C0123ABCD)")
+        return channels
+
+    @model_validator(mode="after")
+    def _known_tag_keys(self) -> ChannelPolicy:
+        rules = [("dm", self.dm), ("default", self.default), *(("channels." + k, r) for k, r in self.channels.items())]
+        for where, rule in rules:
+            for tag in rule.tags if rule else ():
+                if tag.key not in self.tag_keys:
+                    raise ValueError(f"{where}: tag key {tag.key!r} is not listed in tag_keys {list(self.tag_keys)}")
+        return self
+
+    def rule_for(self, channel_id: str, *, is_dm: bool = False) -> ChannelRule:
+        """The rule for a channel, or NotConnected saying how an admin connects it."""
+        rule = self.dm if is_dm else self.channels.get(channel_id, self.default)
+        if rule is None:
+            raise NotConnected(
+                "Direct messages are not connected to any documents. Ask in a channel that is, or ask an admin to add "
+                "a `dm:` entry to the channel policy file."
+                if is_dm
+                else f"This channel is not connected to any documents. An admin can connect it by adding {channel_id} "
+                "with a container under `channels:` in the channel policy file."
+            )
+        return rule
+
+    def scope_for(self, channel_id: str, *, is_dm: bool = False, tags: tuple[Tag, ...] = ()) -> Scope:
+        """The channel's container and default tags, narrowed by `tags` (from /ask)."""
+        rule = self.rule_for(channel_id, is_dm=is_dm)
+        return narrow(rule.scope(), tags, allowed_keys=self.tag_keys)
+
+
+def narrow(scope: Scope, tags: tuple[Tag, ...], *, allowed_keys: tuple[str, ...]) -> Scope:
+    """Add filter tags to a scope without widening it.
+
+    A key the scope already restricts can only be narrowed to values it allows; an unknown key is refused.
+    """
+    defaults = scope.tags_by_key()
+    for tag in tags:
+        if tag.key not in allowed_keys:
+            allowed = ", ".join(allowed_keys) or "none"
+            raise InvalidInput(f"`{tag.key}` is not a filter here. Filters this channel allows: {allowed}.")
+        if tag.key in defaults and tag.value not in defaults[tag.key]:
+            limits = ", ".join(f"{tag.key}:{value}" for value in defaults[tag.key])
+            raise InvalidInput(f"This channel only searches {limits}, so `{tag}` cannot be used here.")
+    if not tags:
+        return scope
+    narrowed_keys = {tag.key for tag in tags}
+    kept = tuple(tag for tag in scope.tags if tag.key not in narrowed_keys)
+    return Scope(container=scope.container, tags=kept + tuple(dict.fromkeys(tags)))
+
+
+def load_policy(path: Path) -> ChannelPolicy:
+    """Read and validate the channel policy file; every error names the file and the line."""
+    if not path.exists():
+        raise ConfigurationError(
+            f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
+            "or set FOLIO_CHANNELS_FILE to its path."
+        )
+    text = path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"{path} is not valid YAML: {exc}") from exc
+    if node is None:
+        return ChannelPolicy()
+    lines: dict[tuple[str, ...], int] = {}
+    data = _to_python(node, (), lines, path)
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{path} line 1: expected a mapping with tag_keys, channels, dm and default")
+    try:
+        return ChannelPolicy.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(str(part) for part in error["loc"])
+        line = _nearest_line(loc, lines)
+        where = ".".join(loc) or "file"
+        raise ConfigurationError(f"{path} line {line}: {where}: {error['msg']}") from exc
+
+
+def _to_python(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int], file: Path) -> Any:
+    """Build plain data from YAML nodes, recording each key's line and refusing duplicate keys."""
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in result:
+                raise ConfigurationError(
+                    f"{file} line {key_node.start_mark.line + 1}: {'.'.join((*path, key))} appears twice; "
+                    "keep one entry per key."
+                )
+            result[key] = _to_python(value_node, (*path, key), lines, file)
+            lines[(*path, key)] = key_node.start_mark.line + 1
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_python(item, (*path, str(i)), lines, file) for i, item in enumerate(node.value)]
+    return _SCALARS.construct_object(node)
+
+
+def _nearest_line(loc: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> int:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return 1

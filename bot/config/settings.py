@@ -1,0 +1,106 @@
+"""Settings: read once at start-up from the environment and `.env`, frozen, typed.
+
+Nothing below the wiring (`bot.cli`, `bot.slack.app`, `bot.wiring`) reads `os.environ`; components receive only the
+values they need. Every variable is documented here and in README.md; every one has a default that works
+with no account at all (embedded Redis, local index, search-only answers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import ConfigurationError
+
+Effort = Literal["minimal", "low", "medium", "high"]
+
+
+class Settings(BaseSettings):
+    """Every setting of Folio. Field name == environment variable (case-insensitive)."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
+
+    # Slack
+    slack_bot_token: SecretStr | None = Field(None, description="xoxb- token; without it `folio serve` chats in the terminal")
+    slack_signing_secret: SecretStr | None = Field(None, description="verifies HTTP event requests")
+    slack_app_token: SecretStr | None = Field(None, description="xapp- token; when set, Socket Mode is used")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
+    port: int = Field(3000, ge=1, le=65535, description="HTTP port for /slack/events")
+
+    # Model: OpenAI (or any Responses-compatible server) ...
+    openai_api_key: SecretStr | None = Field(None, description="OpenAI key; enables model answers")
+    openai_base_url: str | None = Field(None, description="a Responses-compatible server, e.g. http://localhost:8000/v1")
+    # ... or Azure OpenAI, with a key or with Entra ID (managed identity, az login)
+    azure_openai_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
+    azure_openai_api_key: SecretStr | None = Field(None, description="Azure OpenAI key; omit to use Entra ID")
+    azure_openai_api_version: str = Field("2025-04-01-preview", description="Azure OpenAI API version")
+    folio_model_fast: str = Field("gpt-5-mini", description="model or deployment for the fast profile")
+    folio_model_thorough: str = Field("", description="model or deployment for the thorough profile (default: fast's)")
+    folio_effort_fast: Effort = Field("low", description="reasoning effort of the fast profile")
+    folio_effort_thorough: Effort = Field("high", description="reasoning effort of the thorough profile")
+    folio_reasoning: bool = Field(True, description="send reasoning effort (turn off for models without it)")
+    folio_code_interpreter: bool = Field(True, description="offer the code_interpreter tool (off for servers without it)")
+    folio_verify_citations: bool = Field(False, description="one cheap model call per cited chunk to check support")
+    folio_embedding_model: str = Field("", description="embedding model/deployment; empty = keyword-only search")
+    folio_embedding_dimensions: int = Field(1536, ge=8, le=8192, description="embedding vector size")
+
+    # Azure AI Search (unset = the local embedded index)
+    azure_search_endpoint: str | None = Field(None, description="https://NAME.search.windows.net")
+    azure_search_key: SecretStr | None = Field(None, description="admin or query key; omit to use Entra ID")
+    azure_search_index: str = Field("folio", description="index name")
+    azure_search_semantic: bool = Field(True, description="use the semantic ranker")
+
+    # State and files
+    redis_url: str | None = Field(None, description="redis://...; unset = embedded Redis in the data folder")
+    folio_data_dir: Path = Field(Path(".folio"), description="local index, embedded Redis, downloads")
+    folio_channels_file: Path = Field(Path("channels.yaml"), description="channel policy file")
+    folio_docs_base_url: str | None = Field(None, description="base URL where the PDFs are served; links add #page=N")
+    folio_public_url: str | None = Field(None, description="Folio's own URL, for its signed document links")
+
+    # Limits
+    folio_max_iterations: int = Field(6, ge=1, le=20, description="model calls per turn (the agent's step cap)")
+    folio_chunk_budget: int = Field(24, ge=1, le=200, description="chunks shown to the model per turn")
+    folio_search_top: int = Field(6, ge=1, le=50, description="chunks returned by one search")
+    folio_score_gap: float = Field(0.5, ge=0.0, le=1.0, description="keep hits scoring >= this share of the top hit")
+    folio_turn_timeout: float = Field(120.0, gt=0, le=900, description="seconds one turn may take")
+    folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        # slack_sdk joins base_url + method name, so the base must end with a slash.
+        return value if value.endswith("/") else value + "/"
+
+    @property
+    def model_configured(self) -> bool:
+        return bool(self.openai_api_key or self.azure_openai_endpoint)
+
+    @property
+    def slack_configured(self) -> bool:
+        return self.slack_bot_token is not None
+
+    @property
+    def thorough_model(self) -> str:
+        return self.folio_model_thorough or self.folio_model_fast
+
+
+def load_settings(env_file: Path | str | None = ".env") -> Settings:
+    """Read the environment (and `env_file` when it exists); a wrong value raises ConfigurationError naming it."""
+    try:
+        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise ConfigurationError(_describe(exc)) from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]).upper()
+        got = error.get("input")
+        secret = any(word in name for word in ("KEY", "TOKEN", "SECRET"))
+        shown = "" if secret or isinstance(got, dict) or got is None else f" (got {str(got)!r})"
+        lines.append(f"{name}: {error['msg']}{shown}")
+    return "Invalid setting: " + "; ".join(lines) + ". Fix it in the environment or in .env, then start again."

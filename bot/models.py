@@ -1,0 +1,195 @@
+"""The value types every part of Folio shares. Imports nothing of ours.
+
+Frozen pydantic models, so that they validate on the way in and serialise to JSON for Redis and `--json` output.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Profile = Literal["fast", "thorough"]
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Tag(_Value):
+    """One `key:value` label on a document, e.g. `department:finance`."""
+
+    key: str
+    value: str
+
+    @classmethod
+    def parse(cls, text: str) -> Tag:
+        """Parse `key:value` or `key=value`; raises ValueError with the accepted form."""
+        for sep in (":", "="):
+            key, found, value = text.partition(sep)
+            if found and key.strip() and value.strip():
+                return cls(key=key.strip().lower(), value=value.strip())
+        raise ValueError(f"tag {text!r} is not of the form key:value (for example department:finance)")
+
+    def __str__(self) -> str:
+        return f"{self.key}:{self.value}"
+
+
+class Scope(_Value):
+    """What one search may see: always one container, optionally narrowed by tags.
+
+    Tags with the same key are alternatives (OR); different keys must all match (AND).
+    The container comes from the channel policy, never from the model or the user.
+    """
+
+    container: str
+    tags: tuple[Tag, ...] = ()
+
+    @field_validator("container")
+    @classmethod
+    def _container_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a scope needs a container")
+        return value.strip()
+
+    def tags_by_key(self) -> dict[str, tuple[str, ...]]:
+        """The tag values grouped by key, keys in first-seen order."""
+        grouped: dict[str, list[str]] = {}
+        for tag in self.tags:
+            values = grouped.setdefault(tag.key, [])
+            if tag.value not in values:
+                values.append(tag.value)
+        return {key: tuple(values) for key, values in grouped.items()}
+
+    def describe(self) -> str:
+        """`benefits` or `benefits (year:2025, department:hr)`, for people."""
+        if not self.tags:
+            return self.container
+        return f"{self.container} ({', '.join(str(tag) for tag in self.tags)})"
+
+
+class Chunk(_Value):
+    """A passage of one document page, as indexed and as returned by a search."""
+
+    id: str
+    file: str  # the stored file name, e.g. `orders.xlsx.pdf`
+    page: int | None  # 1-based; None for plain text, Markdown and tabular sources
+    container: str
+    tags: tuple[Tag, ...] = ()
+    doc_date: str | None = None  # ISO date, YYYY-MM-DD
+    text: str
+    context: str = ""  # one line about the whole document, travels with each chunk
+    tabular: bool = False
+    score: float = 0.0  # the backend's score for this search; 0 when not from a search
+
+
+class Citation(_Value):
+    """One reference as a person sees it: label [n] pointing at a document page."""
+
+    label: int
+    file: str
+    title: str  # display name: `orders.xlsx.pdf` shows as `orders.xlsx`
+    page: int | None
+    container: str
+    kind: Literal["page", "table", "text"] = "page"
+    url: str | None = None
+
+
+class MarkerSpan(_Value):
+    """Where a citation label stands in the answer text: text[start:end] == f"[{label}]"."""
+
+    start: int
+    end: int
+    label: int
+
+
+class ToolCall(_Value):
+    """One tool call the model made, with what the backend did about it."""
+
+    name: str
+    arguments: dict[str, str] = Field(default_factory=dict)
+    summary: str = ""  # e.g. "5 sources (S1-S5)", "budget spent", "rewritten"
+
+
+class Usage(_Value):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class Answer(_Value):
+    """The result of one turn, ready to render in Slack or a terminal."""
+
+    text: str  # answer text with [n] labels in place of the model's [S#] markers
+    citations: tuple[Citation, ...] = ()
+    markers: tuple[MarkerSpan, ...] = ()
+    answerable: bool = True
+    mode: Literal["model", "search_only"] = "model"
+    notices: tuple[str, ...] = ()  # lines shown above the answer: "No model is set up ...", "restored from history"
+    tool_calls: tuple[ToolCall, ...] = ()
+    response_ids: tuple[str, ...] = ()  # every response this turn created, tool rounds included
+    final_response_id: str | None = None  # set only when the model gave a final answer
+    cap_hit: bool = False
+    usage: Usage = Usage()
+    profile: Profile = "fast"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Turn(_Value):
+    """One question and its answer, as stored with the conversation."""
+
+    question: str
+    answer: str
+    citations: tuple[Citation, ...] = ()
+    response_ids: tuple[str, ...] = ()
+    usage: Usage = Usage()
+    profile: Profile = "fast"
+    asked_by: str | None = None
+    at: str = Field(default_factory=utc_now)
+    feedback: Literal["helpful", "not_helpful"] | None = None
+
+
+class Conversation(BaseModel):
+    """A Slack thread (or terminal chat): everything needed to continue it or delete it.
+
+    Mutable: the agent adds sources to it during a turn; the caller saves it after a final answer.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: Scope
+    profile: Profile = "fast"
+    last_response_id: str | None = None
+    sources: dict[str, Chunk] = Field(default_factory=dict)  # "S3" -> the chunk shown to the model as S3
+    next_source: int = 1  # the number the next new source gets; never reused in this conversation
+    turns: list[Turn] = Field(default_factory=list)
+    response_ids: list[str] = Field(default_factory=list)  # every id created, for deletion at the provider
+    started_by: str | None = None
+    message_ts: list[str] = Field(default_factory=list)  # Folio's own messages in the thread, for deletion
+
+    def record(self, question: str, answer: Answer, *, asked_by: str | None = None) -> Turn:
+        """Append a finished turn; the chain moves on only when the model gave a final answer."""
+        turn = Turn(
+            question=question,
+            answer=answer.text,
+            citations=answer.citations,
+            response_ids=answer.response_ids,
+            usage=answer.usage,
+            profile=answer.profile,
+            asked_by=asked_by,
+        )
+        self.turns.append(turn)
+        self.profile = answer.profile
+        self.response_ids.extend(rid for rid in answer.response_ids if rid not in self.response_ids)
+        if answer.final_response_id:
+            self.last_response_id = answer.final_response_id
+        return turn
