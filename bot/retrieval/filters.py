@@ -1,0 +1,62 @@
+"""OData filters for Azure AI Search, built by pure functions from a Scope.
+
+Field names come from an allow-list, never from input; every string literal doubles its single quotes, which is the
+only escape OData string literals have. The container clause is always first and always present, and everything
+after it is AND-ed to it, so no tag value can widen a search beyond its container.
+
+    container eq 'legal' and (tags/any(t: t eq 'year:2025') or tags/any(t: t eq 'year:2026'))
+        and tags/any(t: t eq 'department:legal')
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.errors import InvalidInput
+from bot.models import Scope, Tag
+
+# Index fields a filter may name. Anything else is a programming error, not user input.
+FILTERABLE = frozenset({"container", "file", "tags", "page", "tabular", "doc_date"})
+# The same form the channel policy accepts for tag keys (bot.config.channels).
+TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+
+def literal(value: str) -> str:
+    """An OData string literal: `O'Brien` -> `'O''Brien'`."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def equals(field: str, value: str) -> str:
+    """`field eq 'value'` for an allow-listed field."""
+    if field not in FILTERABLE:
+        raise ValueError(f"{field!r} is not a filterable field")
+    return f"{field} eq {literal(value)}"
+
+
+def tag_term(tag: Tag) -> str:
+    """The stored form of a tag in the index's `tags` collection: `key:value`."""
+    return f"{tag.key}:{tag.value}"
+
+
+def check_tag_keys(scope: Scope) -> None:
+    """InvalidInput when a tag key is not of the accepted form (lower-case letters, digits, underscore)."""
+    for tag in scope.tags:
+        if not TAG_KEY.match(tag.key):
+            raise InvalidInput(
+                f"The tag key {tag.key!r} is not valid: use lower-case letters, digits and _ (for example year:2025)."
+            )
+
+
+def scope_filter(scope: Scope) -> str:
+    """The OData filter of a Scope: container first, then one group per tag key (OR within a key, AND across)."""
+    check_tag_keys(scope)
+    clauses = [equals("container", scope.container)]
+    for key, values in scope.tags_by_key().items():
+        alternatives = [f"tags/any(t: t eq {literal(tag_term(Tag(key=key, value=value)))})" for value in values]
+        clauses.append(alternatives[0] if len(alternatives) == 1 else "(" + " or ".join(alternatives) + ")")
+    return " and ".join(clauses)
+
+
+def file_filter(container: str, file: str) -> str:
+    """The chunks of one file in one container."""
+    return f"{equals('container', container)} and {equals('file', file)}"

@@ -1,0 +1,43 @@
+"""Turns what a person typed into a safe SQLite FTS5 MATCH expression.
+
+User text never reaches FTS5 syntax: it is split into word tokens, each token is quoted as an FTS5 string, and the
+tokens are joined with OR, so quotes, operators (AND, NEAR, *, ^, :) and unicode are all just words. BM25 then rewards
+chunks that contain more of the rarer words.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_TERMS = 32
+
+# Function words that match almost every chunk: OR-ing them in only adds noise and time.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below between both but
+    by can could did do does doing down during each few for from further had has have having he her here hers herself
+    him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves s t d ll m re ve y
+    tell explain describe give list show find please does mean means
+    """.split()
+)
+
+
+def terms(query: str) -> list[str]:
+    """The distinct lower-cased word tokens of `query` worth searching for, in order (stopwords dropped)."""
+    tokens = [token.lower() for token in _WORD.findall(query)]
+    kept = [token for token in tokens if token not in STOPWORDS]
+    # A query made only of stopwords ("what is it?") still searches for its words rather than for nothing.
+    chosen = kept or tokens
+    return list(dict.fromkeys(chosen))[:MAX_TERMS]
+
+
+def match_expression(query: str) -> str | None:
+    """`"tok1" OR "tok2" ...` for FTS5 MATCH, or None when the query has no word at all (e.g. only punctuation)."""
+    words = terms(query)
+    if not words:
+        return None
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)

@@ -1,0 +1,155 @@
+"""The local engine: page-accurate keyword search, the Scope applied inside the query, and hostile input."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.errors import InvalidInput
+from bot.models import Chunk, Scope, Tag
+from bot.retrieval import IndexWriter, Retriever
+from bot.retrieval.local import LocalRetriever
+
+HOSTILE = [
+    "' or 1 eq 1 or '",
+    'O\'Brien "quoted", with commas',
+    "finance) or (container eq 'other'",
+    "Zürich – 東京 ✓",
+    "x' or tags/any(t: t ne 'x') or 'a' eq 'a",
+]
+
+
+def chunk(container: str, file: str, text: str, *, page: int | None = 1, tags: tuple[str, ...] = ()) -> Chunk:
+    return Chunk(
+        id=f"{container}-{file}-{page}-{abs(hash(text)) % 10_000}",
+        file=file,
+        page=page,
+        container=container,
+        tags=tuple(Tag.parse(tag) for tag in tags),
+        text=text,
+        context=file,
+    )
+
+
+async def put(index: LocalRetriever, *chunks: Chunk) -> None:
+    by_file: dict[tuple[str, str], list[Chunk]] = {}
+    for item in chunks:
+        by_file.setdefault((item.container, item.file), []).append(item)
+    for (container, file), items in by_file.items():
+        await index.replace_file(container, file, "v1", items)
+
+
+@pytest.fixture
+async def index(tmp_path: Path) -> AsyncIterator[LocalRetriever]:
+    retriever = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    yield retriever
+    await retriever.close()
+
+
+async def test_the_corpus_answers_hearing_aids_with_northwind_pages(corpus_index: Path) -> None:
+    retriever = LocalRetriever(corpus_index)
+    results = await retriever.search("hearing aids", Scope(container="benefits"), top=5)
+    await retriever.close()
+    assert results, "no results for a phrase the Northwind plans cover"
+    assert all(hit.file.startswith("Northwind") for hit in results)
+    assert all(isinstance(hit.page, int) and hit.page >= 1 for hit in results)
+    assert any("hearing aid" in hit.text.lower() for hit in results)
+    assert [hit.score for hit in results] == sorted((hit.score for hit in results), reverse=True)
+
+
+async def test_it_satisfies_both_protocols(index: LocalRetriever) -> None:
+    assert isinstance(index, Retriever) and isinstance(index, IndexWriter)
+
+
+async def test_another_container_is_never_returned_even_when_it_matches_better(index: LocalRetriever) -> None:
+    strong = " ".join(["refund policy refund"] * 20)
+    await put(index, *[chunk("legal", f"legal{n}.pdf", strong) for n in range(30)])
+    await put(index, chunk("finance", "fin.pdf", "a short note that mentions a refund once"))
+    results = await index.search("refund policy", Scope(container="finance"), top=1)
+    assert [(hit.container, hit.file) for hit in results] == [("finance", "fin.pdf")]
+
+
+async def test_same_key_tags_are_alternatives_and_different_keys_all_apply(index: LocalRetriever) -> None:
+    await put(
+        index,
+        chunk("c", "a.pdf", "travel policy", tags=("year:2025", "department:hr")),
+        chunk("c", "b.pdf", "travel policy", tags=("year:2026", "department:hr")),
+        chunk("c", "c.pdf", "travel policy", tags=("year:2026", "department:finance")),
+        chunk("c", "d.pdf", "travel policy", tags=("year:2024", "department:hr")),
+    )
+    tags = (Tag(key="year", value="2025"), Tag(key="year", value="2026"), Tag(key="department", value="hr"))
+    results = await index.search("travel policy", Scope(container="c", tags=tags), top=10)
+    assert sorted(hit.file for hit in results) == ["a.pdf", "b.pdf"]
+    assert all(Tag(key="department", value="hr") in hit.tags for hit in results)
+
+
+@pytest.mark.parametrize("query", HOSTILE + ['"unbalanced', "NEAR(a b", "a AND OR NOT", "col:umn*", "^start -x +y"])
+async def test_query_syntax_in_user_text_is_only_words(index: LocalRetriever, query: str) -> None:
+    await put(index, chunk("c", "a.pdf", f"the text holds {query} among other words"))
+    results = await index.search(query, Scope(container="c"), top=5)
+    assert [hit.file for hit in results] == ["a.pdf"]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+async def test_hostile_tag_values_match_only_themselves_and_stay_in_the_container(
+    index: LocalRetriever, value: str
+) -> None:
+    await put(
+        index,
+        chunk("c", "tagged.pdf", "budget report", tags=(f"team:{value}",)),
+        chunk("c", "other.pdf", "budget report", tags=("team:ops",)),
+        chunk("elsewhere", "secret.pdf", "budget report", tags=(f"team:{value}",)),
+    )
+    results = await index.search("budget", Scope(container="c", tags=(Tag(key="team", value=value),)), top=10)
+    assert [(hit.container, hit.file) for hit in results] == [("c", "tagged.pdf")]
+
+
+async def test_an_unknown_container_or_tag_key_finds_nothing(index: LocalRetriever) -> None:
+    await put(index, chunk("c", "a.pdf", "budget report", tags=("team:ops",)))
+    assert await index.search("budget", Scope(container="nope"), top=5) == []
+    assert await index.search("budget", Scope(container="c", tags=(Tag(key="colour", value="red"),)), top=5) == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+async def test_an_empty_query_is_refused(index: LocalRetriever, query: str) -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        await index.search(query, Scope(container="c"), top=5)
+
+
+async def test_a_malformed_tag_key_is_refused(index: LocalRetriever) -> None:
+    with pytest.raises(InvalidInput, match="tag key"):
+        await index.search("budget", Scope(container="c", tags=(Tag(key="a' or '1", value="x"),)), top=5)
+
+
+async def test_a_scope_without_a_container_cannot_be_made() -> None:
+    with pytest.raises(ValueError):
+        Scope(container="  ")
+
+
+async def test_weak_matches_below_the_score_gap_are_cut(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "gap.sqlite", score_gap=0.5)
+    strong = chunk("c", "strong.pdf", "dental implants dental implants coverage for dental implants")
+    weak = chunk("c", "weak.pdf", "the cafeteria menu and " + "parking, " * 40 + "coverage")
+    await put(index, strong, weak)
+    results = await index.search("dental implants coverage", Scope(container="c"), top=5)
+    await index.close()
+    assert [hit.file for hit in results] == ["strong.pdf"]
+
+
+async def test_replacing_a_file_drops_its_old_chunks(index: LocalRetriever) -> None:
+    await put(index, chunk("c", "a.pdf", "old wording about pensions"))
+    await index.replace_file("c", "a.pdf", "v2", [chunk("c", "a.pdf", "new wording about retirement", page=2)])
+    assert await index.search("pensions", Scope(container="c"), top=5) == []
+    [hit] = await index.search("retirement", Scope(container="c"), top=5)
+    assert hit.page == 2
+    assert await index.fingerprints("c") == {"a.pdf": "v2"}
+    await index.delete_file("c", "a.pdf")
+    assert await index.count("c") == 0 and await index.fingerprints("c") == {}
+
+
+async def test_text_sources_come_back_without_a_page(index: LocalRetriever) -> None:
+    await put(index, chunk("c", "notes.md", "onboarding checklist", page=None))
+    [hit] = await index.search("onboarding", Scope(container="c"), top=5)
+    assert hit.page is None
