@@ -1,0 +1,147 @@
+"""Conversations in Redis: one JSON record per Slack thread, plus delivery dedupe and the per-thread lock.
+
+Keys (all under one prefix, default `folio`):
+    {prefix}:conv:{team}:{channel}:{thread_ts}    the thread's Conversation as JSON, TTL 30 days refreshed each turn
+    {prefix}:seen:{kind}:{id}                      a delivery already handled (event id, message ts, trigger id)
+    {prefix}:lock:{team}:{channel}:{thread_ts}:*   the thread's lock queue (see bot.store.lock)
+
+Every Redis error leaves this module as StoreUnavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bot.errors import StoreUnavailable
+from bot.models import Conversation
+from bot.store.lock import ThreadLock
+
+log = logging.getLogger(__name__)
+
+THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
+Feedback = Literal["helpful", "not_helpful"]
+
+
+@dataclass(frozen=True)
+class ThreadKey:
+    """Where a conversation lives in Slack: workspace, channel and the thread's root message ts."""
+
+    team: str
+    channel: str
+    thread_ts: str
+
+    def __str__(self) -> str:
+        return f"{self.team}:{self.channel}:{self.thread_ts}"
+
+
+@asynccontextmanager
+async def _redis_errors() -> AsyncIterator[None]:
+    try:
+        yield
+    except RedisError as exc:
+        raise StoreUnavailable("Redis is not reachable; conversations cannot be read or saved.") from exc
+
+
+class ConversationStore:
+    """The only way Folio reads and writes conversation state."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str = "folio",
+        ttl_seconds: int = THIRTY_DAYS,
+        lock_hold_seconds: float = 180.0,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._ttl = ttl_seconds
+        self._lock_hold = lock_hold_seconds
+        self._on_close = on_close
+
+    def _key(self, thread: ThreadKey) -> str:
+        return f"{self._prefix}:conv:{thread}"
+
+    async def load(self, thread: ThreadKey) -> Conversation | None:
+        """The thread's conversation, or None when Folio has none (never answered, deleted or expired)."""
+        async with _redis_errors():
+            raw = await self._redis.get(self._key(thread))
+        if raw is None:
+            return None
+        try:
+            return Conversation.model_validate_json(raw)
+        except ValidationError:
+            log.warning("conversation %s is unreadable; starting afresh", thread, exc_info=True)
+            return None
+
+    async def exists(self, thread: ThreadKey) -> bool:
+        """Whether Folio holds a conversation for this thread (a cheap check for every threaded message)."""
+        async with _redis_errors():
+            return bool(await self._redis.exists(self._key(thread)))
+
+    async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
+        """Write the conversation and restart its 30-day expiry."""
+        async with _redis_errors():
+            await self._redis.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
+
+    async def delete(self, thread: ThreadKey) -> None:
+        """Forget the thread."""
+        async with _redis_errors():
+            await self._redis.delete(self._key(thread))
+
+    async def set_feedback(self, thread: ThreadKey, turn_index: int, feedback: Feedback) -> bool:
+        """Store a helpful / not helpful vote on one turn; False when the turn is gone. Hold the thread lock."""
+        conversation = await self.load(thread)
+        if conversation is None or not 0 <= turn_index < len(conversation.turns):
+            return False
+        turn = conversation.turns[turn_index]
+        conversation.turns[turn_index] = turn.model_copy(update={"feedback": feedback})
+        await self._keep_ttl_save(thread, conversation)
+        return True
+
+    async def record_remaining(
+        self, thread: ThreadKey, conversation: Conversation, *, response_ids: Sequence[str], message_ts: Sequence[str]
+    ) -> None:
+        """After a half-finished deletion, keep only what is still to delete, so the next attempt resumes there."""
+        conversation.response_ids = list(response_ids)
+        conversation.message_ts = list(message_ts)
+        await self._keep_ttl_save(thread, conversation)
+
+    async def _keep_ttl_save(self, thread: ThreadKey, conversation: Conversation) -> None:
+        async with _redis_errors():
+            await self._redis.set(self._key(thread), conversation.model_dump_json(), keepttl=True)
+
+    async def first_delivery(self, kind: str, ident: str, *, ttl_seconds: int = 24 * 3600) -> bool:
+        """True the first time `kind:ident` is seen, False for every later delivery of the same thing."""
+        async with _redis_errors():
+            created = await self._redis.set(f"{self._prefix}:seen:{kind}:{ident}", "1", nx=True, ex=ttl_seconds)
+        return bool(created)
+
+    def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
+        """The thread's lock: turns run one at a time in the order they called `enqueue()`."""
+        return ThreadLock(
+            self._redis,
+            f"{self._prefix}:lock:{thread}",
+            hold_seconds=self._lock_hold,
+            wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
+        )
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailable unless Redis answers."""
+        async with _redis_errors():
+            await self._redis.ping()
+
+    async def close(self) -> None:
+        """Close the connection (and stop the embedded Redis, when this store started one)."""
+        await self._redis.aclose()
+        if self._on_close is not None:
+            self._on_close()

@@ -1,0 +1,116 @@
+"""A per-thread lock in Redis that lets turns in one Slack thread run one at a time, in arrival order.
+
+Each waiter takes a place in a Redis list (the queue) and owns a small token key: while it waits the key is a
+heartbeat with a short expiry, while it holds the lock the key lives for the hold time. The head of the queue holds
+the lock; a head whose key has expired (a crashed process, a turn past its hold time) is dropped by the next waiter.
+This keeps arrival order, which a plain `SET NX` lock does not: two quick follow-ups must chain one after the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from types import TracebackType
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bot.errors import FolioError, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+# Returns 1 when the caller now holds the lock, 0 while someone alive is ahead, -1 when the caller left the queue.
+_TRY_ACQUIRE = """
+redis.call('SET', ARGV[4] .. ARGV[1], 'waiting', 'PX', ARGV[3])
+while true do
+  local head = redis.call('LINDEX', KEYS[1], 0)
+  if not head then return -1 end
+  if head == ARGV[1] then
+    redis.call('SET', ARGV[4] .. ARGV[1], 'held', 'PX', ARGV[2])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2] + ARGV[3])
+    return 1
+  end
+  if redis.call('EXISTS', ARGV[4] .. head) == 1 then return 0 end
+  redis.call('LPOP', KEYS[1])
+end
+"""
+
+
+class ThreadBusy(FolioError):
+    """Earlier turns of the thread kept the lock longer than a waiter may wait."""
+
+
+class ThreadLock:
+    """`await lock.enqueue()` takes a place in line (do it before acking); `async with lock:` waits for the turn."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        name: str,
+        *,
+        hold_seconds: float,
+        wait_seconds: float,
+        heartbeat_seconds: float = 15.0,
+        poll_seconds: float = 0.05,
+    ) -> None:
+        self._redis = redis
+        self._queue = f"{name}:queue"
+        self._token_prefix = f"{name}:token:"
+        self._token = secrets.token_hex(8)
+        self._hold_ms = int(hold_seconds * 1000)
+        self._heartbeat_ms = int(heartbeat_seconds * 1000)
+        self._wait_seconds = wait_seconds
+        self._poll_seconds = poll_seconds
+        self._queued = False
+
+    async def enqueue(self) -> None:
+        """Join the queue; the place taken here decides the order turns run in."""
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.rpush(self._queue, self._token)
+                pipe.set(self._token_prefix + self._token, "waiting", px=self._heartbeat_ms)
+                pipe.pexpire(self._queue, self._hold_ms + self._heartbeat_ms)
+                await pipe.execute()
+        except RedisError as exc:
+            raise StoreUnavailable("Redis is not reachable.") from exc
+        self._queued = True
+
+    async def __aenter__(self) -> ThreadLock:
+        if not self._queued:
+            await self.enqueue()
+        deadline = time.monotonic() + self._wait_seconds
+        while True:
+            state = await self._try_acquire()
+            if state == 1:
+                return self
+            if state == -1:  # our heartbeat lapsed and a later waiter dropped us: line up again
+                await self.enqueue()
+            if time.monotonic() > deadline:
+                await self._leave()
+                raise ThreadBusy("This thread is still busy with earlier questions. Please ask again in a minute.")
+            await asyncio.sleep(self._poll_seconds)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._leave()
+
+    async def _try_acquire(self) -> int:
+        args = (self._token, self._hold_ms, self._heartbeat_ms, self._token_prefix)
+        try:
+            return int(await self._redis.eval(_TRY_ACQUIRE, 1, self._queue, *args))
+        except RedisError as exc:
+            raise StoreUnavailable("Redis is not reachable.") from exc
+
+    async def _leave(self) -> None:
+        # Never raises: a token we could not remove expires by itself, and the caller's own error matters more.
+        self._queued = False
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.lrem(self._queue, 1, self._token)
+                pipe.delete(self._token_prefix + self._token)
+                await pipe.execute()
+        except RedisError:
+            log.warning("could not release thread lock %s; it expires by itself", self._queue, exc_info=True)
