@@ -17,3 +17,103 @@ HISTORY_EXPIRED = "The history of this thread has expired, so I answered it as a
 SEARCH_DOWN = "Search is not available right now. Please try again in a few minutes; if it keeps failing, tell an admin."
 STORE_DOWN = "I could not reach my conversation store. Please try again in a minute; if it keeps failing, tell an admin."
 UNEXPECTED = "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
+
+# --- search and indexing (terminal) -------------------------------------------------------------------------------
+
+
+def empty_container(container: str) -> str:
+    return f"The container {container!r} holds no documents yet. Add some with: folio index PATH --container {container}"
+
+
+def no_match(scope: str) -> str:
+    return f"Nothing in {scope} matches closely enough. Try other words, or fewer tags."
+
+
+# --- the agent turn (progress lines, notices) -----------------------------------------------------------------------
+PROGRESS_REWRITE = "Rewriting the question"
+PROGRESS_CALCULATE = "Calculating"
+PROGRESS_WRITE = "Writing the answer"
+CAP_HIT = "I reached my step limit for one question, so this answer uses what I found so far."
+
+
+def progress_search(query: str) -> str:
+    return f"Searching: {query}"
+
+
+def unverified(labels: list[int]) -> str:
+    refs = ", ".join(f"[{label}]" for label in labels)
+    return f"I could not confirm that the source supports the sentences cited with {refs}; check those pages."
+
+
+# --- Slack (issue 5) ---------------------------------------------------------------------------------------------
+SLACK_NOT_CONFIGURED = "Slack is not configured (SLACK_BOT_TOKEN is unset), so Folio chats here in the terminal instead."
+WORKING = "Reading your question…"
+MODEL_UNAVAILABLE = "The model is not answering right now. Please try again in a few minutes; if it keeps failing, tell an admin."
+TURN_TIMED_OUT = "This took too long, so I stopped. Try a narrower question, or ask again in a minute."
+SLACK_FAILED = "Slack would not show my answer. Please ask again; if it keeps failing, tell an admin."
+NOT_SAVED = "I could not save this thread, so a reply here will start a new conversation. Mention me to continue."
+NOT_IN_CHANNEL = "I am not a member of this channel. Invite me with `/invite @Folio`, then ask again."
+ANSWER_CUT = "_The answer was too long for one Slack message and is cut here._"
+SOURCES_HEADING = "*Sources*"
+BUTTON_HELPFUL = "Helpful"
+BUTTON_NOT_HELPFUL = "Not helpful"
+BUTTON_THINK_HARDER = "Think harder"
+BUTTON_DELETE = "Delete this conversation"
+CONFIRM_DELETE_TITLE = "Delete this conversation?"
+CONFIRM_DELETE_TEXT = "This deletes my messages in this thread and everything I stored about it. It cannot be undone."
+THINKING_HARDER = "Thinking harder about this one…"
+CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
+DELETED = "I deleted this conversation: my messages in the thread and everything I stored about it."
+FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
+
+
+def thread_busy() -> str:
+    return "This thread is still busy with earlier questions. Please ask again in a minute."
+
+
+def asked(user: str, question: str) -> str:
+    """The public restatement of an `/ask` question (mrkdwn; `question` already escaped)."""
+    return f"<@{user}> asked: {question}"
+
+
+def applied_filters(container: str, tags: list[str]) -> str:
+    shown = ", ".join(f"`{tag}`" for tag in tags) if tags else "none"
+    return f"Searched *{container}* · Applied filters: {shown}"
+
+
+def delete_not_allowed(starter: str | None) -> str:
+    who = f"<@{starter}>, who started it," if starter else "the person who started it"
+    return f"Only {who} or a workspace admin can delete this conversation."
+
+
+def delete_incomplete(left: int) -> str:
+    return (
+        f"I could not delete everything yet ({left} item{'s' if left != 1 else ''} left). "
+        "Click *Delete this conversation* again in a minute to finish."
+    )
+
+
+def ask_help(tag_keys: list[str], default_tags: list[str], container: str | None) -> str:
+    """What `/ask help` and an empty `/ask` say: the syntax and the filters this channel allows."""
+    lines = [
+        "*Ask Folio about your documents:* `/ask [key:value ...] [--thorough] your question`",
+        "• `/ask What is the notice period?`",
+        "• `/ask year:2025 --thorough How did the travel policy change?`",
+        "Filters narrow the search; `--thorough` takes longer and thinks harder. "
+        "You can also mention me in a channel, or send me a direct message.",
+    ]
+    if container is None:
+        lines.append("This channel is not connected to any documents yet; an admin can connect it in the channel policy.")
+        return "\n".join(lines)
+    keys = ", ".join(f"`{key}`" for key in tag_keys) or "none"
+    lines.append(f"Here I search *{container}*. Filters this channel allows: {keys}.")
+    if default_tags:
+        lines.append("Always applied here: " + ", ".join(f"`{tag}`" for tag in default_tags) + ".")
+    return "\n".join(lines)
+
+
+def bad_filter_value(token: str) -> str:
+    return (
+        f"`{token}` is not a filter I can use: values are letters, digits and `. - _ / + @`, with no spaces. "
+        "Fix the filter and ask again."
+    )

@@ -6,6 +6,7 @@ Each builder takes the Settings and returns a ready client; tests pass their own
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openai import AsyncOpenAI
@@ -14,6 +15,9 @@ from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from bot.retrieval.azure import AzureSearchRetriever
+    from bot.retrieval.embedders import OpenAIEmbedder
+    from bot.retrieval.local import LocalRetriever
     from bot.store import ConversationStore
 
 log = logging.getLogger(__name__)
@@ -66,3 +70,97 @@ def build_store(settings: Settings) -> ConversationStore:
         ) from exc
     client = Redis.from_url(f"unix://{server.socket_file}")
     return ConversationStore(client, lock_hold_seconds=hold, on_close=server.shutdown)
+
+
+# --- search index (issue 3) ---------------------------------------------------------------------------------------
+SAMPLE_CONTAINER = "sample"  # the container `bot.cli.common` searches by default
+SAMPLE_CORPUS = Path(__file__).resolve().parent / "sample_corpus"
+
+
+def build_retriever(settings: Settings) -> LocalRetriever | AzureSearchRetriever:
+    """Azure AI Search when AZURE_SEARCH_ENDPOINT is set, else the local index file in FOLIO_DATA_DIR."""
+    embedder = build_embedder(settings)
+    if settings.azure_search_endpoint:
+        from bot.retrieval.azure import AzureSearchRetriever
+
+        return AzureSearchRetriever(
+            endpoint=settings.azure_search_endpoint,
+            index_name=settings.azure_search_index,
+            credential=_search_credential(settings),
+            semantic=settings.azure_search_semantic,
+            score_gap=settings.folio_score_gap,
+            embedder=embedder,
+            vectorizer=_search_vectorizer(settings),
+        )
+    from bot.retrieval.local import LocalRetriever
+
+    folder = _writable_data_dir(settings.folio_data_dir)
+    return LocalRetriever(folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap)
+
+
+def build_embedder(settings: Settings) -> OpenAIEmbedder | None:
+    """The embedding client for hybrid search, or None (keyword-only) when FOLIO_EMBEDDING_MODEL is empty."""
+    if not settings.folio_embedding_model:
+        return None
+    client = build_model_client(settings)
+    if client is None:
+        raise ConfigurationError(
+            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT, "
+            "or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
+        )
+    from bot.retrieval.embedders import OpenAIEmbedder
+
+    return OpenAIEmbedder(
+        client, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions
+    )
+
+
+def _writable_data_dir(folder: Path) -> Path:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".folio-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
+            "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
+        ) from exc
+    return folder
+
+
+def _search_credential(settings: Settings):  # type: ignore[no-untyped-def]
+    if settings.azure_search_key:
+        from azure.core.credentials import AzureKeyCredential
+
+        return AzureKeyCredential(settings.azure_search_key.get_secret_value())
+    from azure.identity.aio import DefaultAzureCredential
+
+    return DefaultAzureCredential()
+
+
+def _search_vectorizer(settings: Settings):  # type: ignore[no-untyped-def]
+    """Azure OpenAI embeds queries inside Azure AI Search when both live in Azure; else Folio embeds them."""
+    if not (settings.folio_embedding_model and settings.azure_openai_endpoint):
+        return None
+    from bot.retrieval.azure import AzureVectorizer
+
+    key = settings.azure_openai_api_key
+    return AzureVectorizer(
+        resource_url=settings.azure_openai_endpoint,
+        deployment=settings.folio_embedding_model,
+        dimensions=settings.folio_embedding_dimensions,
+        api_key=key.get_secret_value() if key else None,
+    )
+
+
+async def ensure_sample_index(index: object) -> None:
+    """Index the shipped sample corpus into container "sample" the first time a local index is used."""
+    from bot.ingest.catalog import index_catalog
+    from bot.retrieval.local import LocalRetriever
+
+    if not isinstance(index, LocalRetriever) or await index.count(SAMPLE_CONTAINER) > 0:
+        return
+    report = await index_catalog(SAMPLE_CORPUS, index, container=SAMPLE_CONTAINER)
+    for failure in report.failed:
+        log.warning("sample corpus: %s", failure)

@@ -1,1 +1,80 @@
+"""`folio search QUERY [--container NAME | --channel ID] [--tag KEY=VALUE ...] [--top K] [--json]`"""
 
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from bot import messages
+from bot.cli.common import add_scope_arguments, scope_from, settings_from
+from bot.models import Chunk
+from bot.wiring import build_retriever, ensure_sample_index
+
+SNIPPET_CHARS = 300
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "search", help="search the documents of a container (no model involved)",
+        description="Search the documents of a container and print the best passages with their file and page.",
+    )  # fmt: skip
+    parser.add_argument("query", metavar="QUERY", help="what to look for")
+    add_scope_arguments(parser)
+    parser.add_argument("--top", type=int, metavar="K", help="how many passages at most (default: FOLIO_SEARCH_TOP)")
+    parser.add_argument("--json", action="store_true", help="print a JSON array of results")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one search and print the results."""
+    settings = settings_from(args)
+    scope = scope_from(args, settings)
+    top = args.top or settings.folio_search_top
+    retriever = build_retriever(settings)
+
+    async def go() -> tuple[list[Chunk], int]:
+        try:
+            await ensure_sample_index(retriever)
+            results = await retriever.search(args.query, scope, top=top)
+            held = await retriever.count(scope.container) if not results else len(results)
+            return results, held
+        finally:
+            await retriever.close()
+
+    results, held = asyncio.run(go())
+    if not results:
+        note = messages.empty_container(scope.container) if held == 0 else messages.no_match(scope.describe())
+        print(note, file=sys.stderr)
+    if args.json:
+        print(json.dumps([result_json(chunk) for chunk in results], ensure_ascii=False, indent=2))
+    else:
+        for number, chunk in enumerate(results, start=1):
+            print(result_line(number, chunk))
+    return 0
+
+
+def result_json(chunk: Chunk) -> dict[str, object]:
+    """One result as the --json output shows it."""
+    return {
+        "file": chunk.file,
+        "page": chunk.page,
+        "container": chunk.container,
+        "tags": [str(tag) for tag in chunk.tags],
+        "score": chunk.score,
+        "text": chunk.text,
+        "id": chunk.id,
+        "doc_date": chunk.doc_date,
+        "tabular": chunk.tabular,
+        "context": chunk.context,
+    }
+
+
+def result_line(number: int, chunk: Chunk) -> str:
+    """`1. file.pdf p.12 (score 8.31)` and an indented snippet."""
+    where = f"{chunk.file} p.{chunk.page}" if chunk.page else chunk.file
+    snippet = " ".join(chunk.text.split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " ..."
+    return f"{number}. {where} (score {chunk.score:.3f})\n   {snippet}"
