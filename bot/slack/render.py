@@ -1,0 +1,181 @@
+"""Answer -> Block Kit. Pure functions: values in, a SlackMessage (blocks + plain fallback text) out.
+
+mrkdwn rules (https://docs.slack.dev/messaging/formatting-message-text): only `&`, `<`, `>` are escaped in text;
+a link is `<url|label>` and a `|` inside the URL must be `%7C`. A section holds 3000 characters, a message 50 blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot import messages
+from bot.models import Answer, Citation, Scope
+
+SECTION_LIMIT = 3000
+BLOCK_LIMIT = 50
+FALLBACK_LIMIT = 3000
+
+ACTION_HELPFUL = "folio_helpful"
+ACTION_NOT_HELPFUL = "folio_not_helpful"
+ACTION_THINK_HARDER = "folio_think_harder"
+ACTION_DELETE = "folio_delete"
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    """What chat.postMessage / chat.update receive: `text` for notifications, `blocks` for display."""
+
+    text: str
+    blocks: tuple[Block, ...] = ()
+
+    def block_dicts(self) -> list[dict]:
+        return [block.to_dict() for block in self.blocks]
+
+
+def escape(text: str) -> str:
+    """Escape the three characters mrkdwn gives meaning to."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def link_url(url: str) -> str:
+    """A URL made safe inside `<url|label>`."""
+    return escape(url).replace("|", "%7C").replace(" ", "%20")
+
+
+def link(url: str | None, label: str) -> str:
+    """`<url|label>`, or the escaped label alone when there is no URL."""
+    label = escape(label)
+    return f"<{link_url(url)}|{label}>" if url else label
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
+
+
+def to_mrkdwn(text: str) -> str:
+    """Model Markdown to Slack mrkdwn: escape, then `**bold**` and `# headings` become `*bold*`."""
+    text = escape(text)
+    text = _HEADING.sub(r"*\1*", text)
+    return _BOLD.sub(r"*\1*", text)
+
+
+def answer_mrkdwn(answer: Answer) -> str:
+    """The answer text with every `[n]` marker turned into a link to its page."""
+    urls = {citation.label: citation.url for citation in answer.citations}
+    parts: list[str] = []
+    position = 0
+    for marker in sorted(answer.markers, key=lambda span: span.start):
+        if marker.start < position:
+            continue  # overlapping spans would duplicate text
+        parts.append(to_mrkdwn(answer.text[position : marker.start]))
+        parts.append(link(urls.get(marker.label), f"[{marker.label}]"))
+        position = marker.end
+    parts.append(to_mrkdwn(answer.text[position:]))
+    return "".join(parts)
+
+
+def split_mrkdwn(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """Split at paragraph, line or word ends, never inside a `<link>` or an `&entity;`."""
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = _cut_point(text, limit)
+        pieces.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text.strip():
+        pieces.append(text)
+    return pieces
+
+
+def _cut_point(text: str, limit: int) -> int:
+    window = text[:limit]
+    for separator in ("\n\n", "\n", " "):
+        at = window.rfind(separator)
+        if at > limit // 2 and _safe(text, at):
+            return at
+    cut = limit
+    while cut > 1 and not _safe(text, cut):
+        cut -= 1
+    return cut
+
+
+def _safe(text: str, at: int) -> bool:
+    """True when `at` is outside any `<...>` link and any `&...;` entity."""
+    before = text[:at]
+    open_link = before.rfind("<") > before.rfind(">")
+    amp = before.rfind("&")
+    open_entity = amp != -1 and ";" not in before[amp:] and at - amp <= 5
+    return not open_link and not open_entity
+
+
+def source_line(citation: Citation) -> str:
+    """`[1] <url|Employee handbook>, page 4 · hr`."""
+    where = f", page {citation.page}" if citation.page is not None else ""
+    return f"[{citation.label}] {link(citation.url, citation.title)}{where} · {escape(citation.container)}"
+
+
+def filters_line(scope: Scope) -> str:
+    return messages.applied_filters(escape(scope.container), [escape(str(tag)) for tag in scope.tags])
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text))
+
+
+def _context(text: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=text[:SECTION_LIMIT])])
+
+
+def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
+    value = json.dumps({"turn": turn_index})
+    buttons = [
+        ButtonElement(text=messages.BUTTON_HELPFUL, action_id=ACTION_HELPFUL, value=value),
+        ButtonElement(text=messages.BUTTON_NOT_HELPFUL, action_id=ACTION_NOT_HELPFUL, value=value),
+    ]
+    if think_harder:
+        buttons.append(ButtonElement(text=messages.BUTTON_THINK_HARDER, action_id=ACTION_THINK_HARDER, value=value))
+    confirm = ConfirmObject(
+        title=messages.CONFIRM_DELETE_TITLE, text=messages.CONFIRM_DELETE_TEXT, confirm="Delete", deny="Keep", style="danger"
+    )
+    buttons.append(
+        ButtonElement(text=messages.BUTTON_DELETE, action_id=ACTION_DELETE, value=value, style="danger", confirm=confirm)
+    )
+    return ActionsBlock(elements=buttons)
+
+
+def render_answer(answer: Answer, *, scope: Scope, turn_index: int) -> SlackMessage:
+    """The answer with inline citation links, its sources, the applied filters and the buttons."""
+    head: list[Block] = [_context("\n".join(escape(notice) for notice in answer.notices))] if answer.notices else []
+    sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
+    tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
+    tail += [_context(filters_line(scope)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+    room = BLOCK_LIMIT - len(head) - len(tail)
+    body = split_mrkdwn(answer_mrkdwn(answer)) or [escape(messages.NOT_IN_DOCUMENTS)]
+    if len(body) > room:
+        body = body[: room - 1] + [messages.ANSWER_CUT]
+    blocks = (*head, *(_section(text) for text in body), *tail)
+    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+
+
+def render_notice(text: str) -> SlackMessage:
+    """A short message Folio writes itself (errors, progress, confirmations); `text` is mrkdwn already."""
+    return SlackMessage(text=text[:FALLBACK_LIMIT], blocks=tuple(_section(part) for part in split_mrkdwn(text)[:BLOCK_LIMIT]))
+
+
+def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -> SlackMessage:
+    """The public restatement of an `/ask` question, with who asked and which filters apply."""
+    text = messages.asked(user, escape(question))
+    blocks: list[Block] = [_section(part) for part in split_mrkdwn(text)[: BLOCK_LIMIT - 1]]
+    blocks.append(_context(filters_line(scope) + (" · thorough" if thorough else "")))
+    return SlackMessage(text=text[:FALLBACK_LIMIT], blocks=tuple(blocks))
