@@ -73,8 +73,11 @@ def retrieval_rows(summary: RetrievalSummary) -> list[tuple[str, str]]:
     ]
     rows += [(f"hit@{k}", _pct(summary.hit_at.get(k))) for k in HIT_DEPTHS]
     rows += [(f"recall@{k}", _pct(summary.recall_at.get(k))) for k in HIT_DEPTHS]
-    rows += [("MRR", _pct(summary.mrr)), ("search latency mean / p95 (s)",
-                                            f"{_num(summary.latency_mean)} / {_num(summary.latency_p95)}")]
+    rows += [
+        ("MRR", _pct(summary.mrr)),
+        ("chunks returned per search (mean)", _num(summary.returned)),
+        ("search latency mean / p95 (s)", f"{_num(summary.latency_mean)} / {_num(summary.latency_p95)}"),
+    ]
     return rows
 
 

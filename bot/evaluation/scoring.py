@@ -122,9 +122,10 @@ class RetrievalSummary(_Record):
     questions: int
     skipped: int  # unanswerable questions: no truth page to find
     errors: int
-    hit_at: dict[int, float]  # share of questions with a truth page in the top k
-    recall_at: dict[int, float]  # mean share of truth pages in the top k
-    mrr: float
+    hit_at: dict[int, float | None]  # share of questions with a truth page in the top k (None: no questions)
+    recall_at: dict[int, float | None]  # mean share of truth pages in the top k
+    mrr: float | None
+    returned: float  # chunks a search returned, mean (the score gap may cut below the depth asked)
     latency_mean: float
     latency_p95: float
 
@@ -227,9 +228,10 @@ def summarize_retrieval(results: Sequence[RetrievalResult], *, skipped: int = 0)
         questions=len(results),
         skipped=skipped,
         errors=sum(r.error is not None for r in results),
-        hit_at={k: mean([float(bool(r.found(k))) for r in results]) or 0.0 for k in HIT_DEPTHS},
-        recall_at={k: mean([len(r.found(k)) / len(r.truth) for r in results]) or 0.0 for k in HIT_DEPTHS},
-        mrr=mean([1 / r.first_hit if r.first_hit else 0.0 for r in results]) or 0.0,
+        hit_at={k: mean([float(bool(r.found(k))) for r in results]) for k in HIT_DEPTHS},
+        recall_at={k: mean([len(r.found(k)) / len(r.truth) for r in results]) for k in HIT_DEPTHS},
+        mrr=mean([1 / r.first_hit if r.first_hit else 0.0 for r in results]),
+        returned=mean([len(r.ranked) for r in results]) or 0.0,
         latency_mean=mean(seconds) or 0.0,
         latency_p95=percentile(seconds, 95),
     )
