@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot import messages
-from bot.cli.common import add_scope_arguments, scope_from, settings_from
+from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, scope_from, settings_from
 from bot.cli.progress import Progress
 from bot.config import Settings
 from bot.errors import InvalidInput
@@ -110,7 +110,8 @@ async def _evaluate(
 
 
 async def _check_container(retriever: Retriever, scope: Scope) -> None:
-    await ensure_sample_index(retriever)
+    if scope.container == SAMPLE_CONTAINER:  # only the sample is indexed on first use; other indexes stay read-only
+        await ensure_sample_index(retriever)
     count = getattr(retriever, "count", None)
     if count is not None and await count(scope.container) == 0:
         raise InvalidInput(messages.empty_container(scope.container))

@@ -23,6 +23,7 @@ SEARCH_TOOL = "search_documents"
 REWRITE_TOOL = "rewrite_query"
 CODE_TOOL = "code_interpreter"
 HIT_DEPTHS = (3, 5, 10)
+SEARCH_ONLY = "ModelUnavailable: the model did not answer, so the turn fell back to quoting passages"
 
 
 class _Record(BaseModel):
@@ -147,6 +148,8 @@ def outcome_of(answer: Answer, sources: Mapping[str, Chunk], *, seconds: float) 
         output_tokens=answer.usage.output_tokens,
         seconds=seconds,
         cap_hit=answer.cap_hit,
+        # Quoted passages without the step cap mean the model failed and the agent fell back: not the model's score.
+        error=SEARCH_ONLY if answer.mode == "search_only" and not answer.cap_hit else None,
     )
 
 
@@ -159,7 +162,7 @@ def failed(error: BaseException, *, seconds: float) -> TurnOutcome:
 def score_question(golden: GoldenQuestion, outcome: TurnOutcome, judgement: Judgement | None = None) -> QuestionResult:
     """Score one full turn against its golden question."""
     truth = set(golden.pages)
-    cited = outcome.cited
+    cited = () if outcome.error else outcome.cited  # a failed turn scores nothing, whatever it quoted
     matched = None if golden.unanswerable else len(truth & set(cited)) / len(truth)
     refused = outcome.refused and outcome.error is None
     return QuestionResult(
