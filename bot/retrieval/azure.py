@@ -1,0 +1,242 @@
+"""Azure AI Search backend: hybrid query (text + vector), semantic ranker, filters from `filters.scope_filter`.
+
+Hybrid `@search.score` is a reciprocal-rank-fusion score (about 0.016 to 0.033) that says little about how good a hit
+is, so the score-gap cutoff uses `@search.reranker_score` (0 to 4) when the semantic ranker ran, and the plain BM25
+score of a keyword-only query otherwise; a hybrid query without the ranker keeps its top hits uncut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from azure.core.credentials import AzureKeyCredential
+from azure.core.credentials_async import AsyncTokenCredential
+from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
+from azure.search.documents.aio import SearchClient
+from azure.search.documents.indexes.aio import SearchIndexClient
+from azure.search.documents.models import VectorizableTextQuery, VectorizedQuery, VectorQuery
+
+from bot.errors import SearchUnavailable
+from bot.models import Chunk, Scope, Tag
+from bot.retrieval import apply_score_gap, check_top, clean_query
+from bot.retrieval.azure_schema import RETURNED, SEMANTIC_CONFIG, VECTOR_FIELD, AzureVectorizer, index_definition
+from bot.retrieval.embedders import Embedder
+from bot.retrieval.filters import file_filter, scope_filter, tag_term
+
+CANDIDATES = 50  # nearest neighbours per vector query; the semantic ranker also reranks the top 50
+BATCH = 500  # documents per upload request (the service takes up to 1000 or 16 MB)
+PAGE = 1000  # the most results one search request returns
+
+
+class AzureSearchRetriever:
+    """Retriever and IndexWriter over one Azure AI Search index (created on first write)."""
+
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        index_name: str,
+        credential: AzureKeyCredential | AsyncTokenCredential,
+        semantic: bool = True,
+        score_gap: float = 0.5,
+        embedder: Embedder | None = None,
+        vectorizer: AzureVectorizer | None = None,
+    ) -> None:
+        self.index_name = index_name
+        self.semantic = semantic
+        self.score_gap = score_gap
+        self.embedder = embedder
+        self.vectorizer = vectorizer
+        self.search_client = SearchClient(endpoint, index_name, credential)
+        self.index_client = SearchIndexClient(endpoint, credential)
+        self._index_ready = False
+
+    async def close(self) -> None:
+        """Close both HTTP sessions."""
+        await self.search_client.close()
+        await self.index_client.close()
+
+    # --- Retriever -----------------------------------------------------------------------------------------------
+    async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
+        """Hybrid search inside the scope's filter; the semantic ranker reorders when enabled."""
+        text = clean_query(query)
+        check_top(top)
+        options: dict[str, Any] = {"filter": scope_filter(scope), "top": top, "select": RETURNED}
+        vectors = await self._vector_queries(text)
+        if vectors:
+            options["vector_queries"] = vectors
+        if self.semantic:
+            options["query_type"] = "semantic"
+            options["semantic_configuration_name"] = SEMANTIC_CONFIG
+        hits = [document async for document in self._documents(text, **options)]
+        chunks = [_chunk(hit, _score(hit)) for hit in hits]
+        if any(hit.get("@search.reranker_score") is not None for hit in hits) or not vectors:
+            return apply_score_gap(chunks, self.score_gap)[:top]
+        return chunks[:top]
+
+    async def _vector_queries(self, text: str) -> list[VectorQuery]:
+        if self.vectorizer:
+            # The service embeds the text with the index's Azure OpenAI vectorizer: one round trip fewer.
+            return [VectorizableTextQuery(text=text, k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
+        if self.embedder:
+            vector = (await self.embedder.embed([text]))[0]
+            return [VectorizedQuery(vector=[float(x) for x in vector], k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
+        return []
+
+    # --- IndexWriter ---------------------------------------------------------------------------------------------
+    async def fingerprints(self, container: str) -> dict[str, str]:
+        """File name -> fingerprint of every file indexed in `container`."""
+        found: dict[str, str] = {}
+        options = {"filter": scope_filter(Scope(container=container)), "select": ["file", "fingerprint"]}
+        async for document in self._all_documents(**options):
+            found[document["file"]] = document.get("fingerprint") or ""
+        return found
+
+    async def count(self, container: str) -> int:
+        """How many chunks `container` holds (0 when the index does not exist yet)."""
+        try:
+            results = await self.search_client.search(
+                search_text="*", filter=scope_filter(Scope(container=container)), top=0, include_total_count=True
+            )
+            return int(await results.get_count() or 0)
+        except ResourceNotFoundError:
+            return 0
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+
+    async def replace_file(self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk]) -> None:
+        """Upload the new chunks of `file`, then delete the ones the new version no longer has."""
+        await self._ensure_index()
+        old = {doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])}
+        vectors = await self._embed(chunks)
+        documents = [_document(chunk, fingerprint, None if vectors is None else vectors[i]) for i, chunk in enumerate(chunks)]
+        for start in range(0, len(documents), BATCH):
+            await self._write("upload", documents[start : start + BATCH])
+        stale = sorted(old - {chunk.id for chunk in chunks})
+        await self._delete_ids(stale)
+
+    async def delete_file(self, container: str, file: str) -> None:
+        """Remove every chunk of `file` from `container`."""
+        ids = [doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])]
+        await self._delete_ids(ids)
+
+    # --- plumbing ------------------------------------------------------------------------------------------------
+    async def _ensure_index(self) -> None:
+        if self._index_ready:
+            return
+        dimensions = self.embedder.dimensions if self.embedder else None
+        definition = index_definition(self.index_name, dimensions=dimensions, vectorizer=self.vectorizer)
+        try:
+            await self.index_client.create_or_update_index(definition)
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+        self._index_ready = True
+
+    async def _embed(self, chunks: Sequence[Chunk]) -> Any:
+        if self.embedder is None or not chunks:
+            return None
+        return await self.embedder.embed([f"{chunk.context}\n{chunk.text}" for chunk in chunks])
+
+    async def _delete_ids(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), BATCH):
+            await self._write("delete", [{"id": key} for key in ids[start : start + BATCH]])
+
+    async def _write(self, action: str, documents: list[dict[str, Any]]) -> None:
+        if not documents:
+            return
+        try:
+            if action == "upload":
+                results = await self.search_client.upload_documents(documents=documents)
+            else:
+                results = await self.search_client.delete_documents(documents=documents)
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+        failed = [result for result in results if not result.succeeded]
+        if failed:
+            first = failed[0]
+            raise SearchUnavailable(
+                f"Azure AI Search refused {len(failed)} of {len(documents)} documents "
+                f"(first: {first.key}: {first.error_message}). Try again; if it persists, check the index schema."
+            )
+
+    async def _documents(self, search_text: str, **options: Any) -> AsyncIterator[dict[str, Any]]:
+        try:
+            results = await self.search_client.search(search_text=search_text, **options)
+            async for document in results:
+                yield document
+        except ResourceNotFoundError as exc:
+            raise SearchUnavailable(
+                f"The Azure AI Search index {self.index_name!r} does not exist yet: index documents first "
+                "(folio index PATH --container NAME), or check AZURE_SEARCH_INDEX."
+            ) from exc
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+
+    async def _all_documents(self, **options: Any) -> AsyncIterator[dict[str, Any]]:
+        # The SDK follows the service's next-page parameters, PAGE results per request.
+        try:
+            async for document in self._documents("*", top=100_000, **options):
+                yield document
+        except SearchUnavailable as exc:
+            if isinstance(exc.__cause__, ResourceNotFoundError):
+                return
+            raise
+
+
+def _score(hit: dict[str, Any]) -> float:
+    reranked = hit.get("@search.reranker_score")
+    return float(reranked if reranked is not None else hit.get("@search.score") or 0.0)
+
+
+def _chunk(hit: dict[str, Any], score: float) -> Chunk:
+    tags = []
+    for term in hit.get("tags") or ():
+        key, _, value = str(term).partition(":")
+        tags.append(Tag(key=key, value=value))
+    return Chunk(
+        id=hit["id"],
+        file=hit["file"],
+        page=hit.get("page"),
+        container=hit["container"],
+        tags=tuple(tags),
+        doc_date=hit.get("doc_date"),
+        text=hit.get("content") or "",
+        context=hit.get("context") or "",
+        tabular=bool(hit.get("tabular")),
+        score=round(score, 6),
+    )
+
+
+def _document(chunk: Chunk, fingerprint: str, vector: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "id": chunk.id,
+        "content": chunk.text,
+        "title": _title(chunk.file),
+        "context": chunk.context,
+        "container": chunk.container,
+        "tags": [tag_term(tag) for tag in chunk.tags],
+        "page": chunk.page,
+        "doc_date": chunk.doc_date,
+        "file": chunk.file,
+        "tabular": chunk.tabular,
+        "fingerprint": fingerprint,
+    }
+    if vector is not None:
+        document[VECTOR_FIELD] = [float(x) for x in vector]
+    return document
+
+
+def _title(file: str) -> str:
+    """`Northwind_Health_Plus.pdf` -> `Northwind Health Plus`: the file name as words, for the text search."""
+    stem = file[:-4] if file.lower().endswith(".pdf") else file
+    return stem.replace("_", " ").strip() or file
+
+
+def _unavailable(exc: AzureError) -> SearchUnavailable:
+    status = exc.status_code if isinstance(exc, HttpResponseError) else None
+    detail = f"HTTP {status}: {exc.message}" if status else type(exc).__name__
+    return SearchUnavailable(
+        f"Azure AI Search did not answer ({detail}). Check AZURE_SEARCH_ENDPOINT and AZURE_SEARCH_KEY, "
+        "or try again in a few minutes."
+    )
