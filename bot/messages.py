@@ -30,6 +30,7 @@ def no_match(scope: str) -> str:
 
 
 # --- the agent turn (progress lines, notices) -----------------------------------------------------------------------
+EMPTY_QUESTION = "Ask a question in words, for example: What is the notice period for resignations?"
 PROGRESS_REWRITE = "Rewriting the question"
 PROGRESS_CALCULATE = "Calculating"
 PROGRESS_WRITE = "Writing the answer"
@@ -43,6 +44,11 @@ def progress_search(query: str) -> str:
 def unverified(labels: list[int]) -> str:
     refs = ", ".join(f"[{label}]" for label in labels)
     return f"I could not confirm that the source supports the sentences cited with {refs}; check those pages."
+
+
+def chat_welcome(scope: str, *, model_configured: bool) -> str:
+    how = "" if model_configured else " No model is set up, so answers quote the best passages."
+    return f"Ask about the documents in {scope}.{how} Type exit or press Ctrl-D to end."
 
 
 # --- Slack (issue 5) ---------------------------------------------------------------------------------------------

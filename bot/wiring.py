@@ -6,6 +6,7 @@ Each builder takes the Settings and returns a ready client; tests pass their own
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from bot.agent import AgentOptions
+    from bot.models import Chunk
     from bot.retrieval.azure import AzureSearchRetriever
     from bot.retrieval.embedders import OpenAIEmbedder
     from bot.retrieval.local import LocalRetriever
@@ -164,3 +167,38 @@ async def ensure_sample_index(index: object) -> None:
     report = await index_catalog(SAMPLE_CORPUS, index, container=SAMPLE_CONTAINER)
     for failure in report.failed:
         log.warning("sample corpus: %s", failure)
+
+
+# --- agent (issue 4) ----------------------------------------------------------------------------------------------
+def build_agent_options(settings: Settings, *, link_for: Callable[[Chunk], str | None] | None = None) -> AgentOptions:
+    """The agent's options from Settings; links open FOLIO_DOCS_BASE_URL/<file>#page=N unless `link_for` is given."""
+    from bot.agent import AgentOptions, no_link
+
+    return AgentOptions(
+        model_fast=settings.folio_model_fast,
+        model_thorough=settings.thorough_model,
+        effort_fast=settings.folio_effort_fast,
+        effort_thorough=settings.folio_effort_thorough,
+        reasoning=settings.folio_reasoning,
+        code_interpreter=settings.folio_code_interpreter,
+        max_iterations=settings.folio_max_iterations,
+        chunk_budget=settings.folio_chunk_budget,
+        search_top=settings.folio_search_top,
+        verify_citations=settings.folio_verify_citations,
+        link_for=link_for or _docs_link(settings.folio_docs_base_url) or no_link,
+    )
+
+
+def _docs_link(base_url: str | None) -> Callable[[Chunk], str | None] | None:
+    """Links into FOLIO_DOCS_BASE_URL: the quoted file name, and `#page=N` for paged (non-tabular) sources."""
+    if not base_url:
+        return None
+    from urllib.parse import quote
+
+    base = base_url.rstrip("/") + "/"
+
+    def link(chunk: Chunk) -> str | None:
+        url = base + quote(chunk.file)
+        return url if chunk.tabular or chunk.page is None else f"{url}#page={chunk.page}"
+
+    return link

@@ -1,1 +1,109 @@
+"""`folio ask QUESTION [--container NAME | --channel ID] [--tag KEY=VALUE ...] [--thorough] [--json]`"""
 
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TextIO
+
+from bot.agent import run_turn
+from bot.cli.common import add_scope_arguments, scope_from, settings_from
+from bot.config import Settings
+from bot.models import Answer, Citation, Conversation, Profile, Scope
+from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ask", help="answer one question, citing the page of every claim",
+        description="Answer one question from the documents of a container; every claim cites its page. "
+        "Without a model (OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT) the best passages are quoted instead.",
+    )  # fmt: skip
+    parser.add_argument("question", metavar="QUESTION", help="the question, in quotes")
+    add_scope_arguments(parser)
+    parser.add_argument("--thorough", action="store_true", help="more reasoning effort (the thorough profile)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Answer the question and print it with its citations."""
+    settings = settings_from(args)
+    scope = scope_from(args, settings)
+    profile: Profile = "thorough" if args.thorough else "fast"
+    progress = None if args.json else status_line(sys.stderr)
+    answer = asyncio.run(ask(settings, args.question, scope=scope, profile=profile, progress=progress))
+    print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2) if args.json else format_answer(answer))
+    return 0
+
+
+async def ask(
+    settings: Settings,
+    question: str,
+    *,
+    scope: Scope,
+    profile: Profile = "fast",
+    progress: Callable[[str], Awaitable[None]] | None = None,
+) -> Answer:
+    """One turn in a new conversation, with clients built from Settings and closed afterwards."""
+    retriever = build_retriever(settings)
+    model = build_model_client(settings)
+    try:
+        await ensure_sample_index(retriever)
+        conversation = Conversation(scope=scope, profile=profile)
+        return await run_turn(
+            question, conversation, model=model, retriever=retriever, options=build_agent_options(settings),
+            profile=profile, progress=progress,
+        )  # fmt: skip
+    finally:
+        await retriever.close()
+        if model is not None:
+            await model.close()
+
+
+def answer_json(answer: Answer) -> dict[str, object]:
+    """The --json object: the answer, its citations, the tool calls in order, and what the turn cost."""
+    return {
+        "answer": answer.text,
+        "answerable": answer.answerable,
+        "mode": answer.mode,
+        "notices": list(answer.notices),
+        "citations": [
+            {"label": c.label, "file": c.file, "title": c.title, "page": c.page, "url": c.url} for c in answer.citations
+        ],
+        "tool_calls": [{"name": call.name, "arguments": call.arguments} for call in answer.tool_calls],
+        "response_ids": list(answer.response_ids),
+        "cap_hit": answer.cap_hit,
+        "usage": {"input_tokens": answer.usage.input_tokens, "output_tokens": answer.usage.output_tokens},
+    }
+
+
+def format_answer(answer: Answer) -> str:
+    """Notices, the answer, then its citations as a numbered list, for a terminal."""
+    lines = [f"({notice})" for notice in answer.notices]
+    lines.append(answer.text)
+    if answer.citations:
+        lines.append("")
+        lines.extend(citation_line(citation) for citation in answer.citations)
+    return "\n".join(lines)
+
+
+def citation_line(citation: Citation) -> str:
+    """`[1] handbook.pdf, page 12  https://...#page=12`"""
+    where = citation.title if citation.page is None else f"{citation.title}, page {citation.page}"
+    return f"[{citation.label}] {where}" + (f"  {citation.url}" if citation.url else "")
+
+
+def status_line(stream: TextIO) -> Callable[[str], Awaitable[None]] | None:
+    """A progress callback that redraws one status line, or None when `stream` is not a terminal."""
+    if not stream.isatty():
+        return None
+
+    async def show(text: str) -> None:
+        stream.write(f"\r\033[K{text[:100]}...")
+        stream.flush()
+
+    return show

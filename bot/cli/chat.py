@@ -1,1 +1,85 @@
+"""`folio chat [--container NAME] [--tag KEY=VALUE ...] [--thorough]`: a conversation in the terminal."""
 
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TextIO
+
+from bot import messages
+from bot.agent import run_turn
+from bot.cli.ask import format_answer, status_line
+from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, parse_tags, settings_from
+from bot.config import Settings
+from bot.errors import FolioError
+from bot.models import Conversation, Profile, Scope, Tag
+from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
+
+EXIT_WORDS = {"exit", "quit"}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "chat", help="a conversation in the terminal (follow-up questions keep the context)",
+        description="Ask questions one line at a time; follow-ups continue the conversation. "
+        "End with exit or Ctrl-D.",
+    )  # fmt: skip
+    add_scope_arguments(parser, channel=False)
+    parser.add_argument("--thorough", action="store_true", help="more reasoning effort (the thorough profile)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Chat until end of input."""
+    settings = settings_from(args)
+    profile: Profile = "thorough" if args.thorough else "fast"
+    return asyncio.run(chat_loop(settings, container=args.container, tags=parse_tags(args.tag), profile=profile))
+
+
+async def chat_loop(
+    settings: Settings,
+    *,
+    container: str | None = None,
+    input_stream: TextIO = sys.stdin,
+    output: TextIO = sys.stdout,
+    tags: tuple[Tag, ...] = (),
+    profile: Profile = "fast",
+) -> int:
+    """Answer one line at a time in one in-memory conversation; end at EOF or `exit`. Returns the exit code."""
+    scope = Scope(container=container or SAMPLE_CONTAINER, tags=tags)
+    retriever = build_retriever(settings)
+    model = build_model_client(settings)
+    options = build_agent_options(settings)
+    conversation = Conversation(scope=scope, profile=profile)
+    progress = status_line(sys.stderr) if output is sys.stdout else None
+    try:
+        await ensure_sample_index(retriever)
+        _write(output, messages.chat_welcome(scope.describe(), model_configured=model is not None))
+        while True:
+            _write(output, "\n> ", end="")
+            line = await asyncio.to_thread(input_stream.readline)
+            question = line.strip()
+            if not line or question.lower() in EXIT_WORDS:
+                break
+            if not question:
+                continue
+            try:
+                answer = await run_turn(
+                    question, conversation, model=model, retriever=retriever, options=options, progress=progress
+                )
+            except FolioError as exc:  # say it and keep chatting: the next question may work
+                _write(output, str(exc))
+                continue
+            conversation.record(question, answer)
+            _write(output, format_answer(answer))
+    finally:
+        await retriever.close()
+        if model is not None:
+            await model.close()
+    return 0
+
+
+def _write(output: TextIO, text: str, *, end: str = "\n") -> None:
+    output.write(text + end)
+    output.flush()

@@ -1,0 +1,30 @@
+"""Rebuilding a conversation's context from its stored turns, when the provider no longer holds it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.agent import prompts
+from bot.models import Citation, Turn
+
+HISTORY_TURNS = 10  # the most recent turns resent; older ones rarely matter and cost tokens
+
+
+def history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
+    """Input items restating the recent turns: a note, then each question and its answer with its references."""
+    items = [{"role": "developer", "content": prompts.load("history")}]
+    for turn in turns[-HISTORY_TURNS:]:
+        items.append({"role": "user", "content": turn.question})
+        items.append({"role": "assistant", "content": _answer_with_references(turn)})
+    return items
+
+
+def _answer_with_references(turn: Turn) -> str:
+    if not turn.citations:
+        return turn.answer
+    return turn.answer + "\n\nReferences: " + "; ".join(_reference(c) for c in turn.citations)
+
+
+def _reference(citation: Citation) -> str:
+    page = f", page {citation.page}" if citation.page is not None else ""
+    return f"[{citation.label}] {citation.title}{page}"

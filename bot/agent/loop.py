@@ -1,0 +1,274 @@
+"""One turn of the agent: the Responses API tool loop, bounded, with every citation checked before it is shown.
+
+    first call (question, chained by previous_response_id or rebuilt from history)
+      -> while the response asks for tools and calls remain: run the batch, send one output per call_id
+      -> the last allowed call may not call tools (tool_choice="none"): the model answers from what it has
+      -> one correction round when the answer cites unknown sources or nothing at all
+      -> citations rendered; what still fails is removed
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.responses import Response
+
+from bot import messages
+from bot.agent import prompts
+from bot.agent.fallback import quoted_answer, search_only
+from bot.agent.history import history_items
+from bot.agent.options import AgentOptions
+from bot.agent.sources import TurnSources
+from bot.agent.tools import FunctionCall, ToolContext, TraceStep, run_batch
+from bot.agent.verify import unsupported_labels
+from bot.citations import needs_correction, render, says_not_answered, unknown_refs
+from bot.errors import HistoryExpired, InvalidInput, ModelUnavailable
+from bot.models import Answer, Conversation, Profile, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from bot.retrieval import Retriever
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], Awaitable[None]]
+
+
+async def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass
+class _Turn:
+    """The mutable state of one turn."""
+
+    question: str
+    conversation: Conversation
+    model: AsyncOpenAI
+    options: AgentOptions
+    profile: Profile
+    tools: ToolContext
+    response_ids: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    usage: Usage = Usage()
+    cap_hit: bool = False
+
+
+async def run_turn(
+    question: str,
+    conversation: Conversation,
+    *,
+    model: AsyncOpenAI | None,
+    retriever: Retriever,
+    options: AgentOptions,
+    profile: Profile | None = None,
+    progress: Progress | None = None,
+) -> Answer:
+    """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it."""
+    question = question.strip()
+    if not question:
+        raise InvalidInput(messages.EMPTY_QUESTION)
+    profile = profile or conversation.profile
+    sources = TurnSources(conversation, budget=options.chunk_budget)
+    if model is None:
+        return await search_only(
+            question, scope=conversation.scope, retriever=retriever, sources=sources, options=options,
+            notice=messages.NO_MODEL, profile=profile,
+        )  # fmt: skip
+    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, progress or _quiet)
+    turn = _Turn(question, conversation, model, options, profile, tools)
+    try:
+        answer = await _answer(turn)
+    except ModelUnavailable as exc:
+        log.warning("model unavailable, answering search-only: %s", exc)
+        fallback = await search_only(
+            question, scope=conversation.scope, retriever=retriever, sources=sources, options=options,
+            notice=messages.MODEL_DOWN, profile=profile,
+        )  # fmt: skip
+        answer = fallback.model_copy(update=_spent(turn))
+    _log_trace(turn, answer)
+    return answer
+
+
+async def _answer(turn: _Turn) -> Answer:
+    response = await _loop(turn, await _start(turn))
+    if _function_calls(response):  # still asking for tools after the last allowed call
+        shown = [(ref, turn.conversation.sources[ref]) for ref in turn.tools.sources.shown.values()]
+        notices = (*turn.notices, messages.CAP_HIT)
+        return quoted_answer(shown, options=turn.options, notices=notices, profile=turn.profile).model_copy(
+            update=_spent(turn)
+        )
+    text, final_id = await _corrected(turn, response)
+    return await _finish(turn, text, final_id)
+
+
+async def _start(turn: _Turn) -> Response:
+    """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it."""
+    asked = [_user(turn.question)]
+    conversation = turn.conversation
+    if conversation.last_response_id:
+        for attempt in (1, 2):  # a just-created response can be briefly unknown to another region: retry once
+            try:
+                return await _create(turn, input=asked, previous_response_id=conversation.last_response_id)
+            except HistoryExpired:
+                log.info("previous response %s not found (attempt %d)", conversation.last_response_id, attempt)
+        turn.notices.append(messages.HISTORY_RESTORED if conversation.turns else messages.HISTORY_EXPIRED)
+    history = history_items(conversation.turns) if conversation.turns else []
+    return await _create(turn, input=history + asked)
+
+
+async def _loop(turn: _Turn, response: Response) -> Response:
+    """Run tool batches until the model answers or the call limit is reached."""
+    made = 1
+    while (calls := _function_calls(response)) and made < turn.options.max_iterations:
+        batch = await run_batch(calls, turn.tools)
+        turn.tool_calls.extend(batch.calls)
+        turn.trace.extend(batch.trace)
+        last = made + 1 >= turn.options.max_iterations
+        if last:  # the final call may not ask for more: the model answers from what was gathered
+            turn.cap_hit = True
+            log.warning("turn reached its limit of %d model calls", turn.options.max_iterations)
+        await turn.tools.progress(messages.PROGRESS_WRITE)
+        response = await _create(
+            turn, input=batch.outputs, previous_response_id=response.id, tool_choice="none" if last else "auto"
+        )
+        made += 1
+    if _function_calls(response):
+        turn.cap_hit = True
+    return response
+
+
+async def _corrected(turn: _Turn, response: Response) -> tuple[str, str]:
+    """The answer text and final response id, after one correction round when its citations fail."""
+    text = response.output_text
+    known = turn.conversation.sources
+    if not needs_correction(text, known, sources_shown=bool(known)):
+        return text, response.id
+    unknown = unknown_refs(text, known)
+    problem = prompts.note("unknown_markers", refs=", ".join(unknown)) if unknown else prompts.note("no_markers")
+    log.info("asking for a correction: %s", problem)
+    request = prompts.fill("correction", problem=problem, refs=", ".join(known) or "(none)")
+    try:
+        corrected = await _create(turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none")
+    except (ModelUnavailable, HistoryExpired) as exc:  # keep the first answer; its bad markers are removed below
+        log.warning("correction round failed: %s", exc)
+        return text, response.id
+    return corrected.output_text, corrected.id
+
+
+async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
+    known = turn.conversation.sources
+    rendered = render(text, known, link_for=turn.options.link_for)
+    if rendered.dropped:
+        log.warning("removed markers naming no shown source: %s", ", ".join(rendered.dropped))
+    answerable = bool(rendered.citations) and not says_not_answered(text)
+    notices = list(turn.notices)
+    body = rendered.text
+    if not answerable and body:  # the model's own words say what is missing; the notice says it plainly
+        notices.append(messages.NOT_IN_DOCUMENTS)
+    body = body or messages.NOT_IN_DOCUMENTS
+    if turn.options.verify_citations and rendered.citations:
+        flagged = await unsupported_labels(turn.model, turn.options, rendered, known)
+        if flagged:
+            notices.append(messages.unverified(flagged))
+    if turn.cap_hit:
+        notices.append(messages.CAP_HIT)
+    return Answer(
+        text=body,
+        citations=rendered.citations,
+        markers=rendered.markers,
+        answerable=answerable,
+        notices=tuple(notices),
+        final_response_id=final_id,
+        profile=turn.profile,
+        **_spent(turn),
+    )
+
+
+async def _create(
+    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto"
+) -> Response:
+    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them."""
+    options = turn.options
+    params: dict[str, Any] = {
+        "model": options.model_for(turn.profile),
+        "input": input,
+        "instructions": prompts.load("instructions"),
+        "tools": prompts.tool_definitions(code_interpreter=options.code_interpreter),
+        "tool_choice": tool_choice,
+    }
+    if previous_response_id:
+        params["previous_response_id"] = previous_response_id
+    if options.reasoning:
+        params["reasoning"] = {"effort": options.effort_for(turn.profile)}
+    if options.code_interpreter:  # without it the code tool's outputs are not returned
+        params["include"] = ["code_interpreter_call.outputs"]
+    try:
+        response = await turn.model.responses.create(**params)
+    except openai.APIStatusError as exc:
+        if previous_response_id and _history_gone(exc):
+            raise HistoryExpired(messages.HISTORY_EXPIRED) from exc
+        raise ModelUnavailable(f"The model service answered HTTP {exc.status_code}: {exc.message}") from exc
+    except openai.APIError as exc:  # connection errors and timeouts, after the SDK's own retries
+        raise ModelUnavailable(f"The model service could not be reached: {exc}") from exc
+    await _record(turn, response)
+    return response
+
+
+def _history_gone(exc: openai.APIStatusError) -> bool:
+    # The service answers 400 previous_response_not_found; some proxies answer 404 instead.
+    return exc.code == "previous_response_not_found" or exc.status_code == 404
+
+
+async def _record(turn: _Turn, response: Response) -> None:
+    """Keep the response id (for deletion), its tokens, and its code runs, which the server executed itself."""
+    turn.response_ids.append(response.id)
+    used = response.usage
+    if used is not None:
+        turn.usage = turn.usage + Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens)
+    turn.trace.append(TraceStep("model", note=f"{response.id}: {used.input_tokens if used else 0} in, "
+                                f"{used.output_tokens if used else 0} out"))  # fmt: skip
+    for item in response.output:
+        if item.type == "code_interpreter_call":
+            await turn.tools.progress(messages.PROGRESS_CALCULATE)
+            logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
+            turn.tool_calls.append(ToolCall(name="code_interpreter", arguments={"code": item.code or ""}, summary=logs))
+            turn.trace.append(TraceStep("code_interpreter", query=item.code or "", note=logs[:200]))
+
+
+def _function_calls(response: Response) -> list[FunctionCall]:
+    return [
+        FunctionCall(call_id=item.call_id, name=item.name, arguments=item.arguments)
+        for item in response.output
+        if item.type == "function_call"
+    ]
+
+
+def _user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+def _spent(turn: _Turn) -> dict[str, Any]:
+    """What the turn used so far, for any Answer it ends with."""
+    return {
+        "tool_calls": tuple(turn.tool_calls),
+        "response_ids": tuple(turn.response_ids),
+        "usage": turn.usage,
+        "cap_hit": turn.cap_hit,
+    }
+
+
+def _log_trace(turn: _Turn, answer: Answer) -> None:
+    for number, step in enumerate(turn.trace, 1):
+        log.info("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, ",".join(step.refs), step.note)
+    log.info(
+        "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
+        answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
+        answer.usage.output_tokens, len(answer.citations), answer.cap_hit,
+    )  # fmt: skip

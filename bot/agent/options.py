@@ -1,0 +1,36 @@
+"""The agent's settings: a small frozen value built by `bot.wiring.build_agent_options`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.models import Chunk, Profile
+
+
+def no_link(chunk: Chunk) -> str | None:
+    """The default `link_for`: citations carry no URL."""
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions:
+    """How one turn runs: models and effort per profile, which tools, and its limits."""
+
+    model_fast: str
+    model_thorough: str
+    effort_fast: str = "low"
+    effort_thorough: str = "high"
+    reasoning: bool = True  # send reasoning={"effort": ...}; off for models without it
+    code_interpreter: bool = True  # offer the code_interpreter tool; off for servers that do not run it
+    max_iterations: int = 6  # model calls per turn; the last one may not call tools
+    chunk_budget: int = 24  # passages shown to the model per turn
+    search_top: int = 6  # passages one search returns
+    verify_citations: bool = False  # one extra model call per cited passage
+    link_for: Callable[[Chunk], str | None] = no_link  # URL opening the chunk's PDF at its page
+
+    def model_for(self, profile: Profile) -> str:
+        return self.model_thorough if profile == "thorough" else self.model_fast
+
+    def effort_for(self, profile: Profile) -> str:
+        return self.effort_thorough if profile == "thorough" else self.effort_fast

@@ -1,0 +1,47 @@
+"""Prompt templates and tool schemas, kept as files beside this loader.
+
+Templates use `$name` placeholders (string.Template), so braces in prompts need no escaping.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+_DIR = Path(__file__).resolve().parent
+
+
+@cache
+def load(name: str) -> str:
+    """The text of `prompts/NAME.md`."""
+    return (_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
+
+
+def fill(name: str, /, **values: object) -> str:
+    """`prompts/NAME.md` with its `$placeholders` filled in."""
+    return Template(load(name)).substitute({key: str(value) for key, value in values.items()})
+
+
+@cache
+def _notes() -> dict[str, str]:
+    return json.loads((_DIR / "notes.json").read_text(encoding="utf-8"))
+
+
+def note(key: str, /, **values: object) -> str:
+    """A short tool-output note for the model (`notes.json`), filled in."""
+    return Template(_notes()[key]).substitute({key: str(value) for key, value in values.items()})
+
+
+@cache
+def _tools() -> list[dict[str, Any]]:
+    return json.loads((_DIR / "tools.json").read_text(encoding="utf-8"))
+
+
+def tool_definitions(*, code_interpreter: bool) -> list[dict[str, Any]]:
+    """The tools sent with every call (flat function tools; code_interpreter only when switched on)."""
+    chosen = [tool for tool in _tools() if code_interpreter or tool["type"] != "code_interpreter"]
+    return copy.deepcopy(chosen)  # callers may not change the cached schemas

@@ -1,0 +1,204 @@
+"""Running one batch of the model's function calls: rewrite_query and search_documents.
+
+A tool failure becomes the tool's output, never a crash; the model decides what to do with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bot import messages
+from bot.agent import prompts
+from bot.agent.sources import TurnSources, source_block
+from bot.errors import FolioError
+from bot.models import Chunk, Scope, ToolCall
+
+if TYPE_CHECKING:
+    from bot.retrieval import Retriever
+
+log = logging.getLogger(__name__)
+
+REWRITE = "rewrite_query"
+SEARCH = "search_documents"
+Progress = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """One function call from a response: its call_id, tool name and raw JSON arguments."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+    def parsed(self) -> dict[str, Any]:
+        """The arguments as a dict; raises ValueError when they are not a JSON object."""
+        value = json.loads(self.arguments or "{}")
+        if not isinstance(value, dict):
+            raise ValueError("arguments must be a JSON object")
+        return value
+
+    def query(self) -> str:
+        """The non-empty `query` argument; raises ValueError otherwise."""
+        query = self.parsed().get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("the argument 'query' must be a non-empty string")
+        return query.strip()
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """What one tool call did, for the turn's log: the query, the sources it showed, the model call's tokens."""
+
+    tool: str
+    query: str = ""
+    refs: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass
+class Batch:
+    """The outcome of one batch: a function_call_output per call_id, plus what the user and the log see."""
+
+    outputs: list[dict[str, str]] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What the tools of one turn work with."""
+
+    question: str
+    scope: Scope
+    retriever: Retriever
+    sources: TurnSources
+    top: int
+    progress: Progress
+
+
+async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
+    """Run every call of one response, answering each call_id exactly once, in the order the model made them."""
+    done: dict[str, tuple[str, ToolCall, TraceStep]] = {}
+    rewritten = None
+    for tool_call in (c for c in calls if c.name == REWRITE):
+        await context.progress(messages.PROGRESS_REWRITE)
+        done[tool_call.call_id] = _rewrite(tool_call)
+        rewritten = done[tool_call.call_id][2].query or rewritten
+    searches = [c for c in calls if c.name == SEARCH]
+    substitute = _safety_net(rewritten, searches, context.question)
+    found = await asyncio.gather(*(_search(c, context, substitute) for c in searches))
+    for tool_call, result in zip(searches, found):  # admitted in call order, so S# ids follow it
+        done[tool_call.call_id] = _show(tool_call, result, context)
+    batch = Batch()
+    for tool_call in calls:
+        output, record, step = done.get(tool_call.call_id) or _unknown(tool_call)
+        batch.outputs.append(_output(tool_call.call_id, output))
+        batch.calls.append(record)
+        batch.trace.append(step)
+    return batch
+
+
+def _rewrite(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
+    """The backend's side of rewrite_query: echo the corrected question, which the model then searches with."""
+    try:
+        rewritten = tool_call.query()
+    except ValueError as exc:
+        record = ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="invalid arguments")
+        return prompts.note("bad_arguments", reason=str(exc)), record, TraceStep(REWRITE)
+    return rewritten, ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="rewritten"), TraceStep(REWRITE, rewritten)
+
+
+def _unknown(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
+    record = ToolCall(name=tool_call.name, arguments=_strings(tool_call), summary="unknown tool")
+    return prompts.note("unknown_tool", name=tool_call.name), record, TraceStep(tool_call.name)
+
+
+def _safety_net(rewritten: str | None, searches: list[FunctionCall], question: str) -> str | None:
+    """The rewritten question, when the only search of the batch still uses the user's own wording.
+
+    Models sometimes rewrite and then search the original text in the same batch. With two or more searches the
+    model has decomposed the question, and each part is its own query: nothing is substituted then.
+    """
+    if rewritten is None or len(searches) != 1:
+        return None
+    try:
+        query = searches[0].query()
+    except ValueError:
+        return None
+    return rewritten if _same_wording(query, question) and not _same_wording(rewritten, question) else None
+
+
+def _same_wording(a: str, b: str) -> bool:
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+    return norm(a) == norm(b)
+
+
+@dataclass(frozen=True)
+class _Found:
+    query: str
+    chunks: list[Chunk] | None = None
+    failure: str = ""
+
+
+async def _search(tool_call: FunctionCall, context: ToolContext, substitute: str | None) -> _Found:
+    try:
+        query = substitute or tool_call.query()
+    except ValueError as exc:
+        return _Found(query="", failure=prompts.note("bad_arguments", reason=str(exc)))
+    await context.progress(messages.progress_search(query))
+    if not context.sources.remaining:  # no need to search: nothing more may be shown
+        return _Found(query=query, chunks=[])
+    try:
+        chunks = await context.retriever.search(query, context.scope, top=context.top)
+    except FolioError as exc:  # search is down or refused the query: tell the model, let it answer
+        log.warning("search %r failed: %s", query, exc)
+        return _Found(query=query, failure=prompts.note("search_failed", reason=str(exc)))
+    return _Found(query=query, chunks=chunks)
+
+
+def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> tuple[str, ToolCall, TraceStep]:
+    """The search's output for the model: new source blocks, or a note why there are none."""
+    arguments = _strings(tool_call)
+    if found.chunks is None:
+        return found.failure, ToolCall(name=SEARCH, arguments=arguments, summary="failed"), TraceStep(SEARCH, found.query)
+    admitted = context.sources.admit(found.chunks)
+    parts = [source_block(ref, chunk) for ref, chunk in admitted.shown]
+    if admitted.repeated:
+        parts.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))
+    if not context.sources.remaining and (admitted.budget_spent or not found.chunks):
+        parts.append(prompts.note("budget_spent", budget=context.sources.budget))
+    elif not found.chunks:
+        parts.append(prompts.note("no_results"))
+    refs = tuple(ref for ref, _ in admitted.shown)
+    summary = _summary(refs, admitted.repeated, admitted.budget_spent or not context.sources.remaining)
+    if found.query != arguments.get("query"):
+        summary += f"; searched the rewritten question {found.query!r}"
+    step = TraceStep(SEARCH, found.query, refs, note=summary)
+    return "\n\n".join(parts), ToolCall(name=SEARCH, arguments=arguments, summary=summary), step
+
+
+def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> str:
+    text = f"{len(refs)} sources" + (f" ({refs[0]}-{refs[-1]})" if refs else "")
+    if repeated:
+        text += f", {len(repeated)} already shown"
+    return text + (", budget spent" if spent else "")
+
+
+def _strings(tool_call: FunctionCall) -> dict[str, str]:
+    try:
+        return {key: value if isinstance(value, str) else json.dumps(value) for key, value in tool_call.parsed().items()}
+    except ValueError:
+        return {"arguments": tool_call.arguments}
+
+
+def _output(call_id: str, output: str) -> dict[str, str]:
+    return {"type": "function_call_output", "call_id": call_id, "output": output}

@@ -1,0 +1,152 @@
+"""Citation checking: the model's [S#] markers -> numbered labels, links and a position map. Pure functions.
+
+A marker is valid only when it names a source shown to the model in this conversation; anything else is removed
+and never rendered as a link. Citations are unique by (document, page), numbered in order of first use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.models import Chunk, Citation, MarkerSpan
+
+# [S3], [S3, S7], [S3; S7]: models group markers in several ways.
+MARKER = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")
+_REF = re.compile(r"S\d+")
+# The instructions ask the model to start with this when the sources do not answer the question.
+NOT_ANSWERED = "[NOT_IN_DOCUMENTS]"
+_SANDBOX_LINK = re.compile(r"!?\[([^\]]*)\]\((?:sandbox:)?/mnt/data/[^)]*\)")
+_SANDBOX_PATH = re.compile(r"(?:sandbox:)?/mnt/data/(?:[^\s)\]]*/)?([^\s)\]/]*)")
+_DOUBLE_SPACE = re.compile(r"(?<=\S)[ \t]{2,}")
+_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,;:!?])")
+
+LinkFor = Callable[[Chunk], "str | None"]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """An answer ready to show: text with [n] labels, its unique citations and where each label stands."""
+
+    text: str
+    citations: tuple[Citation, ...]
+    markers: tuple[MarkerSpan, ...]
+    dropped: tuple[str, ...]  # markers removed because they named no shown source
+
+
+def display_name(file: str) -> str:
+    """`orders.xlsx.pdf` -> `orders.xlsx` (a converted file shows its original name); `handbook.pdf` unchanged."""
+    stem, dot, ext = file.rpartition(".")
+    if dot and ext.lower() == "pdf" and "." in stem:
+        return stem
+    return file
+
+
+def kind_of(chunk: Chunk) -> Literal["page", "table", "text"]:
+    if chunk.tabular:
+        return "table"
+    return "text" if chunk.page is None else "page"
+
+
+def cited_page(chunk: Chunk) -> int | None:
+    """The page a citation shows: tabular sources carry none."""
+    return None if chunk.tabular else chunk.page
+
+
+def marker_refs(text: str) -> list[str]:
+    """Every S# named by a marker, in order of appearance, repeats included."""
+    return [ref for match in MARKER.finditer(text) for ref in _REF.findall(match.group(1))]
+
+
+def unknown_refs(text: str, known: Mapping[str, Chunk]) -> list[str]:
+    """Markers naming no source shown to the model, first occurrence order."""
+    return list(dict.fromkeys(ref for ref in marker_refs(text) if ref not in known))
+
+
+def says_not_answered(text: str) -> bool:
+    return NOT_ANSWERED in text
+
+
+def needs_correction(text: str, known: Mapping[str, Chunk], *, sources_shown: bool) -> bool:
+    """True when the answer names an unknown source, or states things with no marker although sources were shown."""
+    if unknown_refs(text, known):
+        return True
+    return sources_shown and not marker_refs(text) and not says_not_answered(text) and bool(text.strip())
+
+
+def scrub_sandbox(text: str) -> str:
+    """Remove code-sandbox paths (`sandbox:/mnt/data/x.csv`, `/mnt/data/x.csv`): a reader cannot open them."""
+    text = _SANDBOX_LINK.sub(lambda m: m.group(1), text)
+    text = _SANDBOX_PATH.sub(lambda m: m.group(1), text)
+    return text
+
+
+def render(text: str, known: Mapping[str, Chunk], *, link_for: LinkFor) -> Rendered:
+    """Replace valid [S#] markers with [n] labels (one per document page), drop the rest, scrub sandbox paths."""
+    text = _tidy(scrub_sandbox(text.replace(NOT_ANSWERED, ""))).strip()
+    out = ""
+    cursor = 0
+    citations: dict[tuple[str, int | None], Citation] = {}
+    markers: list[MarkerSpan] = []
+    dropped: list[str] = []
+    for match in MARKER.finditer(text):
+        out += text[cursor : match.start()]
+        cursor = match.end()
+        labels = _labels_for(_REF.findall(match.group(1)), known, citations, link_for, dropped)
+        if not labels:  # "fact [S9]." becomes "fact." rather than "fact ."
+            out = out.rstrip(" \t")
+        for label in labels:
+            piece = f"[{label}]"
+            if out.endswith(piece):  # "[S1][S1]", or two markers on one page side by side
+                continue
+            markers.append(MarkerSpan(start=len(out), end=len(out) + len(piece), label=label))
+            out += piece
+    out += text[cursor:]
+    return Rendered(
+        text=out,
+        citations=tuple(citations.values()),
+        markers=tuple(markers),
+        dropped=tuple(dict.fromkeys(dropped)),
+    )
+
+
+def _labels_for(
+    refs: list[str],
+    known: Mapping[str, Chunk],
+    citations: dict[tuple[str, int | None], Citation],
+    link_for: LinkFor,
+    dropped: list[str],
+) -> list[int]:
+    labels: list[int] = []
+    for ref in refs:
+        chunk = known.get(ref)
+        if chunk is None:
+            dropped.append(ref)
+            continue
+        key = (chunk.file, cited_page(chunk))
+        if key not in citations:
+            citations[key] = citation_for(chunk, label=len(citations) + 1, link_for=link_for)
+        label = citations[key].label
+        if label not in labels:
+            labels.append(label)
+    return labels
+
+
+def citation_for(chunk: Chunk, *, label: int, link_for: LinkFor) -> Citation:
+    """The reference a person sees for one chunk."""
+    return Citation(
+        label=label,
+        file=chunk.file,
+        title=display_name(chunk.file),
+        page=cited_page(chunk),
+        container=chunk.container,
+        kind=kind_of(chunk),
+        url=link_for(chunk),
+    )
+
+
+def _tidy(text: str) -> str:
+    # Scrubbed paths leave double spaces and `word .` gaps behind; indentation at line starts is kept.
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", _DOUBLE_SPACE.sub(" ", text))

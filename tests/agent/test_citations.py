@@ -1,0 +1,60 @@
+"""Citation checking, as pure functions: what a reader sees for the model's [S#] markers."""
+
+from __future__ import annotations
+
+from bot.citations import display_name, needs_correction, render, scrub_sandbox, unknown_refs
+from tests.agent.doubles import chunk, link
+
+KNOWN = {
+    "S1": chunk(1, page=12),
+    "S2": chunk(2, page=12),  # another passage of the same page
+    "S3": chunk(3, file="plan.pdf", page=4),
+    "S4": chunk(4, file="orders.xlsx.pdf", tabular=True),
+}
+
+
+def test_markers_become_labels_numbered_by_first_use_and_deduplicated_by_page() -> None:
+    rendered = render("Leave is 20 days [S3]. It accrues monthly [S1][S2]. Carry-over is 5 days [S2].", KNOWN, link_for=link)
+
+    assert rendered.text == "Leave is 20 days [1]. It accrues monthly [2]. Carry-over is 5 days [2]."
+    assert [(c.label, c.file, c.page) for c in rendered.citations] == [(1, "plan.pdf", 4), (2, "handbook.pdf", 12)]
+    assert rendered.citations[0].url == "https://docs.example/plan.pdf#page=4"
+    for span in rendered.markers:
+        assert rendered.text[span.start : span.end] == f"[{span.label}]"
+    assert [span.label for span in rendered.markers] == [1, 2, 2]
+
+
+def test_grouped_markers_are_split_and_unknown_ones_removed() -> None:
+    rendered = render("Fees are waived [S1, S9; S3]. Nobody knows [S7].", KNOWN, link_for=link)
+
+    assert rendered.text == "Fees are waived [1][2]. Nobody knows."
+    assert rendered.dropped == ("S9", "S7")
+    assert "S9" not in rendered.text and "S7" not in rendered.text
+
+
+def test_tabular_source_shows_original_name_and_no_page() -> None:
+    rendered = render("Order 7 shipped [S4].", KNOWN, link_for=link)
+
+    (citation,) = rendered.citations
+    assert (citation.title, citation.file, citation.page, citation.kind) == ("orders.xlsx", "orders.xlsx.pdf", None, "table")
+    assert citation.url == "https://docs.example/orders.xlsx.pdf"
+    assert display_name("handbook.pdf") == "handbook.pdf"
+
+
+def test_sandbox_paths_are_scrubbed() -> None:
+    text = "Total is 42 [S1]. [Download the table](sandbox:/mnt/data/totals.csv) or open /mnt/data/out/chart.png."
+
+    rendered = render(text, KNOWN, link_for=link)
+
+    assert "/mnt/data" not in rendered.text and "sandbox:" not in rendered.text
+    assert rendered.text == "Total is 42 [1]. Download the table or open chart.png."
+    assert scrub_sandbox("see sandbox:/mnt/data/a.csv") == "see a.csv"
+
+
+def test_correction_is_needed_for_unknown_markers_or_uncited_facts() -> None:
+    assert unknown_refs("A [S1]. B [S8]. C [S8].", KNOWN) == ["S8"]
+    assert needs_correction("A [S1]. B [S8].", KNOWN, sources_shown=True)
+    assert needs_correction("The notice period is 30 days.", KNOWN, sources_shown=True)
+    assert not needs_correction("The notice period is 30 days.", {}, sources_shown=False)
+    assert not needs_correction("[NOT_IN_DOCUMENTS] Nothing covers pets.", KNOWN, sources_shown=True)
+    assert not needs_correction("A [S1].", KNOWN, sources_shown=True)

@@ -1,0 +1,200 @@
+"""Citation corrections, expired history, deletion, and falling back to search-only when the model is down."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+from openai import AsyncOpenAI
+
+from bot import messages
+from bot.agent import AgentOptions, delete_responses, run_turn
+from bot.errors import SearchUnavailable
+from bot.models import Citation, Conversation, Turn
+from tests.agent.doubles import SCOPE, ScriptedRetriever, chunk
+from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
+
+
+async def test_a_fabricated_marker_is_sent_back_once_then_stripped(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    retriever = ScriptedRetriever(default=[chunk(1)])
+    fake_model.script(
+        tools(search("notice")),
+        reply("Notice is one month [S1]; probation is a week [S9]."),
+        reply("Notice is one month [S1]; probation is a week [S9]."),  # the correction did not help
+    )
+
+    answer = await run_turn("notice?", conversation, model=model, retriever=retriever, options=options)
+
+    correction = fake_model.requests[2]
+    assert correction.body["previous_response_id"] == "resp_000002"
+    assert "it cites S9, which you were not shown" in correction.user_text and "\nS1\n" in correction.user_text
+    assert correction.body["tool_choice"] == "none"
+    assert answer.text == "Notice is one month [1]; probation is a week."
+    assert [(c.label, c.page) for c in answer.citations] == [(1, 1)]
+    assert answer.final_response_id == "resp_000003" and len(answer.response_ids) == 3
+
+
+async def test_a_corrected_answer_replaces_the_first_one(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(tools(search("notice")), reply("Notice is one month."), reply("Notice is one month [S1]."))
+
+    answer = await run_turn(
+        "notice?", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options
+    )
+
+    assert "without a single [S#] source marker" in fake_model.requests[2].user_text
+    assert answer.text == "Notice is one month [1]." and answer.answerable
+
+
+async def test_an_answer_the_documents_do_not_support_is_marked_unanswerable(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(
+        tools(search("pets")),
+        reply("Pets are welcome on Fridays."),
+        reply("[NOT_IN_DOCUMENTS] The handbook does not mention pets."),
+    )
+
+    answer = await run_turn(
+        "pets?", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options
+    )
+
+    assert not answer.answerable and answer.citations == ()
+    assert answer.text == "The handbook does not mention pets."
+    assert messages.NOT_IN_DOCUMENTS in answer.notices
+
+
+def _earlier(conversation: Conversation) -> None:
+    conversation.last_response_id = "resp_gone"
+    conversation.turns.append(
+        Turn(
+            question="How long is the notice period?",
+            answer="One month [1].",
+            citations=(Citation(label=1, file="handbook.pdf", title="handbook.pdf", page=7, container="hr"),),
+        )
+    )
+
+
+@pytest.mark.parametrize("status", [400, 404], ids=["service-400", "proxy-404"])
+async def test_expired_history_is_retried_once_then_rebuilt_from_stored_turns(
+    status: int, options: AgentOptions, conversation: Conversation
+) -> None:
+    _earlier(conversation)
+    with FakeResponses(not_found_status=status) as fake:
+        fake.script(tools(search("notice during probation")), reply("A week [S1]."))
+        async with fake.client() as model:
+            answer = await run_turn(
+                "And during probation?", conversation, model=model,
+                retriever=ScriptedRetriever(default=[chunk(1)]), options=options,
+            )  # fmt: skip
+        assert fake.problems == []
+
+    first = fake.requests[0]  # the two rejected attempts never reached the script
+    assert "previous_response_id" not in first.body
+    contents = [item["content"] for item in first.input_items]
+    assert contents[1:] == [
+        "How long is the notice period?",
+        "One month [1].\n\nReferences: [1] handbook.pdf, page 7",
+        "And during probation?",
+    ]
+    assert answer.notices == (messages.HISTORY_RESTORED,)
+    assert answer.text == "A week [1]." and answer.final_response_id == "resp_000002"
+
+
+async def test_expired_history_with_nothing_stored_starts_fresh(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    conversation.last_response_id = "resp_gone"
+    fake_model.script(tools(search("q")), reply("Fresh [S1]."))
+
+    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+
+    assert fake_model.requests[0].input_items == [{"role": "user", "content": "q"}]
+    assert answer.notices == (messages.HISTORY_EXPIRED,)
+
+
+async def test_deleting_removes_every_response_and_tolerates_ones_already_gone(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(tools(search("a")), reply("A [S1]."))
+    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+    conversation.record("q", answer)
+    fake_model.expire("resp_000001")  # already gone at the provider
+
+    failed = await delete_responses(model, conversation.response_ids)
+
+    assert failed == []
+    assert fake_model.deleted == ["resp_000002"] and fake_model.stored_ids() == []
+    with pytest.raises(openai.NotFoundError):
+        await model.responses.retrieve("resp_000002")
+
+
+async def test_deletion_reports_ids_it_could_not_delete() -> None:
+    with FakeResponses() as fake:
+        model = fake.client()
+    try:  # the server is gone: every id stays for a later attempt
+        assert await delete_responses(model, ["resp_a", "resp_b", "resp_a"]) == ["resp_a", "resp_b"]
+    finally:
+        await model.close()
+
+
+async def test_model_outage_after_sdk_retries_falls_back_to_search_only(
+    fake_model: FakeResponses, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(error(500), error(503))
+    retriever = ScriptedRetriever(default=[chunk(1, text="Notice is one month."), chunk(2)])
+    async with fake_model.client(max_retries=1) as model:  # the SDK retries once, then gives up
+        answer = await run_turn("notice?", conversation, model=model, retriever=retriever, options=options)
+
+    assert len(fake_model.requests) == 2
+    assert answer.mode == "search_only" and answer.notices == (messages.MODEL_DOWN,)
+    assert answer.text.startswith("> Notice is one month. [1]")
+    assert [c.page for c in answer.citations] == [1, 2] and answer.citations[0].url.endswith("#page=1")
+    assert answer.final_response_id is None
+
+
+async def test_model_outage_mid_turn_keeps_the_ids_it_created(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(tools(search("a")), error(429, "rate_limit_exceeded"))
+
+    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+
+    assert answer.mode == "search_only" and answer.response_ids == ("resp_000001",)
+    assert answer.final_response_id is None and [c.name for c in answer.tool_calls] == ["search_documents"]
+
+
+async def test_no_model_answers_search_only(options: AgentOptions, conversation: Conversation) -> None:
+    answer = await run_turn("q", conversation, model=None, retriever=ScriptedRetriever(default=[chunk(4)]), options=options)
+
+    assert answer.mode == "search_only" and answer.notices == (messages.NO_MODEL,)
+    assert [c.page for c in answer.citations] == [4]
+
+    nothing = await run_turn("q", Conversation(scope=SCOPE), model=None, retriever=ScriptedRetriever(), options=options)
+    assert not nothing.answerable and nothing.text == messages.NOT_IN_DOCUMENTS
+
+    down = ScriptedRetriever()
+    down.down = True
+    with pytest.raises(SearchUnavailable):
+        await run_turn("q", Conversation(scope=SCOPE), model=None, retriever=down, options=options)
+
+
+async def test_verification_flags_a_citation_its_page_does_not_support(
+    fake_model: FakeResponses, model: AsyncOpenAI, conversation: Conversation
+) -> None:
+    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", verify_citations=True)
+    retriever = ScriptedRetriever(default=[chunk(1), chunk(2)])
+    fake_model.script(tools(search("a")), reply("One [S1]. Two [S2]."))
+
+    def judge(request):  # type: ignore[no-untyped-def]
+        return reply("UNSUPPORTED" if "Passage 2" in request.user_text else "SUPPORTED")
+
+    fake_model.respond_with(judge)
+    answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
+
+    checks = fake_model.requests[2:]
+    assert len(checks) == 2 and all(r.body["store"] is False for r in checks)
+    assert answer.notices == (messages.unverified([2]),)
+    assert len(answer.response_ids) == 2  # unstored checks leave nothing to delete

@@ -1,0 +1,386 @@
+"""A fake OpenAI Responses API on 127.0.0.1, for the real `openai.AsyncOpenAI` client.
+
+    with FakeResponses() as fake:                       # or the `fake_model` fixture in tests/agent/conftest.py
+        fake.script(tools(search("payment terms")), reply("Net 30 [S1]."))
+        client = fake.client()                          # AsyncOpenAI(base_url=fake.base_url, max_retries=0)
+        ...
+        fake.requests[0].body["tools"]                  # every create request, as sent
+        assert fake.problems == []                      # schema violations and unscripted calls
+
+Scripting: a queue of `Step`s (`script`), or a function `Request -> Step` (`respond_with`) for many concurrent
+conversations. The fake stores every response, so `previous_response_id`, GET and DELETE behave like the service:
+an unknown, expired (`expire`) or deleted id is HTTP 400 `previous_response_not_found` (404 with
+`not_found_status=404`, as some proxies answer), and a follow-up must answer every `call_id` of the response it
+continues. Every request body is checked against `CreateResponse` and every response sent against `Response` from
+`../shared/specs/openai/openapi.json`; a violation is answered with HTTP 400 and recorded in `problems`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from openai import AsyncOpenAI
+
+from tests.fakes.openai_spec import problems as schema_problems
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function call the fake model makes."""
+
+    name: str
+    arguments: Json
+
+
+@dataclass(frozen=True)
+class Code:
+    """A code_interpreter run the fake model makes server-side (its logs are returned only when included)."""
+
+    code: str
+    logs: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scripted response: function calls, or a final text (with code runs before it), or an HTTP error."""
+
+    calls: tuple[Call, ...] = ()
+    text: str | None = None
+    code: tuple[Code, ...] = ()
+    status: int | None = None  # an HTTP error status instead of a response
+    error_code: str | None = None
+    latency: float | None = None  # seconds; None = the server's default
+    input_tokens: int = 120
+    output_tokens: int = 30
+
+
+def call(name: str, **arguments: Any) -> Call:
+    return Call(name, arguments)
+
+
+def search(query: str) -> Call:
+    return Call("search_documents", {"query": query})
+
+
+def rewrite(query: str) -> Call:
+    return Call("rewrite_query", {"query": query})
+
+
+def tools(*calls: Call, latency: float | None = None) -> Step:
+    """A response asking for these function calls, in one batch."""
+    return Step(calls=calls, latency=latency)
+
+
+def reply(text: str, *, code: tuple[Code, ...] = (), latency: float | None = None) -> Step:
+    """A final answer, optionally after code_interpreter runs."""
+    return Step(text=text, code=code, latency=latency)
+
+
+def error(status: int, code: str | None = None, *, latency: float | None = None) -> Step:
+    """An HTTP error response (500, 429, ...)."""
+    return Step(status=status, error_code=code, latency=latency)
+
+
+@dataclass
+class Request:
+    """A create request as the fake received it, with the chain it continues."""
+
+    body: Json
+    previous: Json | None = None  # the stored response named by previous_response_id
+    depth: int = 0  # how many stored responses precede this one in its chain
+
+    @property
+    def input_items(self) -> list[Json]:
+        given = self.body.get("input", [])
+        return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+
+    @property
+    def tool_outputs(self) -> dict[str, str]:
+        """call_id -> output of every function_call_output in the input."""
+        return {
+            item["call_id"]: item["output"] for item in self.input_items if item.get("type") == "function_call_output"
+        }
+
+    @property
+    def user_text(self) -> str:
+        """The text of the last user message in the input ('' when there is none)."""
+        for item in reversed(self.input_items):
+            if item.get("role") == "user":
+                content = item.get("content")
+                if isinstance(content, str):
+                    return content
+                return "".join(part.get("text", "") for part in content or [])
+        return ""
+
+    def previous_calls(self) -> list[Json]:
+        """The function calls of the response this request continues."""
+        output = (self.previous or {}).get("output", [])
+        return [item for item in output if item.get("type") == "function_call"]
+
+
+class FakeResponses:
+    """The fake server; use as a context manager or call `close()`."""
+
+    def __init__(self, *, latency: float = 0.0, not_found_status: int = 400) -> None:
+        self.latency = latency
+        self.not_found_status = not_found_status
+        self.requests: list[Request] = []
+        self.problems: list[str] = []
+        self.deleted: list[str] = []
+        self._steps: deque[Step] = deque()
+        self._handler: Callable[[Request], Step] | None = None
+        self._stored: dict[str, Json] = {}
+        self._chain: dict[str, int] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-responses", daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def client(self, **options: Any) -> AsyncOpenAI:
+        """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked)."""
+        options.setdefault("max_retries", 0)
+        options.setdefault("timeout", 10.0)
+        return AsyncOpenAI(api_key="sk-fake", base_url=self.base_url, **options)
+
+    def script(self, *steps: Step) -> None:
+        """Queue responses, answered in order by the next create requests."""
+        with self._lock:
+            self._steps.extend(steps)
+
+    def respond_with(self, handler: Callable[[Request], Step]) -> None:
+        """Answer every create request (once the queue is empty) with `handler(request)`."""
+        self._handler = handler
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not used yet."""
+        return len(self._steps)
+
+    def stored_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._stored)
+
+    def expire(self, *response_ids: str) -> None:
+        """Forget responses as the service does after its retention period (all of them when none are named)."""
+        with self._lock:
+            for response_id in response_ids or list(self._stored):
+                self._stored.pop(response_id, None)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeResponses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- request handling (server threads) -----------------------------------------------------------------------
+    def create(self, body: Json) -> tuple[int, Json]:
+        found = schema_problems(body, "CreateResponse")
+        if found:
+            self._record_problems(found)
+            return _error(400, "; ".join(found), code="invalid_request_body")
+        previous_id = body.get("previous_response_id")
+        with self._lock:
+            previous = self._stored.get(previous_id) if previous_id else None
+            depth = self._chain.get(previous_id, 0) + 1 if previous else 0
+        if previous_id and previous is None:
+            return _error(
+                self.not_found_status,
+                f"Previous response with id '{previous_id}' not found.",
+                code="previous_response_not_found",
+                param="previous_response_id",
+            )
+        request = Request(body=body, previous=previous, depth=depth)
+        with self._lock:
+            self.requests.append(request)
+        missing = [c["call_id"] for c in request.previous_calls() if c["call_id"] not in request.tool_outputs]
+        if missing:
+            return _error(400, f"No tool output found for function call {missing[0]}.", param="input")
+        step = self._next_step(request)
+        if step.calls and body.get("tool_choice") == "none":  # the service never calls tools then
+            self._record_problems([f"script makes tool calls although tool_choice is 'none' (request #{len(self.requests)})"])
+        time.sleep(self.latency if step.latency is None else step.latency)
+        if step.status is not None:
+            return _error(step.status, f"fake error {step.status}", code=step.error_code, kind="server_error")
+        return 200, self._respond(body, step, depth)
+
+    def retrieve(self, response_id: str) -> tuple[int, Json]:
+        with self._lock:
+            stored = self._stored.get(response_id)
+        if stored is None:
+            return _error(404, f"Response with id '{response_id}' not found.", code="not_found")
+        return 200, stored
+
+    def delete(self, response_id: str) -> tuple[int, Json]:
+        with self._lock:
+            stored = self._stored.pop(response_id, None)
+            if stored is not None:
+                self.deleted.append(response_id)
+        if stored is None:
+            return _error(404, f"Response with id '{response_id}' not found.", code="not_found")
+        return 200, {"id": response_id, "object": "response", "deleted": True}
+
+    def _next_step(self, request: Request) -> Step:
+        with self._lock:
+            if self._steps:
+                return self._steps.popleft()
+        if self._handler is not None:
+            return self._handler(request)
+        self._record_problems([f"unscripted request #{len(self.requests)}: {request.user_text[:80]!r}"])
+        return error(500, "fake_unscripted")
+
+    def _respond(self, body: Json, step: Step, depth: int) -> Json:
+        number = next(self._ids)
+        include_logs = "code_interpreter_call.outputs" in (body.get("include") or [])
+        output = [_code_item(number, i, run, include_logs) for i, run in enumerate(step.code)]
+        output += [_call_item(number, i, c) for i, c in enumerate(step.calls)]
+        if step.text is not None:
+            output.append(_message_item(number, step.text))
+        response = _response(f"resp_{number:06d}", body, output, step)
+        found = schema_problems(response, "Response")
+        if found:  # a bug in the fake itself: make the test fail loudly
+            self._record_problems(found)
+        if body.get("store", True):  # store=false: the service keeps nothing to chain from, retrieve or delete
+            with self._lock:
+                self._stored[response["id"]] = response
+                self._chain[response["id"]] = depth
+        return response
+
+    def _record_problems(self, found: list[str]) -> None:
+        with self._lock:
+            self.problems.extend(found)
+
+
+def _response(response_id: str, body: Json, output: list[Json], step: Step) -> Json:
+    now = int(time.time())
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": now,
+        "completed_at": now,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": body.get("instructions"),
+        "model": body["model"],
+        "tools": body.get("tools", []),
+        "tool_choice": body.get("tool_choice", "auto"),
+        "parallel_tool_calls": True,
+        "previous_response_id": body.get("previous_response_id"),
+        "reasoning": body.get("reasoning") or {"effort": None},
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "store": body.get("store", True),
+        "output": output,
+        "usage": {
+            "input_tokens": step.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": step.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": step.input_tokens + step.output_tokens,
+        },
+    }
+
+
+def _call_item(number: int, index: int, tool_call: Call) -> Json:
+    return {
+        "type": "function_call",
+        "id": f"fc_{number:06d}_{index}",
+        "call_id": f"call_{number:06d}_{index}",
+        "name": tool_call.name,
+        "arguments": json.dumps(tool_call.arguments),
+        "status": "completed",
+    }
+
+
+def _code_item(number: int, index: int, run: Code, include_logs: bool) -> Json:
+    return {
+        "type": "code_interpreter_call",
+        "id": f"ci_{number:06d}_{index}",
+        "status": "completed",
+        "container_id": f"cntr_{number:06d}",
+        "code": run.code,
+        "outputs": [{"type": "logs", "logs": run.logs}] if include_logs else None,
+    }
+
+
+def _message_item(number: int, text: str) -> Json:
+    return {
+        "type": "message",
+        "id": f"msg_{number:06d}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+    }
+
+
+def _error(
+    status: int, message: str, *, code: str | None = None, param: str | None = None, kind: str = "invalid_request_error"
+) -> tuple[int, Json]:
+    return status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if self._route() != ("responses", None):
+                self._send(*_error(404, f"unknown path {self.path}"))
+                return
+            length = int(self.headers.get("Content-Length", 0))
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError as exc:
+                self._send(*_error(400, f"invalid JSON: {exc}"))
+                return
+            self._send(*fake.create(body))
+
+        def do_GET(self) -> None:  # noqa: N802
+            kind, response_id = self._route()
+            self._send(*(fake.retrieve(response_id) if kind == "responses" and response_id else _error(404, "no")))
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            kind, response_id = self._route()
+            self._send(*(fake.delete(response_id) if kind == "responses" and response_id else _error(404, "no")))
+
+        def _route(self) -> tuple[str | None, str | None]:
+            parts = self.path.split("?", 1)[0].strip("/").split("/")
+            if parts[:2] != ["v1", "responses"] or len(parts) > 3:
+                return None, None
+            return "responses", (parts[2] if len(parts) == 3 else None)
+
+        def _send(self, status: int, payload: Json) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status, HTTPStatus(status).phrase)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:  # quiet: pytest shows failures, not access logs
+            pass
+
+    return Handler
