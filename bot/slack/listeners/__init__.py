@@ -1,0 +1,16 @@
+"""Bolt listeners, one module per concern. Each reads its payload, claims the delivery, and hands off the work
+to a background task before Bolt acknowledges (the app runs with process_before_response=True, so the place a
+turn takes in its thread's queue is fixed before Slack gets the ack)."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.slack.listeners import actions, ask, messages
+from bot.slack.turns import Folio
+
+
+def register(app: AsyncApp, folio: Folio) -> None:
+    """Attach every listener to `app`."""
+    for module in (messages, ask, actions):
+        module.register(app, folio)

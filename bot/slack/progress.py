@@ -1,0 +1,104 @@
+"""What the thread shows while Folio works: the assistant thread status, else a placeholder message.
+
+The status (assistant.threads.setStatus) shows under the thread and disappears when Folio posts; where Slack refuses
+it, a placeholder message is posted and edited as tools run, then replaced by the answer. Progress is best effort:
+a failed update is logged, never fatal. `fail()` never raises, so a failure always reaches the thread if Slack does.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.render import SlackMessage, escape, render_notice
+
+log = logging.getLogger(__name__)
+
+
+class ThreadProgress:
+    """One turn's progress indicator in one thread."""
+
+    def __init__(self, client: AsyncWebClient, *, channel: str, thread_ts: str) -> None:
+        self._client = client
+        self._channel = channel
+        self._thread_ts = thread_ts
+        self._status = False
+        self.placeholder_ts: str | None = None
+
+    async def start(self, text: str) -> None:
+        """Show that work began: the thread status when Slack allows it, else a placeholder message."""
+        try:
+            await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status=text)
+            self._status = True
+            return
+        except SlackApiError as exc:
+            log.info("thread status unavailable (%s); using a placeholder message", exc.response.get("error"))
+        message = render_notice(f"_{escape(text)}_")
+        response = await self._post(message)
+        self.placeholder_ts = response
+
+    async def update(self, text: str) -> None:
+        """Show what Folio is doing now, e.g. "Searching: payment terms Supplier A"."""
+        try:
+            if self._status:
+                await self._client.assistant_threads_setStatus(
+                    channel_id=self._channel, thread_ts=self._thread_ts, status=text
+                )
+            elif self.placeholder_ts:
+                message = render_notice(f"_{escape(text)}_")
+                await self._client.chat_update(
+                    channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
+                )
+        except SlackApiError as exc:
+            log.warning("progress update failed: %s", exc.response.get("error"))
+
+    async def finish(self, message: SlackMessage) -> str:
+        """Replace the indicator with `message`; returns the ts of the message that now shows it."""
+        if self.placeholder_ts:
+            try:
+                await self._client.chat_update(
+                    channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
+                )
+                return self.placeholder_ts
+            except SlackApiError as exc:  # e.g. the placeholder was deleted meanwhile: post the answer anew
+                log.warning("could not replace the placeholder: %s", exc.response.get("error"))
+        ts = await self._post(message)
+        await self.clear()
+        return ts
+
+    async def fail(self, text: str) -> str | None:
+        """Show a failure in the thread and clear the indicator; never raises. Returns the message ts, if shown."""
+        try:
+            return await self.finish(render_notice(text))
+        except Exception:  # Slack itself failing (an API error or the network): nothing more to show, only to log
+            log.exception("could not tell the thread about a failure: %s", text)
+            try:
+                await self.clear()
+            except Exception:
+                log.warning("could not clear the thread status either")
+            return None
+
+    async def say(self, text: str) -> None:
+        """Post one more message in the thread, after the answer; never raises."""
+        try:
+            await self._post(render_notice(text))
+        except Exception:  # see fail()
+            log.exception("could not post to the thread: %s", text)
+
+    async def clear(self) -> None:
+        """Remove the thread status (posting a message clears it too; this covers the paths that post nothing)."""
+        if not self._status:
+            return
+        self._status = False
+        try:
+            await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status="")
+        except SlackApiError as exc:
+            log.warning("could not clear the thread status: %s", exc.response.get("error"))
+
+    async def _post(self, message: SlackMessage) -> str:
+        response = await self._client.chat_postMessage(
+            channel=self._channel, thread_ts=self._thread_ts, text=message.text, blocks=message.block_dicts()
+        )
+        return str(response["ts"])

@@ -1,0 +1,109 @@
+"""What the buttons under an answer do after the ack: store feedback, think harder, delete the conversation.
+
+Each holds the thread's lock, so it never interleaves with a running turn, and answers the clicker with an
+ephemeral message in the thread, failures included.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from openai import AsyncOpenAI
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages
+from bot.agent import delete_responses
+from bot.store import Feedback, ThreadKey
+from bot.slack.turns import Folio, TurnRequest, describe_failure, start_turn
+
+log = logging.getLogger(__name__)
+
+
+async def tell(client: AsyncWebClient, thread: ThreadKey, user: str, text: str) -> None:
+    """An ephemeral message to `user` in the thread; never raises."""
+    try:
+        await client.chat_postEphemeral(channel=thread.channel, thread_ts=thread.thread_ts, user=user, text=text)
+    except Exception:  # Slack failing too: log, there is nowhere else to say it
+        log.exception("could not tell %s in %s: %s", user, thread, text)
+
+
+async def store_feedback(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
+                         feedback: Feedback) -> None:  # fmt: skip
+    """Save a helpful / not helpful vote on one answer."""
+    try:
+        async with folio.store.lock(thread):
+            saved = await folio.store.set_feedback(thread, turn, feedback)
+    except Exception as error:
+        await tell(client, thread, user, describe_failure(error))
+        return
+    await tell(client, thread, user, messages.FEEDBACK_THANKS if saved else messages.CONVERSATION_GONE)
+
+
+async def think_harder(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int) -> None:
+    """Ask the question of `turn` again, with the thorough profile, as a new turn of the thread."""
+    try:
+        conversation = await folio.store.load(thread)
+    except Exception as error:
+        await tell(client, thread, user, describe_failure(error))
+        return
+    if conversation is None or not 0 <= turn < len(conversation.turns):
+        await tell(client, thread, user, messages.CONVERSATION_GONE)
+        return
+    question = conversation.turns[turn].question
+    await start_turn(folio, client, TurnRequest(thread=thread, question=question, user=user, profile="thorough"))
+
+
+async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
+    """Delete Folio's messages, the provider's stored responses and the record; resumable when half done."""
+    try:
+        async with folio.store.lock(thread):
+            conversation = await folio.store.load(thread)
+            if conversation is None:
+                await tell(client, thread, user, messages.CONVERSATION_GONE)
+                return
+            if user != conversation.started_by and not await _is_admin(client, user):
+                await tell(client, thread, user, messages.delete_not_allowed(conversation.started_by))
+                return
+            left_ids = await _delete_responses(folio.model, conversation.response_ids)
+            left_ts = [ts for ts in conversation.message_ts if not await _delete_message(client, thread.channel, ts)]
+            if left_ids or left_ts:
+                await folio.store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
+                await tell(client, thread, user, messages.delete_incomplete(len(left_ids) + len(left_ts)))
+                return
+            await folio.store.delete(thread)
+    except Exception as error:
+        log.warning("deleting %s failed", thread, exc_info=True)
+        await tell(client, thread, user, describe_failure(error))
+        return
+    await tell(client, thread, user, messages.DELETED)
+
+
+async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> list[str]:
+    if not response_ids:
+        return []
+    if model is None:  # made while a model was configured; keep them until one is again
+        return list(response_ids)
+    return await delete_responses(model, response_ids)
+
+
+async def _delete_message(client: AsyncWebClient, channel: str, ts: str) -> bool:
+    try:
+        await client.chat_delete(channel=channel, ts=ts)
+    except SlackApiError as exc:
+        if exc.response.get("error") == "message_not_found":  # gone already
+            return True
+        log.warning("could not delete message %s: %s", ts, exc.response.get("error"))
+        return False
+    return True
+
+
+async def _is_admin(client: AsyncWebClient, user: str) -> bool:
+    try:
+        response = await client.users_info(user=user)
+    except SlackApiError as exc:
+        log.warning("users.info failed for %s: %s", user, exc.response.get("error"))
+        return False
+    profile = response.get("user") or {}
+    return bool(profile.get("is_admin") or profile.get("is_owner") or profile.get("is_primary_owner"))

@@ -1,0 +1,125 @@
+"""One turn in a Slack thread: wait for the thread's lock, run the agent, show progress, post the answer, save.
+
+Every failure ends in a message in the thread (see `describe_failure`), and the progress indicator is cleared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from openai import AsyncOpenAI
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages
+from bot.agent import AgentOptions, run_turn
+from bot.config import ChannelPolicy
+from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
+from bot.models import Conversation, Profile, Tag
+from bot.retrieval import Retriever
+from bot.slack.progress import ThreadProgress
+from bot.slack.render import render_answer
+from bot.slack.tasks import BackgroundTasks
+from bot.store import ConversationStore, ThreadKey, ThreadLock
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Folio:
+    """What the listeners need, passed in once by `build_app`; nothing here is global."""
+
+    model: AsyncOpenAI | None
+    retriever: Retriever
+    store: ConversationStore
+    policy: ChannelPolicy
+    options: AgentOptions
+    tasks: BackgroundTasks
+    turn_timeout: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnRequest:
+    """A question to answer in a thread. `tags` and `root_is_ours` matter only when the thread is new."""
+
+    thread: ThreadKey
+    question: str
+    user: str
+    is_dm: bool = False
+    tags: tuple[Tag, ...] = ()
+    profile: Profile | None = None
+    root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
+
+
+def describe_failure(error: BaseException) -> str:
+    """The sentence the thread shows for an error: what happened and what to do next."""
+    if isinstance(error, SearchUnavailable):
+        return messages.SEARCH_DOWN
+    if isinstance(error, ModelUnavailable):
+        return messages.MODEL_UNAVAILABLE
+    if isinstance(error, StoreUnavailable):
+        return messages.STORE_DOWN
+    if isinstance(error, FolioError):
+        return str(error)  # the others are written for the person who asked (not connected, bad filter, busy)
+    if isinstance(error, TimeoutError):
+        return messages.TURN_TIMED_OUT
+    if isinstance(error, SlackApiError):
+        return messages.NOT_IN_CHANNEL if error.response.get("error") == "not_in_channel" else messages.SLACK_FAILED
+    return messages.UNEXPECTED
+
+
+async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
+    """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
+    progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
+    try:
+        async with lock:
+            conversation = await folio.store.load(request.thread) or _new_conversation(folio.policy, request)
+            await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
+            await _answer(folio, request, conversation, progress)
+    except Exception as error:  # every failure must reach the thread
+        if not isinstance(error, FolioError | TimeoutError | SlackApiError):
+            log.exception("turn failed in %s", request.thread)
+        await progress.fail(describe_failure(error))
+
+
+def _new_conversation(policy: ChannelPolicy, request: TurnRequest) -> Conversation:
+    scope = policy.scope_for(request.thread.channel, is_dm=request.is_dm, tags=request.tags)
+    roots = [request.thread.thread_ts] if request.root_is_ours else []
+    return Conversation(scope=scope, started_by=request.user, message_ts=roots)
+
+
+async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:
+    async with asyncio.timeout(folio.turn_timeout):
+        answer = await run_turn(
+            request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
+            profile=request.profile, progress=progress.update,
+        )  # fmt: skip
+    turn_index = len(conversation.turns)
+    conversation.record(request.question, answer, asked_by=request.user)
+    ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index))
+    conversation.message_ts.append(ts)
+    try:
+        await folio.store.save(request.thread, conversation)
+    except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
+        log.exception("could not save %s", request.thread)
+        await progress.say(messages.NOT_SAVED)
+
+
+async def start_turn(folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None) -> None:
+    """Claim the delivery, take the thread's place in line, and run the turn after the ack.
+
+    Call it before acknowledging: the place in line taken here is the order turns of one thread run in.
+    """
+    try:
+        if delivery is not None and not await folio.store.first_delivery("delivery", delivery):
+            log.info("duplicate delivery %s dropped", delivery)
+            return
+        lock = folio.store.lock(request.thread)
+        await lock.enqueue()
+    except StoreUnavailable as error:
+        progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
+        folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {request.thread}")
+        return
+    folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")

@@ -1,0 +1,210 @@
+"""A fake Slack Web API on 127.0.0.1, for the real `slack_sdk` AsyncWebClient (and Bolt's `respond`).
+
+    with FakeSlack(admins={"UADMIN"}) as slack:
+        client = AsyncWebClient(token=slack.token, base_url=slack.base_url)
+        slack.fail("chat.update", "msg_too_long")            # the next chat.update answers ok: false
+        slack.rate_limit("chat.postMessage", retry_after=1)  # the next one is HTTP 429 + Retry-After
+        slack.calls                                          # every call: method + params (form or JSON, as sent)
+        slack.thread("C1", "1700000000.000100")              # Folio's visible messages in a thread, oldest first
+
+It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
+delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
+`{url}/respond/{id}` (see `response_url()`) and are recorded as calls of method `response_url`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl
+
+Json = dict[str, Any]
+TEAM = "T0FOLIO01"
+BOT_USER = "UFOLIOBOT"
+BOT_ID = "BFOLIO01"
+
+
+@dataclass(frozen=True)
+class SlackCall:
+    """One Web API call as the fake received it; `blocks` arrive as JSON text in forms and are parsed here."""
+
+    method: str
+    params: Json
+
+
+@dataclass
+class Message:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[Json] = field(default_factory=list)
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class _Failure:
+    error: str
+    status: int = 200
+    retry_after: int | None = None
+
+
+class FakeSlack:
+    """The Web API methods Folio uses, with failures you can inject per method."""
+
+    def __init__(self, *, token: str = "xoxb-test-token", admins: set[str] | None = None) -> None:
+        self.token = token
+        self.admins = set(admins or ())
+        self.calls: list[SlackCall] = []
+        self.messages: dict[tuple[str, str], Message] = {}
+        self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
+        self._ts = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/api/"
+
+    def response_url(self, name: str = "cmd") -> str:
+        return f"{self.url}/respond/{name}"
+
+    def fail(self, method: str, error: str = "internal_error", *, times: int = 1, status: int = 200) -> None:
+        """The next `times` calls of `method` answer `{"ok": false, "error": error}`."""
+        with self._lock:
+            self._failures[method].extend(_Failure(error, status) for _ in range(times))
+
+    def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
+        """The next `times` calls of `method` are HTTP 429 `ratelimited` with a Retry-After header."""
+        with self._lock:
+            self._failures[method].extend(_Failure("ratelimited", 429, retry_after) for _ in range(times))
+
+    def calls_of(self, method: str) -> list[Json]:
+        with self._lock:
+            return [call.params for call in self.calls if call.method == method]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        """Messages posted by the app and still visible in a thread (root included), oldest first."""
+        with self._lock:
+            found = [m for m in self.messages.values() if m.channel == channel and thread_ts in (m.ts, m.thread_ts)]
+        return sorted(found, key=lambda message: float(message.ts))
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeSlack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the methods --------------------------------------------------------------------------------------------
+    def handle(self, method: str, params: Json, token: str | None) -> tuple[int, Json, _Failure | None]:
+        with self._lock:
+            self.calls.append(SlackCall(method, params))
+            queued = self._failures.get(method)
+            failure = queued.popleft() if queued else None
+            if failure is not None:
+                return failure.status, {"ok": False, "error": failure.error}, failure
+            if method != "response_url" and token != self.token:
+                return 200, {"ok": False, "error": "invalid_auth"}, None
+            answer = getattr(self, "_" + method.replace(".", "_"), None)
+            if answer is None:
+                return 200, {"ok": False, "error": "unknown_method"}, None
+            return 200, answer(params), None
+
+    def _next_ts(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    def _auth_test(self, params: Json) -> Json:
+        return {"ok": True, "url": "https://folio-test.slack.com/", "team": "Folio Test", "user": "folio",
+                "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+
+    def _chat_postMessage(self, params: Json) -> Json:
+        if not params.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not params.get("text") and not params.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        message = Message(params["channel"], self._next_ts(), params.get("text", ""), params.get("blocks") or [],
+                          params.get("thread_ts"))
+        self.messages[(message.channel, message.ts)] = message
+        return {"ok": True, "channel": message.channel, "ts": message.ts,
+                "message": {"type": "message", "text": message.text, "bot_id": BOT_ID, "ts": message.ts}}
+
+    def _chat_update(self, params: Json) -> Json:
+        message = self.messages.get((params.get("channel", ""), params.get("ts", "")))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        message.text = params.get("text", "")
+        message.blocks = params.get("blocks") or []
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
+
+    def _chat_delete(self, params: Json) -> Json:
+        if self.messages.pop((params.get("channel", ""), params.get("ts", "")), None) is None:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": params["channel"], "ts": params["ts"]}
+
+    def _chat_postEphemeral(self, params: Json) -> Json:
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    def _assistant_threads_setStatus(self, params: Json) -> Json:
+        return {"ok": True}
+
+    def _users_info(self, params: Json) -> Json:
+        user = params.get("user", "")
+        admin = user in self.admins
+        return {"ok": True, "user": {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}}
+
+    def _response_url(self, params: Json) -> Json:
+        return {"ok": True}
+
+
+def _parse_body(raw: bytes, content_type: str) -> Json:
+    if "application/json" in content_type:
+        params = json.loads(raw or b"{}")
+    else:
+        params = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+    if isinstance(params.get("blocks"), str):
+        params["blocks"] = json.loads(params["blocks"])
+    return params
+
+
+def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            params = _parse_body(raw, self.headers.get("Content-Type", ""))
+            if self.path.startswith("/respond/"):
+                method, token = "response_url", None
+            elif self.path.startswith("/api/"):
+                method = self.path.removeprefix("/api/").split("?")[0]
+                bearer = self.headers.get("Authorization", "")
+                token = bearer.removeprefix("Bearer ") if bearer else params.get("token")
+            else:
+                self.send_error(404)
+                return
+            status, payload, failure = fake.handle(method, params, token)
+            body = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            if failure is not None and failure.retry_after is not None:
+                self.send_header("Retry-After", str(failure.retry_after))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:  # quiet: pytest shows failures, not access logs
+            pass
+
+    return Handler

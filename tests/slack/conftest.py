@@ -1,0 +1,75 @@
+"""The real Bolt app on 127.0.0.1 with its clients on fakes: see tests/slack/harness.py."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+from redis.asyncio import Redis
+from slack_sdk.models.blocks import Block
+
+from bot.agent import AgentOptions
+from bot.config import ChannelPolicy, Settings
+from bot.retrieval.local import LocalRetriever
+from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.tasks import BackgroundTasks
+from bot.store import ConversationStore
+from tests.fakes.openai_responses import FakeResponses
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriever
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(admins={ADMIN}) as fake:
+        yield fake
+        for params in fake.calls_of("chat.postMessage") + fake.calls_of("chat.update"):
+            for block in params.get("blocks") or []:  # every message Folio sent is valid Block Kit
+                Block.parse(block).validate_json()
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeResponses]:
+    with FakeResponses() as fake:
+        yield fake
+        assert fake.problems == []
+
+
+def doc_link(chunk) -> str:  # type: ignore[no-untyped-def]
+    return f"https://docs.example/{chunk.file}#page={chunk.page}"
+
+
+@pytest.fixture
+async def harness(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> AsyncIterator[Harness]:
+    settings = Settings(
+        slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
+        folio_turn_timeout=20,
+    )  # fmt: skip
+    store = ConversationStore(Redis.from_url(redis_url), prefix=f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30)
+    retriever = RecordingRetriever(LocalRetriever(corpus_index))
+    model = fake_model.client()
+    tasks = BackgroundTasks()
+    app = build_app(
+        settings, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(POLICY),
+        options=AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", code_interpreter=False,
+                             link_for=doc_link),
+        tasks=tasks,
+    )  # fmt: skip
+    runner = web.AppRunner(web_app(app))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    async with aiohttp.ClientSession() as http:
+        yield Harness(f"http://127.0.0.1:{port}{EVENTS_PATH}", slack, fake_model, store, tasks, retriever, http)
+    await tasks.drain()
+    await runner.cleanup()
+    await model.close()
+    await store.close()
+    await retriever.inner.close()  # type: ignore[attr-defined]

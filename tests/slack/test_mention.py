@@ -1,0 +1,96 @@
+"""A mention in a channel is answered once, in its thread, with linked citations; replies continue the chain."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.slack_api import BOT_ID
+from tests.slack.harness import CHANNEL, Harness
+
+
+def answer_script(topic: str = "balance billing protection", text: str = "You are protected [S1].") -> tuple:
+    return tools(search(topic)), reply(text)
+
+
+async def test_a_mention_is_answered_in_its_thread_with_links_to_the_page(harness: Harness) -> None:
+    harness.model.script(*answer_script())
+
+    ts = await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+
+    [answer] = harness.texts(ts)
+    assert "You are protected <https://docs.example/" in answer and "#page=" in answer
+    assert "*Sources*" in answer and "Applied filters: none" in answer
+    statuses = [call["status"] for call in harness.slack.calls_of("assistant.threads.setStatus")]
+    assert "Searching: balance billing protection" in statuses and statuses[-1] == ""
+    assert all(status == 200 for status, _ in harness.responses)
+    conversation = await harness.store.load(harness.thread_key(ts))
+    assert conversation is not None and conversation.turns[0].question.startswith("What protection")
+
+
+async def test_a_reply_in_the_thread_continues_the_conversation_from_the_last_response(harness: Harness) -> None:
+    harness.model.script(*answer_script(), reply("Yes, in network only [S1]."))
+    ts = await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+    first = await harness.store.load(harness.thread_key(ts))
+
+    await harness.message("Does that hold out of network?", thread_ts=ts)
+    await harness.settle()
+
+    assert harness.model.requests[-1].body["previous_response_id"] == first.last_response_id
+    assert "in network only" in harness.texts(ts)[-1]
+    assert len((await harness.store.load(harness.thread_key(ts))).turns) == 2
+
+
+async def test_replies_in_threads_folio_never_answered_are_left_to_people(harness: Harness) -> None:
+    root = await harness.message("Lunch?")
+    await harness.message("Sure", thread_ts=root)
+    await harness.message("no thread, no mention")
+    await harness.settle()
+
+    assert harness.model.requests == [] and harness.slack.calls_of("chat.postMessage") == []
+
+
+async def test_a_duplicate_delivery_and_slack_retries_are_answered_once(harness: Harness) -> None:
+    harness.model.script(*answer_script())
+
+    ts = await harness.mention("What protection is there against balance billing?")  # app_mention + message
+    retry = {"type": "app_mention", "user": "U0ALICE01", "text": "<@UFOLIOBOT> again", "ts": ts, "channel": CHANNEL}
+    assert await harness.event(retry, retry=1) == 200
+    await harness.settle()
+
+    assert len(harness.texts(ts)) == 1 and len(harness.model.requests) == 2  # one turn: search, then the answer
+
+
+async def test_own_and_other_bots_messages_are_ignored(harness: Harness) -> None:
+    harness.model.script(*answer_script())
+    ts = await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+    requests = len(harness.model.requests)
+
+    await harness.message("I am Folio", thread_ts=ts, user="UFOLIOBOT", bot_id=BOT_ID)
+    await harness.message("I am another bot", thread_ts=ts, user="U0OTHERBOT", bot_id="B0OTHER", subtype="bot_message")
+    await harness.message("edited", thread_ts=ts, subtype="message_changed")
+    await harness.settle()
+
+    assert len(harness.model.requests) == requests and len(harness.texts(ts)) == 1
+
+
+async def test_two_quick_follow_ups_run_one_after_the_other_and_chain(harness: Harness) -> None:
+    harness.model.script(*answer_script())
+    ts = await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+    harness.model.script(reply("First follow-up [S1].", latency=0.3), reply("Second follow-up [S1]."))
+
+    await asyncio.gather(
+        harness.message("And for specialists?", thread_ts=ts), harness.message("And for labs?", thread_ts=ts)
+    )
+    await harness.settle()
+
+    first, second = harness.model.requests[-2], harness.model.requests[-1]
+    second_chain = second.body["previous_response_id"]
+    assert second_chain != first.body["previous_response_id"]  # never two turns from the same response
+    conversation = await harness.store.load(harness.thread_key(ts))
+    assert [turn.answer for turn in conversation.turns][1:] == ["First follow-up [1].", "Second follow-up [1]."]
+    assert second_chain in conversation.turns[1].response_ids
