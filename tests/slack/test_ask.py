@@ -1,0 +1,104 @@
+"""`/ask`: public restatement, filters from the policy's tag keys only, help, DMs and unconnected channels."""
+
+from __future__ import annotations
+
+from bot.models import Tag
+from tests.fakes.openai_responses import reply, search, tools
+from tests.slack.harness import ALICE, CHANNEL, DM, LOCKED, Harness
+
+
+def ask_root(harness: Harness) -> str:
+    """The ts of the question Folio restated publicly (the first top-level message it posted)."""
+    return next(message.ts for message in harness.slack.messages.values() if message.thread_ts is None)
+
+
+async def test_ask_restates_the_question_with_its_filters_and_answers_in_that_thread(harness: Harness) -> None:
+    harness.model.script(tools(search("balance billing")), reply("Nothing matched, so no claim."))
+
+    status, body = await harness.command("year:2025 department:hr --thorough What about balance billing?")
+    await harness.settle()
+
+    assert status == 200 and body == ""  # acknowledged silently; the question is posted publicly instead
+    root = ask_root(harness)
+    restated, answer = harness.texts(root)
+    assert f"<@{ALICE}> asked: What about balance billing?" in restated
+    assert "`year:2025`, `department:hr`" in restated and "thorough" in restated
+    assert harness.retriever.scopes[-1].tags == (Tag(key="year", value="2025"), Tag(key="department", value="hr"))
+    assert harness.retriever.scopes[-1].container == "benefits"
+    assert harness.model.requests[0].body["model"] == "gpt-5"  # --thorough
+    conversation = await harness.store.load(harness.thread_key(root))
+    assert conversation.scope.tags == harness.retriever.scopes[-1].tags and root in conversation.message_ts
+
+
+async def test_a_follow_up_in_an_ask_thread_keeps_its_filters(harness: Harness) -> None:
+    harness.model.script(tools(search("balance billing")), reply("First."), tools(search("labs")), reply("Second."))
+    await harness.command("year:2025 What about balance billing?")
+    await harness.settle()
+    root = ask_root(harness)
+
+    await harness.message("And labs?", thread_ts=root)
+    await harness.settle()
+
+    assert harness.retriever.scopes[-1].tags == (Tag(key="year", value="2025"),)
+    assert "Second." in harness.texts(root)[-1]
+
+
+async def test_filter_injection_never_widens_the_search(harness: Harness) -> None:
+    harness.model.script(tools(search("balance billing")), reply("Protected [S1]."))
+
+    status, body = await harness.command("department:hr')or(1 eq 1 What are the terms?")
+    assert status == 200 and "not a filter I can use" in body  # refused to the asker only, nothing posted
+    status, body = await harness.command("container:legal What are the terms?")
+    await harness.settle()
+
+    assert harness.retriever.scopes and all(scope.container == "benefits" for scope in harness.retriever.scopes)
+    assert all(scope.tags == () for scope in harness.retriever.scopes)
+    assert "container:legal What are the terms?" in harness.texts(ask_root(harness))[0]
+
+
+async def test_a_channel_default_tag_cannot_be_swapped_for_another(harness: Harness) -> None:
+    status, body = await harness.command("department:finance Budget?", channel="C0HRONLY01")
+
+    assert "only searches department:hr" in body and harness.slack.calls_of("chat.postMessage") == []
+
+
+async def test_help_and_an_empty_ask_explain_the_syntax_and_this_channels_filters(harness: Harness) -> None:
+    for text in ("help", ""):
+        status, body = await harness.command(text)
+        assert status == 200 and "/ask [key:value ...] [--thorough] your question" in body
+        assert "`department`, `year`" in body and "*benefits*" in body
+    _, body = await harness.command("help", channel=LOCKED)
+    assert "not connected" in body
+
+
+async def test_an_unconnected_channel_says_how_an_admin_connects_it(harness: Harness) -> None:
+    _, body = await harness.command("What is covered?", channel=LOCKED)
+    assert "not connected to any documents" in body and LOCKED in body
+
+    ts = await harness.mention("What is covered?", channel=LOCKED)
+    await harness.settle()
+
+    [reply_text] = harness.texts(ts, channel=LOCKED)
+    assert "not connected to any documents" in reply_text and "channels:" in reply_text
+    assert harness.model.requests == []
+
+
+async def test_a_direct_message_is_answered_in_its_dm_thread(harness: Harness) -> None:
+    harness.model.script(tools(search("balance billing")), reply("Covered [S1]."))
+
+    ts = await harness.message("What about balance billing?", channel=DM, channel_type="im")
+    await harness.settle()
+
+    [answer] = harness.texts(ts, channel=DM)
+    assert answer.startswith("Covered <https://docs.example/")
+    assert harness.slack.thread(DM, ts)[0].thread_ts == ts
+
+
+async def test_ask_where_folio_is_not_a_member_answers_through_the_response_url(harness: Harness) -> None:
+    harness.slack.fail("chat.postMessage", "not_in_channel")
+
+    await harness.command("What is covered?", channel=CHANNEL)
+    await harness.settle()
+
+    [response] = harness.slack.calls_of("response_url")
+    assert "/invite @Folio" in response["text"] and response["response_type"] == "ephemeral"
