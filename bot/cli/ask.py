@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bot.agent import run_turn
-from bot.cli.common import add_scope_arguments, scope_from, settings_from
+from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, scope_from, settings_from
 from bot.config import Settings
 from bot.models import Answer, Citation, Conversation, Profile, Scope
 from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
@@ -52,7 +52,8 @@ async def ask(
     retriever = build_retriever(settings)
     model = build_model_client(settings)
     try:
-        await ensure_sample_index(retriever)
+        if scope.container == SAMPLE_CONTAINER:  # the embedded default: index the shipped samples on first use
+            await ensure_sample_index(retriever)
         conversation = Conversation(scope=scope, profile=profile)
         return await run_turn(
             question, conversation, model=model, retriever=retriever, options=build_agent_options(settings),

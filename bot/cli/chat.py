@@ -54,7 +54,8 @@ async def chat_loop(
     conversation = Conversation(scope=scope, profile=profile)
     progress = status_line(sys.stderr) if output is sys.stdout else None
     try:
-        await ensure_sample_index(retriever)
+        if scope.container == SAMPLE_CONTAINER:  # the embedded default: index the shipped samples on first use
+            await ensure_sample_index(retriever)
         _write(output, messages.chat_welcome(scope.describe(), model_configured=model is not None))
         while True:
             _write(output, "\n> ", end="")

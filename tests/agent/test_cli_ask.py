@@ -1,0 +1,121 @@
+"""`folio ask --json` and `folio chat` end to end: the real CLI, the local index of ../shared/corpus, the fake model."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.cli import ask as ask_command
+from bot.cli.chat import chat_loop
+from bot.config import load_settings
+from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, tools
+
+PLAN = "Northwind_Standard_Benefits_Details.pdf"
+QUESTION = "What does the Northwind Standard plan not cover for clinical trials, and which hearing care is covered?"
+PARTS = {  # the search the model makes for each part -> a word its passage must contain
+    "Northwind Standard clinical trials travel expenses not covered": "clinical trial",
+    "Northwind Standard hearing care services covered": "hearing",
+}
+
+
+def main(argv: list[str]) -> int:  # TEMPORARY until bot.cli.serve has add_parser
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--env-file", default=".env")
+    ask_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def first_ref_mentioning(output: str, words: str) -> str:
+    """The REF of the first source block in a search output whose content mentions `words`."""
+    for block in output.split("\n\nREF: "):
+        ref = re.search(r"S\d+", block)
+        if ref and words in block.split("CONTENT:", 1)[-1].lower():
+            return ref.group(0)
+    raise AssertionError(f"no passage about {words!r} in:\n{output[:2000]}")
+
+
+def decompose_then_answer(request: Request) -> Step:
+    """The fake model: first rewrite and search each part, then answer citing the passages it was shown."""
+    if request.previous is None:
+        return tools(rewrite(QUESTION), *(search(query) for query in PARTS))
+    outputs = list(request.tool_outputs.values())[1:]  # after the rewrite's echo
+    trials, hearing = (first_ref_mentioning(out, words) for out, words in zip(outputs, PARTS.values()))
+    return reply(
+        f"It does not cover travel to attend a clinical trial [{trials}]. "
+        f"Hearing exams and hearing aids are covered [{hearing}]."
+    )
+
+
+@pytest.fixture
+def folio_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus_index: Path, fake_model: FakeResponses) -> None:
+    """Settings for a user with a model server and the shared corpus indexed in container "benefits"."""
+    data = tmp_path / ".folio"
+    data.mkdir()
+    shutil.copy(corpus_index, data / "index.sqlite")  # the session's index is shared: work on a copy
+    monkeypatch.setenv("FOLIO_DATA_DIR", str(data))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_model.base_url)
+    monkeypatch.setenv("FOLIO_DOCS_BASE_URL", "https://docs.example/benefits/")
+
+
+def test_ask_json_answers_a_multi_part_question_with_page_links(
+    folio_env: None, fake_model: FakeResponses, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_model.respond_with(decompose_then_answer)
+
+    code = main(["ask", QUESTION, "--container", "benefits", "--json"])
+
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answerable"] and not result["cap_hit"]
+    assert [(c["name"], c["arguments"]["query"]) for c in result["tool_calls"]] == [
+        ("rewrite_query", QUESTION), *(("search_documents", query) for query in PARTS),
+    ]  # fmt: skip
+    cited = {(c["file"], c["page"]) for c in result["citations"]}
+    assert cited == {(PLAN, 24), (PLAN, 30)}  # the pages ground_truth.jsonl gives for these two questions
+    for citation in result["citations"]:
+        assert citation["url"] == f"https://docs.example/benefits/{PLAN}#page={citation['page']}"
+        assert f"[{citation['label']}]" in result["answer"]
+    assert result["response_ids"] == ["resp_000001", "resp_000002"]
+    assert result["usage"] == {"input_tokens": 240, "output_tokens": 60}
+    searched = fake_model.requests[0].body["input"]
+    assert searched == [{"role": "user", "content": QUESTION}]
+
+
+def test_ask_without_a_model_quotes_passages(
+    monkeypatch: pytest.MonkeyPatch, folio_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    code = main(["ask", "Which hearing care services are covered?", "--container", "benefits"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("(No model is set up")
+    assert re.search(rf"^\[1\] {PLAN}, page \d+  https://docs\.example/benefits/{PLAN}#page=\d+$", out, re.M)
+
+
+async def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model: FakeResponses) -> None:
+    fake_model.script(
+        tools(search("hearing care")), reply("Hearing aids are covered [S1]."),
+        tools(search("hearing aid limits")), reply("Within limits [S1][S2]."),
+    )  # fmt: skip
+    typed = io.StringIO("Is hearing care covered?\n\nAnd how often?\nexit\nnever asked\n")
+    shown = io.StringIO()
+
+    code = await chat_loop(load_settings(None), container="benefits", input_stream=typed, output=shown)
+
+    assert code == 0
+    transcript = shown.getvalue()
+    assert "Hearing aids are covered [1]." in transcript and "Within limits [1][2]." in transcript
+    assert re.search(r"^\[2\] \S+\.pdf, page \d+  https://docs\.example/benefits/\S+#page=\d+$", transcript, re.M)
+    assert len(fake_model.requests) == 4 and fake_model.pending == 0  # "never asked" came after exit
+    assert fake_model.requests[2].body["previous_response_id"] == "resp_000002"
