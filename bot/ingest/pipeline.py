@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.errors import InvalidInput
-from bot.ingest.chunking import split_page
+from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, split_page
 from bot.ingest.readers import SUPPORTED, Document, UnreadableFile, read_document
 from bot.models import Chunk, Tag
 from bot.retrieval import IndexWriter
@@ -50,10 +50,15 @@ def collect_files(paths: Sequence[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def fingerprint(document: Document, *, container: str, tags: Sequence[Tag], date: str | None) -> str:
-    """Content hash plus the options that end up in the chunks: re-tagging a file re-indexes it."""
-    options = "\n".join([container, ",".join(sorted(map(str, tags))), date or ""])
-    return hashlib.sha256(f"{document.content_hash}\n{options}".encode()).hexdigest()
+def fingerprint(document: Document, options: IndexOptions) -> str:
+    """Content hash plus the options that shape the chunks: re-tagging or re-chunking a file re-indexes it."""
+    shape = [
+        options.container,
+        ",".join(sorted(map(str, options.tags))),
+        options.date or "",
+        f"{options.chunk_chars}/{options.overlap_chars}",
+    ]
+    return hashlib.sha256("\n".join([document.content_hash, *shape]).encode()).hexdigest()
 
 
 def document_date(document: Document, given: str | None) -> str:
@@ -79,20 +84,32 @@ def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
     return f"{document}-p{page or 0}-{position}"
 
 
-def build_chunks(
-    document: Document, *, container: str, tags: Sequence[Tag], doc_date: str, context: str
-) -> list[Chunk]:
+@dataclass(frozen=True)
+class IndexOptions:
+    """How one run indexes its files."""
+
+    container: str
+    tags: tuple[Tag, ...] = ()
+    date: str | None = None  # --date; None = the PDF's metadata, else the file's mtime
+    describe: Describe | None = None
+    chunk_chars: int = CHUNK_CHARS
+    overlap_chars: int = OVERLAP_CHARS
+
+
+def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
     """Every passage of every page, each keeping its page number."""
     chunks = []
+    doc_date = document_date(document, options.date)
     for page in document.pages:
-        for position, text in enumerate(split_page(page.text)):
+        passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
+        for position, text in enumerate(passages):
             chunks.append(
                 Chunk(
-                    id=chunk_id(container, document.file, page.number, position),
+                    id=chunk_id(options.container, document.file, page.number, position),
                     file=document.file,
                     page=page.number,
-                    container=container,
-                    tags=tuple(tags),
+                    container=options.container,
+                    tags=options.tags,
                     doc_date=doc_date,
                     text=text,
                     context=context,
@@ -111,14 +128,20 @@ async def index_files(
     date: str | None = None,
     describe: Describe | None = None,
     on_file: Callable[[str], None] | None = None,
+    chunk_chars: int = CHUNK_CHARS,
+    overlap_chars: int = OVERLAP_CHARS,
 ) -> IndexReport:
     """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced."""
+    options = IndexOptions(container, tuple(tags), date, describe, chunk_chars, overlap_chars)
     report = IndexReport()
     known = await writer.fingerprints(container)
     seen: set[str] = set()
     for path in files:
         try:
-            await _index_one(path, writer, report, known, seen, container, tuple(tags), date, describe)
+            if path.name in seen:
+                raise UnreadableFile(f"{path.name}: another file of this name was indexed in this run (names must be unique)")
+            seen.add(path.name)
+            await _index_one(path, writer, options, known, report)
         except UnreadableFile as exc:
             report.failed.append(str(exc))
         if on_file:
@@ -127,31 +150,18 @@ async def index_files(
 
 
 async def _index_one(
-    path: Path,
-    writer: IndexWriter,
-    report: IndexReport,
-    known: dict[str, str],
-    seen: set[str],
-    container: str,
-    tags: tuple[Tag, ...],
-    date: str | None,
-    describe: Describe | None,
+    path: Path, writer: IndexWriter, options: IndexOptions, known: dict[str, str], report: IndexReport
 ) -> None:
-    if path.name in seen:
-        raise UnreadableFile(f"{path.name}: another file of this name was indexed in this run (names must be unique)")
-    seen.add(path.name)
     document = await asyncio.to_thread(read_document, path)
-    version = fingerprint(document, container=container, tags=tags, date=date)
+    version = fingerprint(document, options)
     if known.get(document.file) == version:
         report.skipped += 1
         return
-    context = await describe(document) if describe else context_line(document)
-    chunks = build_chunks(
-        document, container=container, tags=tags, doc_date=document_date(document, date), context=context
-    )
+    context = await options.describe(document) if options.describe else context_line(document)
+    chunks = build_chunks(document, options, context=context)
     if not chunks:
         raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
-    await writer.replace_file(container, document.file, version, chunks)
+    await writer.replace_file(options.container, document.file, version, chunks)
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)

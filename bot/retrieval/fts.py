@@ -8,8 +8,11 @@ chunks that contain more of the rarer words.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+")  # letters and digits; "_" separates words, as in FTS5's unicode61
+_COMPOUND = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)+")  # in-network, pre-authorization, O'Brien
+PHRASES = True
 MAX_TERMS = 32
 
 # Function words that match almost every chunk: OR-ing them in only adds noise and time.
@@ -35,9 +38,26 @@ def terms(query: str) -> list[str]:
     return list(dict.fromkeys(chosen))[:MAX_TERMS]
 
 
-def match_expression(query: str) -> str | None:
-    """`"tok1" OR "tok2" ...` for FTS5 MATCH, or None when the query has no word at all (e.g. only punctuation)."""
+def phrases(query: str) -> list[str]:
+    """Word pairs worth matching as phrases: hyphenated compounds ("in network") and adjacent content words."""
+    found: list[str] = []
+    for compound in _COMPOUND.findall(query):
+        found.append(" ".join(token.lower() for token in _WORD.findall(compound)))
+    words = [token.lower() for token in _WORD.findall(query)]
+    for first, second in zip(words, words[1:]):
+        if first not in STOPWORDS and second not in STOPWORDS:
+            found.append(f"{first} {second}")
+    return list(dict.fromkeys(found))[:MAX_TERMS]
+
+
+def match_expression(query: str, *, extra: Sequence[str] = ()) -> str | None:
+    """`"w1" OR "w2" OR "w1 w2" ...` for FTS5 MATCH, or None when the query has no word (e.g. only punctuation).
+
+    Each word and phrase is an FTS5 string, so nothing the user typed is read as syntax; phrases add the weight
+    of words that stand together in the text.
+    """
     words = terms(query)
     if not words:
         return None
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    alternatives = [*words, *extra, *(phrases(query) if PHRASES else [])]
+    return " OR ".join('"' + item.replace('"', '""') + '"' for item in dict.fromkeys(alternatives))

@@ -22,13 +22,15 @@ from bot.models import Chunk, Scope, Tag
 from bot.retrieval import apply_score_gap, check_top, clean_query
 from bot.retrieval.embedders import Embedder, normalise
 from bot.retrieval.filters import check_tag_keys
-from bot.retrieval.fts import match_expression
+from bot.retrieval.fts import match_expression, terms
+from bot.retrieval.rerank import rerank
+from bot.retrieval.spelling import Vocabulary
 
 T = TypeVar("T")
 
-# bm25() weights of the FTS columns (context, text): the document line (title + first heading) says what a whole
-# document is about, so a query word found there counts more than one found in a passage.
-CONTEXT_WEIGHT = 2.0
+# bm25() weights of the FTS columns (context, text). Weighting the document line higher did not help on the shared
+# corpus (its words occur on most pages, so BM25 gives them little weight): rerank.title_boost does that job.
+CONTEXT_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: later ranks still count, but the top few dominate
 CANDIDATES = 50  # how deep each ranking goes before fusion
@@ -61,6 +63,7 @@ class LocalRetriever:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # container -> (rowids, unit vectors)
+        self._vocab: Vocabulary | None = None
 
     # --- plumbing ----------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -115,6 +118,7 @@ class LocalRetriever:
     async def delete_file(self, container: str, file: str) -> None:
         """Remove `file` and its chunks from `container`."""
         self._vectors.pop(container, None)
+        self._vocab = None
         await self._run(lambda db: _transaction(db, lambda: _delete_file(db, container, file)))
 
     async def replace_file(self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk]) -> None:
@@ -134,6 +138,7 @@ class LocalRetriever:
             )
 
         self._vectors.pop(container, None)
+        self._vocab = None
         await self._run(lambda db: _transaction(db, lambda: write(db)))
 
     async def _embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray | None:
@@ -147,13 +152,20 @@ class LocalRetriever:
         text = clean_query(query)
         check_top(top)
         check_tag_keys(scope)
-        depth = max(top, CANDIDATES) if self.embedder else top
-        keyword = await self._run(lambda db: _keyword_ranking(db, text, scope, depth))
+        depth = max(top * 4, CANDIDATES)
+        found = await self._run(lambda db: _keyword_ranking(db, text, scope, depth, self._vocabulary(db)))
+        keyword = rerank(text, found, context=lambda row: row[8], page=_page_key)
         if self.embedder is None:
             chunks = [_chunk(row, score) for row, score in keyword]
             return apply_score_gap(chunks, self.score_gap)[:top]
         vector = await self._vector_ranking(text, scope, depth)
         return await self._fuse(keyword, vector, top)
+
+    def _vocabulary(self, db: sqlite3.Connection) -> Vocabulary:
+        # Loaded once, dropped on every write; runs in the worker thread, under the lock.
+        if self._vocab is None:
+            self._vocab = _load_vocabulary(db)
+        return self._vocab
 
     async def _vector_ranking(self, query: str, scope: Scope, depth: int) -> list[tuple[int, float]]:
         assert self.embedder is not None
@@ -262,8 +274,10 @@ def scope_sql(scope: Scope, alias: str = "c") -> tuple[str, list[str]]:
     return " AND ".join(clauses), params
 
 
-def _keyword_ranking(db: sqlite3.Connection, query: str, scope: Scope, depth: int) -> list[tuple[tuple, float]]:
-    expression = match_expression(query)
+def _keyword_ranking(
+    db: sqlite3.Connection, query: str, scope: Scope, depth: int, vocabulary: Vocabulary | None = None
+) -> list[tuple[tuple, float]]:
+    expression = match_expression(query, extra=_corrections(db, query, vocabulary) if vocabulary else ())
     if expression is None:
         return []
     where, params = scope_sql(scope)
@@ -277,6 +291,23 @@ def _keyword_ranking(db: sqlite3.Connection, query: str, scope: Scope, depth: in
     except sqlite3.OperationalError as exc:
         raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
     return [(row[:-1], row[-1]) for row in rows]
+
+
+def _corrections(db: sqlite3.Connection, query: str, vocabulary: Vocabulary) -> list[str]:
+    """Known terms close to the query words that match nothing in the index (likely misspellings)."""
+    found = []
+    for word in terms(query):
+        probe = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", ('"' + word + '"',)).fetchone()
+        if probe is None:
+            correction = vocabulary.closest(word)
+            if correction:
+                found.append(correction)
+    return found
+
+
+def _load_vocabulary(db: sqlite3.Connection) -> Vocabulary:
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
+    return Vocabulary(term for (term,) in db.execute("SELECT term FROM temp.chunks_vocab"))
 
 
 def _scoped_rowids(db: sqlite3.Connection, scope: Scope) -> list[int]:
@@ -299,6 +330,11 @@ def _rows_by_id(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tupl
     marks = ", ".join("?" * len(rowids))
     rows = db.execute(f"SELECT {_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})", list(rowids)).fetchall()
     return {row[0]: row for row in rows}
+
+
+def _page_key(row: tuple) -> object:
+    # Chunks of a text file have no page: each is its own place.
+    return (row[2], row[3]) if row[3] is not None else row[1]
 
 
 def _chunk(row: tuple, score: float) -> Chunk:
