@@ -183,12 +183,14 @@ def _parse_body(raw: bytes, content_type: str) -> Json:
 def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            params = _parse_body(raw, self.headers.get("Content-Type", ""))
-            if self.path.startswith("/respond/"):
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else b""
+            path, _, query = self.path.partition("?")
+            # slack_sdk sends some methods' arguments in the query string (`params=`), others as a form or JSON
+            params = {**dict(parse_qsl(query)), **_parse_body(raw, self.headers.get("Content-Type", ""))}
+            if path.startswith("/respond/"):
                 method, token = "response_url", None
-            elif self.path.startswith("/api/"):
-                method = self.path.removeprefix("/api/").split("?")[0]
+            elif path.startswith("/api/"):
+                method = path.removeprefix("/api/")
                 bearer = self.headers.get("Authorization", "")
                 token = bearer.removeprefix("Bearer ") if bearer else params.get("token")
             else:
@@ -203,6 +205,8 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Retry-After", str(failure.retry_after))
             self.end_headers()
             self.wfile.write(body)
+
+        do_GET = do_POST  # noqa: N815 - users.info and a few others are GET requests with a query string
 
         def log_message(self, *args: object) -> None:  # quiet: pytest shows failures, not access logs
             pass

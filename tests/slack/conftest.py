@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -18,9 +19,8 @@ from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.tasks import BackgroundTasks
 from bot.store import ConversationStore
-from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
-from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriever
+from tests.slack.harness import ADMIN, POLICY, SECRET, FakeModel, Harness, RecordingRetriever
 
 
 @pytest.fixture
@@ -33,8 +33,8 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def fake_model() -> Iterator[FakeResponses]:
-    with FakeResponses() as fake:
+def fake_model() -> Iterator[FakeModel]:
+    with FakeModel() as fake:
         yield fake
         assert fake.problems == []
 
@@ -43,17 +43,21 @@ def doc_link(chunk) -> str:  # type: ignore[no-untyped-def]
     return f"https://docs.example/{chunk.file}#page={chunk.page}"
 
 
-@pytest.fixture
-async def harness(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+@asynccontextmanager
+async def running_app(
+    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path, *, with_model: bool = True,
+    turn_timeout: float = 20, redis: str | None = None,
 ) -> AsyncIterator[Harness]:
+    """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one)."""
     settings = Settings(
         slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-        folio_turn_timeout=20,
+        folio_turn_timeout=turn_timeout,
     )  # fmt: skip
-    store = ConversationStore(Redis.from_url(redis_url), prefix=f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30)
+    store = ConversationStore(
+        Redis.from_url(redis or redis_url), prefix=f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30
+    )
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
-    model = fake_model.client()
+    model = fake_model.client() if with_model else None
     tasks = BackgroundTasks()
     app = build_app(
         settings, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(POLICY),
@@ -66,10 +70,21 @@ async def harness(
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    async with aiohttp.ClientSession() as http:
-        yield Harness(f"http://127.0.0.1:{port}{EVENTS_PATH}", slack, fake_model, store, tasks, retriever, http)
-    await tasks.drain()
-    await runner.cleanup()
-    await model.close()
-    await store.close()
-    await retriever.inner.close()  # type: ignore[attr-defined]
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield Harness(f"http://127.0.0.1:{port}{EVENTS_PATH}", slack, fake_model, store, tasks, retriever, http)
+    finally:
+        await tasks.drain()
+        await runner.cleanup()
+        if model is not None:
+            await model.close()
+        await store.close()
+        await retriever.inner.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+async def harness(
+    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+) -> AsyncIterator[Harness]:
+    async with running_app(slack, fake_model, redis_url, corpus_index) as running:
+        yield running
