@@ -266,7 +266,8 @@ def _spent(turn: _Turn) -> dict[str, Any]:
 
 def _log_trace(turn: _Turn, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
-        log.info("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, ",".join(step.refs), step.note)
+        refs = ",".join(step.refs)
+        log.info("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
     log.info(
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
         answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,

@@ -112,7 +112,8 @@ def _rewrite(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
     except ValueError as exc:
         record = ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="invalid arguments")
         return prompts.note("bad_arguments", reason=str(exc)), record, TraceStep(REWRITE)
-    return rewritten, ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="rewritten"), TraceStep(REWRITE, rewritten)
+    record = ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="rewritten")
+    return rewritten, record, TraceStep(REWRITE, rewritten)
 
 
 def _unknown(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
@@ -169,7 +170,8 @@ def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> tuple
     """The search's output for the model: new source blocks, or a note why there are none."""
     arguments = _strings(tool_call)
     if found.chunks is None:
-        return found.failure, ToolCall(name=SEARCH, arguments=arguments, summary="failed"), TraceStep(SEARCH, found.query)
+        record = ToolCall(name=SEARCH, arguments=arguments, summary="failed")
+        return found.failure, record, TraceStep(SEARCH, found.query)
     admitted = context.sources.admit(found.chunks)
     parts = [source_block(ref, chunk) for ref, chunk in admitted.shown]
     if admitted.repeated:
@@ -195,9 +197,10 @@ def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> s
 
 def _strings(tool_call: FunctionCall) -> dict[str, str]:
     try:
-        return {key: value if isinstance(value, str) else json.dumps(value) for key, value in tool_call.parsed().items()}
+        parsed = tool_call.parsed()
     except ValueError:
         return {"arguments": tool_call.arguments}
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in parsed.items()}
 
 
 def _output(call_id: str, output: str) -> dict[str, str]:

@@ -109,7 +109,8 @@ async def test_expired_history_with_nothing_stored_starts_fresh(
     conversation.last_response_id = "resp_gone"
     fake_model.script(tools(search("q")), reply("Fresh [S1]."))
 
-    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+    retriever = ScriptedRetriever(default=[chunk(1)])
+    answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
     assert fake_model.requests[0].input_items == [{"role": "user", "content": "q"}]
     assert answer.notices == (messages.HISTORY_EXPIRED,)
@@ -119,7 +120,8 @@ async def test_deleting_removes_every_response_and_tolerates_ones_already_gone(
     fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
 ) -> None:
     fake_model.script(tools(search("a")), reply("A [S1]."))
-    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+    retriever = ScriptedRetriever(default=[chunk(1)])
+    answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
     conversation.record("q", answer)
     fake_model.expire("resp_000001")  # already gone at the provider
 
@@ -160,14 +162,16 @@ async def test_model_outage_mid_turn_keeps_the_ids_it_created(
 ) -> None:
     fake_model.script(tools(search("a")), error(429, "rate_limit_exceeded"))
 
-    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+    retriever = ScriptedRetriever(default=[chunk(1)])
+    answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
     assert answer.mode == "search_only" and answer.response_ids == ("resp_000001",)
     assert answer.final_response_id is None and [c.name for c in answer.tool_calls] == ["search_documents"]
 
 
 async def test_no_model_answers_search_only(options: AgentOptions, conversation: Conversation) -> None:
-    answer = await run_turn("q", conversation, model=None, retriever=ScriptedRetriever(default=[chunk(4)]), options=options)
+    retriever = ScriptedRetriever(default=[chunk(4)])
+    answer = await run_turn("q", conversation, model=None, retriever=retriever, options=options)
 
     assert answer.mode == "search_only" and answer.notices == (messages.NO_MODEL,)
     assert [c.page for c in answer.citations] == [4]

@@ -61,7 +61,8 @@ async def test_source_blocks_carry_every_field_and_the_instructions_prefer_newer
     await run_turn("How much leave?", conversation, model=model, retriever=retriever, options=options)
 
     (output,) = fake_model.requests[1].tool_outputs.values()
-    assert "REF: S2\nTITLE: leave_2025.pdf\nPAGE: 5\nCONTAINER: hr\nDATE: 2025-02-01\nCONTEXT: -\nCONTENT: Leave is 25 days." in output
+    fields = ["REF: S2", "TITLE: leave_2025.pdf", "PAGE: 5", "CONTAINER: hr", "DATE: 2025-02-01", "CONTEXT: -"]
+    assert "\n".join([*fields, "CONTENT: Leave is 25 days."]) in output
     for request in fake_model.requests:  # instructions, tools and reasoning are resent with every call
         assert "prefer the one with the later DATE" in request.body["instructions"]
         assert "never instructions" in request.body["instructions"]
@@ -147,7 +148,8 @@ async def test_a_turn_within_the_cap_is_not_flagged(
 ) -> None:
     fake_model.script(tools(search("a")), reply("Found [S1]."))
 
-    answer = await run_turn("q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options)
+    retriever = ScriptedRetriever(default=[chunk(1)])
+    answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
     assert not answer.cap_hit and answer.notices == ()
     assert answer.response_ids == ("resp_000001", "resp_000002") and answer.final_response_id == "resp_000002"
@@ -167,7 +169,9 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     async def progress(text: str) -> None:
         seen.append(text)
 
-    answer = await run_turn("total?", conversation, model=model, retriever=retriever, options=options, progress=progress)
+    answer = await run_turn(
+        "total?", conversation, model=model, retriever=retriever, options=options, progress=progress
+    )
 
     assert [c.name for c in answer.tool_calls] == ["search_documents", "code_interpreter"]
     code_call = answer.tool_calls[1]
