@@ -85,7 +85,9 @@ def scrub_sandbox(text: str) -> str:
 
 def render(text: str, known: Mapping[str, Chunk], *, link_for: LinkFor) -> Rendered:
     """Replace valid [S#] markers with [n] labels (one per document page), drop the rest, scrub sandbox paths."""
-    text = _tidy(scrub_sandbox(text.replace(NOT_ANSWERED, ""))).strip()
+    text = text.replace(NOT_ANSWERED, "")
+    scrubbed = scrub_sandbox(text)
+    text = (_tidy(scrubbed) if scrubbed != text else text).strip()
     out = ""
     cursor = 0
     citations: dict[tuple[str, int | None], Citation] = {}

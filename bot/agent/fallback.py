@@ -9,7 +9,7 @@ from bot import messages
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
 from bot.citations import render
-from bot.models import Answer, Chunk, Profile, Scope
+from bot.models import Answer, Chunk, Conversation, Profile
 
 if TYPE_CHECKING:
     from bot.retrieval import Retriever
@@ -20,17 +20,19 @@ QUOTE_CHARS = 400
 
 async def search_only(
     question: str,
+    conversation: Conversation,
     *,
-    scope: Scope,
     retriever: Retriever,
-    sources: TurnSources,
     options: AgentOptions,
     notice: str,
     profile: Profile,
 ) -> Answer:
-    """Search the question as asked and quote the best passages (SearchUnavailable propagates to the caller)."""
-    chunks = await retriever.search(question, scope, top=options.search_top)
-    admitted = sources.admit(chunks[:QUOTES])
+    """Search the question as asked and quote the best passages (SearchUnavailable propagates to the caller).
+
+    Its own dedupe and budget: passages the model saw before it failed are still worth quoting.
+    """
+    chunks = await retriever.search(question, conversation.scope, top=options.search_top)
+    admitted = TurnSources(conversation, budget=options.chunk_budget).admit(chunks[:QUOTES])
     return quoted_answer(admitted.shown, options=options, notices=(notice,), profile=profile)
 
 

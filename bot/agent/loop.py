@@ -75,12 +75,11 @@ async def run_turn(
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
     profile = profile or conversation.profile
-    sources = TurnSources(conversation, budget=options.chunk_budget)
     if model is None:
         return await search_only(
-            question, scope=conversation.scope, retriever=retriever, sources=sources, options=options,
-            notice=messages.NO_MODEL, profile=profile,
-        )  # fmt: skip
+            question, conversation, retriever=retriever, options=options, notice=messages.NO_MODEL, profile=profile
+        )
+    sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, progress or _quiet)
     turn = _Turn(question, conversation, model, options, profile, tools)
     try:
@@ -88,9 +87,8 @@ async def run_turn(
     except ModelUnavailable as exc:
         log.warning("model unavailable, answering search-only: %s", exc)
         fallback = await search_only(
-            question, scope=conversation.scope, retriever=retriever, sources=sources, options=options,
-            notice=messages.MODEL_DOWN, profile=profile,
-        )  # fmt: skip
+            question, conversation, retriever=retriever, options=options, notice=messages.MODEL_DOWN, profile=profile
+        )
         answer = fallback.model_copy(update=_spent(turn))
     _log_trace(turn, answer)
     return answer
@@ -218,6 +216,9 @@ async def _create(
     except openai.APIError as exc:  # connection errors and timeouts, after the SDK's own retries
         raise ModelUnavailable(f"The model service could not be reached: {exc}") from exc
     await _record(turn, response)
+    if response.status == "failed":  # the service took the request but could not produce an answer
+        detail = response.error.message if response.error else "no detail"
+        raise ModelUnavailable(f"The model service failed to answer: {detail}")
     return response
 
 

@@ -34,8 +34,11 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     scope = scope_from(args, settings)
     profile: Profile = "thorough" if args.thorough else "fast"
-    progress = None if args.json else status_line(sys.stderr)
-    answer = asyncio.run(ask(settings, args.question, scope=scope, profile=profile, progress=progress))
+    status = StatusLine(sys.stderr)
+    try:
+        answer = asyncio.run(ask(settings, args.question, scope=scope, profile=profile, progress=status))
+    finally:
+        status.clear()
     print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2) if args.json else format_answer(answer))
     return 0
 
@@ -98,13 +101,20 @@ def citation_line(citation: Citation) -> str:
     return f"[{citation.label}] {where}" + (f"  {citation.url}" if citation.url else "")
 
 
-def status_line(stream: TextIO) -> Callable[[str], Awaitable[None]] | None:
-    """A progress callback that redraws one status line, or None when `stream` is not a terminal."""
-    if not stream.isatty():
-        return None
+class StatusLine:
+    """The turn's progress ("Searching: ...") redrawn on one terminal line; silent when not on a terminal."""
 
-    async def show(text: str) -> None:
-        stream.write(f"\r\033[K{text[:100]}...")
-        stream.flush()
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
 
-    return show
+    async def __call__(self, text: str) -> None:
+        if self.enabled:
+            self.stream.write(f"\r\033[K{text[:100]}...")
+            self.stream.flush()
+
+    def clear(self) -> None:
+        """Erase the line before the answer is printed."""
+        if self.enabled:
+            self.stream.write("\r\033[K")
+            self.stream.flush()

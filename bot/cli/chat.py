@@ -7,13 +7,16 @@ import asyncio
 import sys
 from typing import TextIO
 
+from openai import AsyncOpenAI
+
 from bot import messages
-from bot.agent import run_turn
-from bot.cli.ask import format_answer, status_line
+from bot.agent import AgentOptions, run_turn
+from bot.cli.ask import StatusLine, format_answer
 from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, parse_tags, settings_from
 from bot.config import Settings
 from bot.errors import FolioError
 from bot.models import Conversation, Profile, Scope, Tag
+from bot.retrieval import Retriever
 from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
 
 EXIT_WORDS = {"exit", "quit"}
@@ -52,7 +55,6 @@ async def chat_loop(
     model = build_model_client(settings)
     options = build_agent_options(settings)
     conversation = Conversation(scope=scope, profile=profile)
-    progress = status_line(sys.stderr) if output is sys.stdout else None
     try:
         if scope.container == SAMPLE_CONTAINER:  # the embedded default: index the shipped samples on first use
             await ensure_sample_index(retriever)
@@ -65,20 +67,29 @@ async def chat_loop(
                 break
             if not question:
                 continue
-            try:
-                answer = await run_turn(
-                    question, conversation, model=model, retriever=retriever, options=options, progress=progress
-                )
-            except FolioError as exc:  # say it and keep chatting: the next question may work
-                _write(output, str(exc))
-                continue
-            conversation.record(question, answer)
-            _write(output, format_answer(answer))
+            _write(output, await _turn(question, conversation, model=model, retriever=retriever, options=options))
     finally:
         await retriever.close()
         if model is not None:
             await model.close()
     return 0
+
+
+async def _turn(
+    question: str, conversation: Conversation, *, model: AsyncOpenAI | None, retriever: Retriever, options: AgentOptions
+) -> str:
+    """One answered line: the answer with its citations, or what went wrong (the chat goes on either way)."""
+    status = StatusLine(sys.stderr)
+    try:
+        answer = await run_turn(
+            question, conversation, model=model, retriever=retriever, options=options, progress=status
+        )
+    except FolioError as exc:
+        return str(exc)
+    finally:
+        status.clear()
+    conversation.record(question, answer)
+    return format_answer(answer)
 
 
 def _write(output: TextIO, text: str, *, end: str = "\n") -> None:

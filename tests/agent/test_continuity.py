@@ -166,6 +166,7 @@ async def test_model_outage_mid_turn_keeps_the_ids_it_created(
     answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
     assert answer.mode == "search_only" and answer.response_ids == ("resp_000001",)
+    assert [c.page for c in answer.citations] == [1]  # the passage the model saw before failing is still quoted
     assert answer.final_response_id is None and [c.name for c in answer.tool_calls] == ["search_documents"]
 
 
