@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import ask as ask_command
+from bot.cli import main
 from bot.cli.chat import chat_loop
 from bot.config import load_settings
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, tools
@@ -21,16 +21,6 @@ PARTS = {  # the search the model makes for each part -> a word its passage must
     "Northwind Standard clinical trials travel expenses not covered": "clinical trial",
     "Northwind Standard hearing care services covered": "hearing",
 }
-
-
-def main(argv: list[str]) -> int:  # TEMPORARY until bot.cli.serve has add_parser
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--env-file", default=".env")
-    ask_command.add_parser(parser.add_subparsers())
-    args = parser.parse_args(argv)
-    return args.run(args)
 
 
 def first_ref_mentioning(output: str, words: str) -> str:
