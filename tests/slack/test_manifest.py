@@ -1,0 +1,49 @@
+"""manifest.yaml installs what the app uses, and validates against Slack's published manifest schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import yaml
+from referencing import Registry, Resource
+
+from tests.conftest import ROOT
+
+SCHEMA_BASE = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
+
+
+def load_manifest() -> dict:
+    return yaml.safe_load((ROOT / "manifest.yaml").read_text())
+
+
+def test_the_manifest_validates_against_slacks_schema(shared_dir: Path) -> None:
+    specs = shared_dir / "specs" / "slack"
+    registry = Registry().with_resources(
+        (SCHEMA_BASE + name, Resource.from_contents(json.loads((specs / name).read_text())))
+        for name in ("manifest.schema.1.0.0.json", "manifest.schema.2.0.0.json")
+    )
+    schema = json.loads((specs / "manifest.schema.json").read_text())
+
+    jsonschema.Draft7Validator(schema, registry=registry).validate(load_manifest())
+
+
+def test_the_manifest_subscribes_to_what_the_listeners_handle() -> None:
+    manifest = load_manifest()
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+
+    assert events == {"app_mention", "message.channels", "message.groups", "message.im"}
+    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read"} <= scopes
+    assert [command["command"] for command in manifest["features"]["slash_commands"]] == ["/ask"]
+    assert manifest["settings"]["interactivity"]["is_enabled"] and manifest["settings"]["socket_mode_enabled"]
+
+
+def test_a_broken_manifest_is_caught(shared_dir: Path) -> None:
+    manifest = load_manifest()
+    manifest["features"]["slash_commands"][0]["command"] = "ask"  # must start with /
+    specs = shared_dir / "specs" / "slack"
+    schema = json.loads((specs / "manifest.schema.1.0.0.json").read_text())
+    errors = list(jsonschema.Draft7Validator(schema).iter_errors(manifest))
+    assert errors

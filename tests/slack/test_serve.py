@@ -1,0 +1,82 @@
+"""`folio serve` end to end from environment variables: HTTP events in, answers out through the fake Slack."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot import messages
+from bot.cli import main
+from bot.cli.serve import serve
+from bot.config import load_settings
+from bot.errors import ConfigurationError
+from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
+from tests.slack.harness import SECRET, FakeModel, sign
+
+CHANNELS = "tag_keys: [department]\nchannels:\n  C0SAMPLE01:\n    container: sample\n"
+
+
+@pytest.fixture
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeModel,
+                redis_url: str) -> None:  # fmt: skip
+    (tmp_path / "channels.yaml").write_text(CHANNELS)
+    for name, value in {
+        "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url, "FOLIO_CODE_INTERPRETER": "false",
+        "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        "FOLIO_DOCS_BASE_URL": "https://files.example/docs",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+
+async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never came true"
+        await asyncio.sleep(0.05)
+
+
+async def test_folio_serve_answers_a_mention_over_signed_http(environment: None, slack: FakeSlack,
+                                                              fake_model: FakeModel) -> None:  # fmt: skip
+    fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
+    stop, ports = asyncio.Event(), []
+    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    await wait_until(lambda: ports or server.done())
+    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund policy?", "ts": "1800.000001",
+             "channel": "C0SAMPLE01", "event_ts": "1800.000001"}  # fmt: skip
+    body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": "EvServe1", "event": event})
+
+    async with aiohttp.ClientSession() as http:
+        url = f"http://127.0.0.1:{ports[0]}/slack/events"
+        async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as response:
+            assert response.status == 200
+    await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000001"))
+    stop.set()
+    assert await server == 0
+
+    [answer] = slack.thread("C0SAMPLE01", "1800.000001")
+    assert answer.blocks[0]["text"]["text"].startswith("Refunds within 30 days <https://files.example/docs/refund_policy_")
+
+
+async def test_folio_serve_without_a_channel_file_names_it(environment: None, tmp_path: Path) -> None:
+    (tmp_path / "channels.yaml").unlink()
+    with pytest.raises(ConfigurationError, match="channels.yaml does not exist"):
+        await serve(load_settings(None), host="127.0.0.1", port=0, stop=asyncio.Event())
+
+
+def test_folio_serve_without_slack_says_so_and_chats_in_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("exit\n"))
+
+    assert main(["serve"]) == 0
+
+    assert capsys.readouterr().out.splitlines()[0] == messages.SLACK_NOT_CONFIGURED
