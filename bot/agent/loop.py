@@ -84,7 +84,7 @@ async def run_turn(
     turn = _Turn(question, conversation, model, options, profile, tools)
     try:
         answer = await _answer(turn)
-    except ModelUnavailable as exc:
+    except (ModelUnavailable, HistoryExpired) as exc:  # HistoryExpired here: a response of this very turn vanished
         log.warning("model unavailable, answering search-only: %s", exc)
         fallback = await search_only(
             question, conversation, retriever=retriever, options=options, notice=messages.MODEL_DOWN, profile=profile

@@ -349,6 +349,7 @@ def _error(
 def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+        disable_nagle_algorithm = True  # headers and body go out in two writes: without this, ~40 ms per call
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             if self._route() != ("responses", None):
