@@ -63,6 +63,8 @@ async def chat_loop(
             _write(output, "\n> ", end="")
             line = await asyncio.to_thread(input_stream.readline)
             question = line.strip()
+            if not input_stream.isatty():  # piped input is not echoed by a terminal: show it in the transcript
+                _write(output, question)
             if not line or question.lower() in EXIT_WORDS:
                 break
             if not question:

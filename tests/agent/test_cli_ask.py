@@ -105,7 +105,8 @@ async def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_
 
     assert code == 0
     transcript = shown.getvalue()
-    assert "Hearing aids are covered [1]." in transcript and "Within limits [1][2]." in transcript
+    assert "> Is hearing care covered?\nHearing aids are covered [1]." in transcript
+    assert "> And how often?\nWithin limits [1][2]." in transcript
     assert re.search(r"^\[2\] \S+\.pdf, page \d+  https://docs\.example/benefits/\S+#page=\d+$", transcript, re.M)
     assert len(fake_model.requests) == 4 and fake_model.pending == 0  # "never asked" came after exit
     assert fake_model.requests[2].body["previous_response_id"] == "resp_000002"
