@@ -11,9 +11,11 @@ from aiohttp import web
 from openai import AsyncOpenAI
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent import AgentOptions
@@ -31,8 +33,10 @@ EVENTS_PATH = "/slack/events"
 
 
 def build_slack_client(settings: Settings) -> AsyncWebClient:
-    """The Web API client: SLACK_API_URL as base, and retries for rate limits (429 + Retry-After) and dropped
-    connections, which slack_sdk does not retry by default for rate limits."""
+    """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections.
+
+    slack_sdk retries only connection errors by default, so the rate-limit handler is added here.
+    """
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [

@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.agent import AgentOptions, run_turn
 from bot.config import ChannelPolicy
-from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
+from bot.errors import FolioError, ModelUnavailable, NotConnected, SearchUnavailable, StoreUnavailable
 from bot.models import Conversation, Profile, Tag
 from bot.retrieval import Retriever
 from bot.slack.progress import ThreadProgress
@@ -75,7 +75,11 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
     progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
     try:
         async with lock:
-            conversation = await folio.store.load(request.thread) or _new_conversation(folio.policy, request)
+            conversation = await folio.store.load(request.thread)
+            if conversation is None:
+                conversation = _new_conversation(folio.policy, request)
+            else:
+                _check_still_connected(folio.policy, request, conversation)
             await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
             await _answer(folio, request, conversation, progress)
     except Exception as error:  # every failure must reach the thread
@@ -88,6 +92,13 @@ def _new_conversation(policy: ChannelPolicy, request: TurnRequest) -> Conversati
     scope = policy.scope_for(request.thread.channel, is_dm=request.is_dm, tags=request.tags)
     roots = [request.thread.thread_ts] if request.root_is_ours else []
     return Conversation(scope=scope, started_by=request.user, message_ts=roots)
+
+
+def _check_still_connected(policy: ChannelPolicy, request: TurnRequest, conversation: Conversation) -> None:
+    """A thread keeps its scope, unless an admin has since disconnected the channel or moved it to other documents."""
+    rule = policy.rule_for(request.thread.channel, is_dm=request.is_dm)
+    if rule.container != conversation.scope.container:
+        raise NotConnected(messages.SCOPE_CHANGED)
 
 
 async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:

@@ -46,7 +46,7 @@ def doc_link(chunk) -> str:  # type: ignore[no-untyped-def]
 @asynccontextmanager
 async def running_app(
     slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path, *, with_model: bool = True,
-    turn_timeout: float = 20, redis: str | None = None,
+    turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one)."""
     settings = Settings(
@@ -60,7 +60,7 @@ async def running_app(
     model = fake_model.client() if with_model else None
     tasks = BackgroundTasks()
     app = build_app(
-        settings, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(POLICY),
+        settings, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(policy or POLICY),
         options=AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", code_interpreter=False,
                              link_for=doc_link),
         tasks=tasks,

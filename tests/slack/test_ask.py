@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from bot import messages
 from bot.models import Tag
 from tests.fakes.openai_responses import reply, search, tools
-from tests.slack.harness import ALICE, CHANNEL, DM, LOCKED, Harness
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
+from tests.slack.harness import ALICE, CHANNEL, DM, LOCKED, POLICY, FakeModel, Harness
 
 
 def ask_root(harness: Harness) -> str:
@@ -102,3 +107,34 @@ async def test_ask_where_folio_is_not_a_member_answers_through_the_response_url(
 
     [response] = harness.slack.calls_of("response_url")
     assert "/invite @Folio" in response["text"] and response["response_type"] == "ephemeral"
+
+
+async def test_direct_messages_are_refused_clearly_without_a_dm_policy(
+    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+) -> None:
+    no_dm = {key: value for key, value in POLICY.items() if key != "dm"}
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=no_dm) as harness:
+        ts = await harness.message("What is covered?", channel=DM, channel_type="im")
+        await harness.settle()
+
+        [refusal] = harness.texts(ts, channel=DM)
+        assert "Direct messages are not connected to any documents" in refusal and harness.model.requests == []
+
+
+async def test_a_thread_stops_when_its_channel_is_moved_to_other_documents(
+    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.script(tools(search("balance billing")), reply("Protected [S1]."))
+    async with running_app(slack, fake_model, redis_url, corpus_index) as harness:
+        ts = await harness.mention("What about balance billing?")
+        await harness.settle()
+        conversation = await harness.store.load(harness.thread_key(ts))
+    moved = {**POLICY, "channels": {CHANNEL: {"container": "legal"}}}
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=moved) as harness:
+        await harness.store.save(harness.thread_key(ts), conversation)
+
+        await harness.message("And out of network?", thread_ts=ts)
+        await harness.settle()
+
+        assert harness.texts(ts)[-1] == messages.SCOPE_CHANGED
+        assert all(scope.container == "benefits" for scope in harness.retriever.scopes)
