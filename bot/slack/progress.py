@@ -30,7 +30,7 @@ class ThreadProgress:
     async def start(self, text: str) -> None:
         """Show that work began: the thread status when Slack allows it, else a placeholder message."""
         try:
-            await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status=text)
+            await self._set_status(text)
             self._status = True
             return
         except SlackApiError as exc:
@@ -43,9 +43,7 @@ class ThreadProgress:
         """Show what Folio is doing now, e.g. "Searching: payment terms Supplier A"."""
         try:
             if self._status:
-                await self._client.assistant_threads_setStatus(
-                    channel_id=self._channel, thread_ts=self._thread_ts, status=text
-                )
+                await self._set_status(text)
             elif self.placeholder_ts:
                 message = render_notice(f"_{escape(text)}_")
                 await self._client.chat_update(
@@ -93,9 +91,12 @@ class ThreadProgress:
             return
         self._status = False
         try:
-            await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status="")
+            await self._set_status("")
         except SlackApiError as exc:
             log.warning("could not clear the thread status: %s", exc.response.get("error"))
+
+    async def _set_status(self, text: str) -> None:
+        await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status=text)
 
     async def _post(self, message: SlackMessage) -> str:
         response = await self._client.chat_postMessage(

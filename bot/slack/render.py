@@ -146,11 +146,16 @@ def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
     if think_harder:
         buttons.append(ButtonElement(text=messages.BUTTON_THINK_HARDER, action_id=ACTION_THINK_HARDER, value=value))
     confirm = ConfirmObject(
-        title=messages.CONFIRM_DELETE_TITLE, text=messages.CONFIRM_DELETE_TEXT, confirm="Delete", deny="Keep", style="danger"
+        title=messages.CONFIRM_DELETE_TITLE,
+        text=messages.CONFIRM_DELETE_TEXT,
+        confirm="Delete",
+        deny="Keep",
+        style="danger",
     )
-    buttons.append(
-        ButtonElement(text=messages.BUTTON_DELETE, action_id=ACTION_DELETE, value=value, style="danger", confirm=confirm)
+    delete = ButtonElement(
+        text=messages.BUTTON_DELETE, action_id=ACTION_DELETE, value=value, style="danger", confirm=confirm
     )
+    buttons.append(delete)
     return ActionsBlock(elements=buttons)
 
 
@@ -170,7 +175,8 @@ def render_answer(answer: Answer, *, scope: Scope, turn_index: int) -> SlackMess
 
 def render_notice(text: str) -> SlackMessage:
     """A short message Folio writes itself (errors, progress, confirmations); `text` is mrkdwn already."""
-    return SlackMessage(text=text[:FALLBACK_LIMIT], blocks=tuple(_section(part) for part in split_mrkdwn(text)[:BLOCK_LIMIT]))
+    blocks = tuple(_section(part) for part in split_mrkdwn(text)[:BLOCK_LIMIT])
+    return SlackMessage(text=text[:FALLBACK_LIMIT], blocks=blocks)
 
 
 def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -> SlackMessage:

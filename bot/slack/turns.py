@@ -118,7 +118,9 @@ async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation
         await progress.say(messages.NOT_SAVED)
 
 
-async def start_turn(folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None) -> None:
+async def start_turn(
+    folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
+) -> None:
     """Claim the delivery, take the thread's place in line, and run the turn after the ack.
 
     Call it before acknowledging: the place in line taken here is the order turns of one thread run in.

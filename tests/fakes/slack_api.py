@@ -164,7 +164,8 @@ class FakeSlack:
     def _users_info(self, params: Json) -> Json:
         user = params.get("user", "")
         admin = user in self.admins
-        return {"ok": True, "user": {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}}
+        profile = {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}
+        return {"ok": True, "user": profile}
 
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}

@@ -32,7 +32,10 @@ ALICE, BOB, ADMIN = "U0ALICE01", "U0BOB0001", "U0ADMIN01"
 
 POLICY = {
     "tag_keys": ["department", "year"],
-    "channels": {CHANNEL: {"container": "benefits"}, "C0HRONLY01": {"container": "benefits", "tags": ["department:hr"]}},
+    "channels": {
+        CHANNEL: {"container": "benefits"},
+        "C0HRONLY01": {"container": "benefits", "tags": ["department:hr"]},
+    },
     "dm": {"container": "benefits"},
 }
 
@@ -63,7 +66,8 @@ class FakeModel(FakeResponses):
 
     def delete(self, response_id: str) -> tuple[int, dict[str, Any]]:
         if response_id in self.failing_deletes:
-            return 500, {"error": {"message": "fake delete failure", "type": "server_error", "param": None, "code": None}}
+            failure = {"message": "fake delete failure", "type": "server_error", "param": None, "code": None}
+            return 500, {"error": failure}
         return super().delete(response_id)
 
 

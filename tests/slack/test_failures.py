@@ -133,7 +133,8 @@ async def test_requests_with_a_bad_signature_are_refused_and_ignored(harness: Ha
                                                                   "Content-Type": "application/json"}) as response:
         assert response.status == 401
     old = sign(body, timestamp=1_000_000_000)  # a replayed request from 2001
-    async with harness.http.post(harness.url, data=body, headers={**old, "Content-Type": "application/json"}) as response:
+    headers = {**old, "Content-Type": "application/json"}
+    async with harness.http.post(harness.url, data=body, headers=headers) as response:
         assert response.status == 401
     await harness.settle()
     assert harness.slack.calls_of("chat.postMessage") == []

@@ -53,13 +53,15 @@ def test_citations_become_inline_links_to_the_page_and_are_listed_as_sources() -
     blocks = valid(message.block_dicts())
 
     assert blocks[0]["text"]["text"] == "You get 25 days <https://docs.example.com/handbook.pdf#page=4|[1]>."
-    assert "[1] <https://docs.example.com/handbook.pdf#page=4|Employee handbook>, page 4 · benefits" in all_text(blocks)
+    source = "[1] <https://docs.example.com/handbook.pdf#page=4|Employee handbook>, page 4 · benefits"
+    assert source in all_text(blocks)
     assert "Applied filters: `year:2025`" in all_text(blocks)
     assert message.text == "You get 25 days [1]."
 
 
 def test_model_text_is_escaped_and_cannot_forge_links_or_mentions() -> None:
-    answer = cited("Use <!channel> & <https://evil.example|click> [1]", citation(1, "https://x.example/a.pdf?a=1|b&c=2"))
+    evil = citation(1, "https://x.example/a.pdf?a=1|b&c=2")
+    answer = cited("Use <!channel> & <https://evil.example|click> [1]", evil)
     section = valid(render_answer(answer, scope=SCOPE, turn_index=0).block_dicts())[0]["text"]["text"]
 
     assert section.startswith("Use &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt; ")

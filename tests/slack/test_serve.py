@@ -62,7 +62,8 @@ async def test_folio_serve_answers_a_mention_over_signed_http(environment: None,
     assert await server == 0
 
     [answer] = slack.thread("C0SAMPLE01", "1800.000001")
-    assert answer.blocks[0]["text"]["text"].startswith("Refunds within 30 days <https://files.example/docs/refund_policy_")
+    linked = "Refunds within 30 days <https://files.example/docs/refund_policy_"
+    assert answer.blocks[0]["text"]["text"].startswith(linked)
 
 
 async def test_folio_serve_without_a_channel_file_names_it(environment: None, tmp_path: Path) -> None:
