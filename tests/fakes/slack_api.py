@@ -10,10 +10,12 @@
 It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
 delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
 `{url}/respond/{id}` (see `response_url()`) and are recorded as calls of method `response_url`.
+`FakeSocketMode` adds the Socket Mode WebSocket that `apps.connections.open` (with the xapp- token) points to.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import threading
@@ -22,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
@@ -56,8 +60,12 @@ class _Failure:
 class FakeSlack:
     """The Web API methods Folio uses, with failures you can inject per method."""
 
-    def __init__(self, *, token: str = "xoxb-test-token", admins: set[str] | None = None) -> None:
+    def __init__(
+        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None
+    ) -> None:
         self.token = token
+        self.app_token = app_token
+        self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
         self.calls: list[SlackCall] = []
         self.messages: dict[tuple[str, str], Message] = {}
@@ -117,7 +125,8 @@ class FakeSlack:
             failure = queued.popleft() if queued else None
             if failure is not None:
                 return failure.status, {"ok": False, "error": failure.error}, failure
-            if method != "response_url" and token != self.token:
+            expected = self.app_token if method == "apps.connections.open" else self.token
+            if method != "response_url" and token != expected:
                 return 200, {"ok": False, "error": "invalid_auth"}, None
             answer = getattr(self, "_" + method.replace(".", "_"), None)
             if answer is None:
@@ -167,6 +176,11 @@ class FakeSlack:
         profile = {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}
         return {"ok": True, "user": profile}
 
+    def _apps_connections_open(self, params: Json) -> Json:
+        if self.socket_url is None:
+            return {"ok": False, "error": "not_allowed_token_type"}
+        return {"ok": True, "url": self.socket_url}
+
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}
 
@@ -213,3 +227,80 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+class FakeSocketMode:
+    """Slack's Socket Mode end: a WebSocket on 127.0.0.1 that says hello, sends envelopes and records the acks.
+
+        with FakeSlack() as slack, FakeSocketMode(slack) as socket:   # apps.connections.open now hands out its URL
+            socket.send_event({...})                                   # an events_api envelope; returns its id
+            socket.acks                                                # {"envelope_id": ...} messages received
+    """
+
+    def __init__(self, slack: FakeSlack) -> None:
+        self.acks: list[Json] = []
+        self._sockets: list[web.WebSocketResponse] = []
+        self._ids = itertools.count(1)
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        started = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
+        self._thread.start()
+        started.wait(10)
+        slack.socket_url = self.url
+
+    @property
+    def url(self) -> str:
+        assert self._runner is not None
+        return f"ws://127.0.0.1:{self._runner.addresses[0][1]}/link"
+
+    @property
+    def connected(self) -> int:
+        return sum(not socket.closed for socket in self._sockets)
+
+    def send_event(self, event: Json, *, team: str = TEAM) -> str:
+        """Deliver an Events API payload as Slack does in Socket Mode; returns the envelope id to await an ack."""
+        envelope_id = f"env-{next(self._ids)}"
+        payload = {"type": "event_callback", "team_id": team, "event_id": f"EvS{envelope_id}", "event": event}
+        envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload,
+                    "accepts_response_payload": False, "retry_attempt": 0, "retry_reason": ""}  # fmt: skip
+        asyncio.run_coroutine_threadsafe(self._broadcast(envelope), self._loop).result(10)
+        return envelope_id
+
+    def close(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def __enter__(self) -> FakeSocketMode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _serve(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self._loop)
+        application = web.Application()
+        application.router.add_get("/link", self._connection)
+        self._runner = web.AppRunner(application)
+        self._loop.run_until_complete(self._runner.setup())
+        self._loop.run_until_complete(web.TCPSite(self._runner, "127.0.0.1", 0).start())
+        started.set()
+        self._loop.run_forever()
+
+    async def _connection(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        self._sockets.append(socket)
+        await socket.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0FOLIO01"},
+                                "debug_info": {"host": "fake", "approximate_connection_time": 3600}})  # fmt: skip
+        async for message in socket:
+            if message.type == WSMsgType.TEXT:
+                self.acks.append(json.loads(message.data))
+        return socket
+
+    async def _broadcast(self, envelope: Json) -> None:
+        for socket in self._sockets:
+            if not socket.closed:
+                await socket.send_json(envelope)

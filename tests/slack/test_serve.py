@@ -17,7 +17,7 @@ from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
 from tests.fakes.openai_responses import reply, search, tools
-from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
 from tests.slack.harness import SECRET, FakeModel, sign
 
 CHANNELS = "tag_keys: [department]\nchannels:\n  C0SAMPLE01:\n    container: sample\n"
@@ -81,3 +81,26 @@ def test_folio_serve_without_slack_says_so_and_chats_in_the_terminal(
     assert main(["serve"]) == 0
 
     assert capsys.readouterr().out.splitlines()[0] == messages.SLACK_NOT_CONFIGURED
+
+
+async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
+    environment: None, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, fake_model: FakeModel
+) -> None:
+    fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
+    monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET")  # not needed in Socket Mode
+    with FakeSocketMode(slack) as socket:
+        stop = asyncio.Event()
+        server = asyncio.create_task(serve(load_settings(None), stop=stop))
+        await wait_until(lambda: socket.connected or server.done())
+        event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund policy?",
+                 "ts": "1800.000002", "channel": "C0SAMPLE01", "event_ts": "1800.000002"}  # fmt: skip
+
+        envelope_id = await asyncio.to_thread(socket.send_event, event)
+        await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000002"))
+        stop.set()
+        assert await server == 0
+
+    assert envelope_id in [ack.get("envelope_id") for ack in socket.acks]
+    [answer] = slack.thread("C0SAMPLE01", "1800.000002")
+    assert answer.blocks[0]["text"]["text"].startswith("Refunds within 30 days <https://files.example/docs/")
