@@ -1,18 +1,18 @@
 """Turns what a person typed into a safe SQLite FTS5 MATCH expression.
 
-User text never reaches FTS5 syntax: it is split into word tokens, each token is quoted as an FTS5 string, and the
-tokens are joined with OR, so quotes, operators (AND, NEAR, *, ^, :) and unicode are all just words. BM25 then rewards
-chunks that contain more of the rarer words.
+User text never reaches FTS5 syntax: it is split into word tokens, each token (and each phrase of adjacent words)
+is quoted as an FTS5 string, and they are joined with OR, so quotes, operators (AND, NEAR, *, ^, :) and unicode are
+all just words. BM25 then rewards chunks that contain more of the rarer words.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits; "_" separates words, as in FTS5's unicode61
 _COMPOUND = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)+")  # in-network, pre-authorization, O'Brien
-PHRASES = True
 MAX_TERMS = 32
 
 # Function words that match almost every chunk: OR-ing them in only adds noise and time.
@@ -50,14 +50,41 @@ def phrases(query: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_TERMS]
 
 
-def match_expression(query: str, *, extra: Sequence[str] = ()) -> str | None:
-    """`"w1" OR "w2" OR "w1 w2" ...` for FTS5 MATCH, or None when the query has no word (e.g. only punctuation).
+def match_expression(words: Sequence[str], phrases: Sequence[str] = ()) -> str | None:
+    """`"w1" OR "w2" OR "w1 w2" ...` for FTS5 MATCH, or None when there is nothing to match.
 
     Each word and phrase is an FTS5 string, so nothing the user typed is read as syntax; phrases add the weight
     of words that stand together in the text.
     """
-    words = terms(query)
-    if not words:
+    alternatives = list(dict.fromkeys(item for item in [*words, *phrases] if item.strip()))
+    if not alternatives:
         return None
-    alternatives = [*words, *extra, *(phrases(query) if PHRASES else [])]
-    return " OR ".join('"' + item.replace('"', '""') + '"' for item in dict.fromkeys(alternatives))
+    return " OR ".join('"' + item.replace('"', '""') + '"' for item in alternatives)
+
+
+# --- the Scope inside the MATCH -----------------------------------------------------------------------------------
+# Each chunk's hidden `scope` column holds one token for its container and one per tag. Filtering by AND-ing those
+# tokens into the MATCH lets FTS5 intersect posting lists instead of joining every matched row to the chunks table
+# (4 ms of 11 at 50,000 chunks). Tokens are a letter pair and decimal digits, so the porter stemmer leaves them alone.
+SCOPE_COLUMN = "scope"
+TEXT_COLUMNS = "{context text}"
+
+
+def scope_token(kind: str, value: str) -> str:
+    """`zc<digits>` for a container, `zt<digits>` for a `key:value` tag: stable, and no user word looks like it."""
+    digest = int(hashlib.sha256(value.encode("utf-8")).hexdigest()[:16], 16)
+    return f"z{kind}{digest:020d}"
+
+
+def scope_tokens(container: str, tags: Sequence[str]) -> str:
+    """The `scope` column of a chunk: its container token and its tag tokens."""
+    return " ".join([scope_token("c", container), *(scope_token("t", tag) for tag in tags)])
+
+
+def scoped_match(expression: str, container: str, tags_by_key: dict[str, tuple[str, ...]]) -> str:
+    """`{context text} : (expression) AND scope : "zc.." AND (scope : "zt.." OR ...) ...` (same key OR, keys AND)."""
+    parts = [f"{TEXT_COLUMNS} : ({expression})", f'{SCOPE_COLUMN} : "{scope_token("c", container)}"']
+    for key, values in tags_by_key.items():
+        tokens = [f'{SCOPE_COLUMN} : "{scope_token("t", f"{key}:{value}")}"' for value in values]
+        parts.append("(" + " OR ".join(tokens) + ")")
+    return " AND ".join(parts)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -22,11 +24,12 @@ from bot.models import Chunk, Scope, Tag
 from bot.retrieval import apply_score_gap, check_top, clean_query
 from bot.retrieval.embedders import Embedder, normalise
 from bot.retrieval.filters import check_tag_keys
-from bot.retrieval.fts import match_expression, terms
+from bot.retrieval.fts import match_expression, scope_tokens, scoped_match, terms
 from bot.retrieval.rerank import rerank
-from bot.retrieval.spelling import Vocabulary
+from bot.retrieval.vocabulary import QueryPlan, Vocabulary, plan_query
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # bm25() weights of the FTS columns (context, text). Weighting the document line higher did not help on the shared
 # corpus (its words occur on most pages, so BM25 gives them little weight): rerank.title_boost does that job.
@@ -35,19 +38,29 @@ TEXT_WEIGHT = 1.0
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: later ranks still count, but the top few dominate
 CANDIDATES = 50  # how deep each ranking goes before fusion
 
-SCHEMA = """
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+SCHEMA_VERSION = 2  # bump when the layout changes: older files are emptied and must be indexed again
+VOCABULARY_TTL = 60.0  # seconds; another process (e.g. `folio index`) may have written meanwhile
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS files (
     container TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (container, file));
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, container TEXT NOT NULL, file TEXT NOT NULL, page INTEGER,
     doc_date TEXT, tabular INTEGER NOT NULL DEFAULT 0, tags TEXT NOT NULL DEFAULT '[]', context TEXT NOT NULL,
-    text TEXT NOT NULL, vector BLOB);
+    text TEXT NOT NULL, scope TEXT NOT NULL, vector BLOB);
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (container, file);
 CREATE TABLE IF NOT EXISTS chunk_tags (chunk INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunk_tags_by_value ON chunk_tags (key, value, chunk);
 CREATE INDEX IF NOT EXISTS chunk_tags_by_chunk ON chunk_tags (chunk);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    context, text, content='chunks', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+    context, text, scope, content='chunks', content_rowid='rowid', tokenize='{TOKENIZER}');
+"""
+# Per connection: the index's tokenizer run on query words (to look them up in the vocabulary), and the vocabulary.
+TEMP_SCHEMA = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5 (word, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab (temp, 'query_words', 'instance');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab (main, 'chunks_fts', 'row');
 """
 
 _COLUMNS = "c.rowid, c.id, c.file, c.page, c.container, c.tags, c.doc_date, c.text, c.context, c.tabular"
@@ -63,7 +76,7 @@ class LocalRetriever:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # container -> (rowids, unit vectors)
-        self._vocab: Vocabulary | None = None
+        self._vocab: tuple[float, Vocabulary] | None = None  # (loaded at, vocabulary)
 
     # --- plumbing ----------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -73,7 +86,8 @@ class LocalRetriever:
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(SCHEMA)
+                _migrate(db)
+                db.executescript(TEMP_SCHEMA)
             except (OSError, sqlite3.Error) as exc:
                 raise SearchUnavailable(
                     f"The local index {self.path} cannot be opened ({exc}). Check that the folder is writable "
@@ -153,8 +167,11 @@ class LocalRetriever:
         check_top(top)
         check_tag_keys(scope)
         depth = max(top * 4, CANDIDATES)
-        found = await self._run(lambda db: _keyword_ranking(db, text, scope, depth, self._vocabulary(db)))
-        keyword = rerank(text, found, context=lambda row: row[8], page=_page_key)
+        found, plan, tokens = await self._run(lambda db: _keyword_ranking(db, text, scope, depth, self._vocabulary(db)))
+        keyword = rerank(
+            text, found, context=lambda row: row[8], text=lambda row: row[7], page=_page_key,
+            later=plan.later, phrases=plan.phrases, average_tokens=tokens,
+        )  # fmt: skip
         if self.embedder is None:
             chunks = [_chunk(row, score) for row, score in keyword]
             return apply_score_gap(chunks, self.score_gap)[:top]
@@ -162,10 +179,10 @@ class LocalRetriever:
         return await self._fuse(keyword, vector, top)
 
     def _vocabulary(self, db: sqlite3.Connection) -> Vocabulary:
-        # Loaded once, dropped on every write; runs in the worker thread, under the lock.
-        if self._vocab is None:
-            self._vocab = _load_vocabulary(db)
-        return self._vocab
+        # Runs in the worker thread, under the lock; dropped on every write and after VOCABULARY_TTL.
+        if self._vocab is None or time.monotonic() - self._vocab[0] > VOCABULARY_TTL:
+            self._vocab = (time.monotonic(), _load_vocabulary(db))
+        return self._vocab[1]
 
     async def _vector_ranking(self, query: str, scope: Scope, depth: int) -> list[tuple[int, float]]:
         assert self.embedder is not None
@@ -222,6 +239,21 @@ def relative_strength(*scored: dict[int, float]) -> dict[int, float]:
 
 
 # --- SQL helpers (run inside the worker thread) ---------------------------------------------------------------------
+def _migrate(db: sqlite3.Connection) -> None:
+    """Create the schema; an index file from an older layout is emptied (it is rebuilt by indexing again)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return
+    if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]:
+        log.warning("the local index has an older layout (version %s); it is emptied: index the documents again", version)
+        db.executescript(
+            "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunk_tags; DROP TABLE IF EXISTS chunks;"
+            " DROP TABLE IF EXISTS files;"
+        )
+    db.executescript(SCHEMA)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 def _transaction(db: sqlite3.Connection, work: Callable[[], None]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -236,7 +268,8 @@ def _delete_file(db: sqlite3.Connection, container: str, file: str) -> None:
     where = "FROM chunks WHERE container = ? AND file = ?"
     # An external-content FTS5 table forgets a row only when told its old values.
     db.execute(
-        f"INSERT INTO chunks_fts (chunks_fts, rowid, context, text) SELECT 'delete', rowid, context, text {where}",
+        "INSERT INTO chunks_fts (chunks_fts, rowid, context, text, scope)"
+        f" SELECT 'delete', rowid, context, text, scope {where}",
         (container, file),
     )
     db.execute(f"DELETE FROM chunk_tags WHERE chunk IN (SELECT rowid {where})", (container, file))
@@ -247,14 +280,18 @@ def _delete_file(db: sqlite3.Connection, container: str, file: str) -> None:
 def _insert_chunk(db: sqlite3.Connection, chunk: Chunk, vector: np.ndarray | None) -> None:
     tags = json.dumps([[tag.key, tag.value] for tag in chunk.tags], ensure_ascii=False)
     blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+    scope = scope_tokens(chunk.container, [f"{tag.key}:{tag.value}" for tag in chunk.tags])
     cursor = db.execute(
-        "INSERT INTO chunks (id, container, file, page, doc_date, tabular, tags, context, text, vector)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks (id, container, file, page, doc_date, tabular, tags, context, text, scope, vector)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (chunk.id, chunk.container, chunk.file, chunk.page, chunk.doc_date, int(chunk.tabular), tags,
-         chunk.context, chunk.text, blob),
+         chunk.context, chunk.text, scope, blob),
     )  # fmt: skip
     rowid = cursor.lastrowid
-    db.execute("INSERT INTO chunks_fts (rowid, context, text) VALUES (?, ?, ?)", (rowid, chunk.context, chunk.text))
+    db.execute(
+        "INSERT INTO chunks_fts (rowid, context, text, scope) VALUES (?, ?, ?, ?)",
+        (rowid, chunk.context, chunk.text, scope),
+    )
     db.executemany(
         "INSERT INTO chunk_tags (chunk, key, value) VALUES (?, ?, ?)",
         [(rowid, tag.key, tag.value) for tag in dict.fromkeys(chunk.tags)],
@@ -275,39 +312,56 @@ def scope_sql(scope: Scope, alias: str = "c") -> tuple[str, list[str]]:
 
 
 def _keyword_ranking(
-    db: sqlite3.Connection, query: str, scope: Scope, depth: int, vocabulary: Vocabulary | None = None
-) -> list[tuple[tuple, float]]:
-    expression = match_expression(query, extra=_corrections(db, query, vocabulary) if vocabulary else ())
+    db: sqlite3.Connection, query: str, scope: Scope, depth: int, vocabulary: Vocabulary
+) -> tuple[list[tuple[tuple, float]], QueryPlan, float]:
+    """Candidates by FTS5 bm25 of the plan's selecting words, with the plan and the average chunk length."""
+    plan = plan_query(query, _stems(db, terms(query)), vocabulary)
+    expression = match_expression(plan.words)
     if expression is None:
-        return []
-    where, params = scope_sql(scope)
-    sql = (
-        f"SELECT {_COLUMNS}, -bm25(chunks_fts, {CONTEXT_WEIGHT}, {TEXT_WEIGHT}) AS score"
-        f" FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
-        f" WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
+        return [], plan, vocabulary.average_tokens
+    # The scope is part of the MATCH (see fts.scoped_match); the scope column weighs 0 in bm25.
+    ranked = (
+        f"SELECT rowid, -bm25(chunks_fts, {CONTEXT_WEIGHT}, {TEXT_WEIGHT}, 0.0) AS score FROM chunks_fts"
+        " WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?"
     )
+    sql = f"SELECT {_COLUMNS}, r.score FROM ({ranked}) r JOIN chunks c ON c.rowid = r.rowid ORDER BY r.score DESC"
     try:
-        rows = db.execute(sql, [expression, *params, depth]).fetchall()
+        rows = db.execute(sql, [scoped_match(expression, scope.container, scope.tags_by_key()), depth]).fetchall()
     except sqlite3.OperationalError as exc:
         raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
-    return [(row[:-1], row[-1]) for row in rows]
+    hits = [(row[:-1], row[-1]) for row in rows if _in_scope(row, scope)]
+    return hits, plan, vocabulary.average_tokens
 
 
-def _corrections(db: sqlite3.Connection, query: str, vocabulary: Vocabulary) -> list[str]:
-    """Known terms close to the query words that match nothing in the index (likely misspellings)."""
-    found = []
-    for word in terms(query):
-        probe = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", ('"' + word + '"',)).fetchone()
-        if probe is None:
-            correction = vocabulary.closest(word)
-            if correction:
-                found.append(correction)
-    return found
+def _in_scope(row: tuple, scope: Scope) -> bool:
+    """Defence in depth: the MATCH already applied the scope; a row outside it would mean a token collision."""
+    if row[4] != scope.container:
+        return False
+    tags = {(key, value) for key, value in json.loads(row[5])}
+    return all(any((key, value) in tags for value in values) for key, values in scope.tags_by_key().items())
+
+
+def _stems(db: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
+    """word -> the term the index's own tokenizer (porter) makes of it."""
+    db.executemany("INSERT INTO temp.query_words (rowid, word) VALUES (?, ?)", list(enumerate(words, start=1)))
+    try:
+        found = db.execute("SELECT doc, term FROM temp.query_stems ORDER BY doc, offset").fetchall()
+    finally:
+        db.execute("DELETE FROM temp.query_words")
+    stems: dict[str, str] = {}
+    for doc, term in found:
+        stems.setdefault(words[doc - 1], term)
+    return stems
 
 
 def _load_vocabulary(db: sqlite3.Connection) -> Vocabulary:
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-    return Vocabulary(term for (term,) in db.execute("SELECT term FROM temp.chunks_vocab"))
+    total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    doc_freq: dict[str, int] = {}
+    tokens = 0
+    for term, docs, count in db.execute("SELECT term, doc, cnt FROM temp.chunks_vocab"):
+        doc_freq[term] = docs
+        tokens += count
+    return Vocabulary(doc_freq, total, average_tokens=tokens / max(total, 1))
 
 
 def _scoped_rowids(db: sqlite3.Connection, scope: Scope) -> list[int]:
