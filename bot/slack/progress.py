@@ -35,9 +35,7 @@ class ThreadProgress:
             return
         except SlackApiError as exc:
             log.info("thread status unavailable (%s); using a placeholder message", exc.response.get("error"))
-        message = render_notice(f"_{escape(text)}_")
-        response = await self._post(message)
-        self.placeholder_ts = response
+        self.placeholder_ts = await self._post(render_notice(f"_{escape(text)}_"))
 
     async def update(self, text: str) -> None:
         """Show what Folio is doing now, e.g. "Searching: payment terms Supplier A"."""
@@ -49,8 +47,8 @@ class ThreadProgress:
                 await self._client.chat_update(
                     channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
                 )
-        except SlackApiError as exc:
-            log.warning("progress update failed: %s", exc.response.get("error"))
+        except Exception:  # best effort: a lost progress line must never fail the turn
+            log.warning("progress update failed", exc_info=True)
 
     async def finish(self, message: SlackMessage) -> str:
         """Replace the indicator with `message`; returns the ts of the message that now shows it."""
