@@ -13,7 +13,7 @@ from bot.models import Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.azure import AzureSearchRetriever
 from tests.fakes.azure_search import FakeAzureSearch
-from tests.retrieval.conftest import API_KEY, HashEmbedder, chunk
+from tests.retrieval.helpers import API_KEY, HashEmbedder, chunk
 
 HOSTILE = [
     "' or 1 eq 1 or '",

@@ -1,0 +1,130 @@
+"""Ingestion: real PDFs (made with fpdf2) -> page-numbered chunks in a real local index."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+
+from bot.errors import InvalidInput
+from bot.ingest import collect_files, index_files
+from bot.ingest.chunking import split_page
+from bot.models import Scope, Tag
+from bot.retrieval.local import LocalRetriever
+
+FILLER = "This paragraph is ordinary filler text about office routines and general matters. " * 12
+
+
+def make_pdf(path: Path, pages: list[str], *, created: datetime | None = None, password: str | None = None) -> Path:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    if created:
+        pdf.set_creation_date(created)
+    if password:
+        pdf.set_encryption(owner_password="owner", user_password=password)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+    return path
+
+
+@pytest.fixture
+async def index(tmp_path: Path) -> AsyncIterator[LocalRetriever]:
+    retriever = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    yield retriever
+    await retriever.close()
+
+
+async def test_every_chunk_keeps_the_page_its_words_are_on(tmp_path: Path, index: LocalRetriever) -> None:
+    pages = [f"Section {n}. {FILLER} The secret code of this page is zebra{n}quartz. {FILLER}" for n in range(1, 6)]
+    pdf = make_pdf(tmp_path / "Travel_Policy.pdf", pages)
+    report = await index_files([pdf], index, container="hr", tags=(Tag(key="year", value="2025"),))
+    assert (report.files, report.pages, report.skipped, report.failed) == (1, 5, 0, [])
+    assert report.chunks > 5  # long pages are split, yet every piece keeps its page
+    for n in range(1, 6):
+        [hit] = (await index.search(f"zebra{n}quartz", Scope(container="hr"), top=3))[:1]
+        assert (hit.file, hit.page) == ("Travel_Policy.pdf", n)
+        assert hit.tags == (Tag(key="year", value="2025"),)
+        assert hit.context.startswith("Travel Policy")
+
+
+async def test_a_converted_spreadsheet_keeps_its_name_and_is_tabular(tmp_path: Path, index: LocalRetriever) -> None:
+    pdf = make_pdf(tmp_path / "orders.xlsx.pdf", ["Order 1001 Acme widgets 12 units"])
+    await index_files([pdf], index, container="sales")
+    [hit] = await index.search("widgets", Scope(container="sales"), top=3)
+    assert hit.file == "orders.xlsx.pdf" and hit.tabular and hit.page == 1
+    report = make_pdf(tmp_path / "report.docx.pdf", ["Quarterly widgets report"])
+    await index_files([report], index, container="sales")
+    assert not [h for h in await index.search("quarterly", Scope(container="sales"), top=3) if h.tabular]
+
+
+async def test_text_and_markdown_are_indexed_without_pages(tmp_path: Path, index: LocalRetriever) -> None:
+    (tmp_path / "notes.md").write_text("# Onboarding\n\nNew starters get a laptop on day one.", encoding="utf-8")
+    (tmp_path / "faq.txt").write_text("The canteen opens at eight.", encoding="utf-8")
+    report = await index_files(collect_files([tmp_path]), index, container="hr")
+    assert report.files == 2 and not report.failed
+    [hit] = await index.search("laptop", Scope(container="hr"), top=3)
+    assert hit.file == "notes.md" and hit.page is None
+
+
+async def test_unchanged_files_are_skipped_and_changed_ones_replaced(tmp_path: Path, index: LocalRetriever) -> None:
+    pdf = make_pdf(tmp_path / "policy.pdf", ["Refunds within 30 days.", "Contact billing."])
+    assert (await index_files([pdf], index, container="c")).files == 1
+    again = await index_files([pdf], index, container="c")
+    assert (again.files, again.skipped) == (0, 1)
+    make_pdf(pdf, ["Refunds within 14 days only."])
+    changed = await index_files([pdf], index, container="c")
+    assert (changed.files, changed.pages) == (1, 1)
+    assert await index.search("billing", Scope(container="c"), top=3) == []  # page 2 of the old version is gone
+    [hit] = await index.search("refunds", Scope(container="c"), top=3)
+    assert "14 days" in hit.text
+    retagged = await index_files([pdf], index, container="c", tags=(Tag(key="year", value="2026"),))
+    assert retagged.files == 1  # new tags change what a search may see, so the file is indexed again
+
+
+async def test_corrupt_and_encrypted_pdfs_are_reported_by_name_and_the_run_goes_on(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n this is not really a pdf")
+    make_pdf(tmp_path / "locked.pdf", ["Top secret salaries"], password="hunter2")
+    make_pdf(tmp_path / "good.pdf", ["Holiday allowance is 25 days."])
+    report = await index_files(collect_files([tmp_path]), index, container="c")
+    assert report.files == 1
+    assert len(report.failed) == 2
+    assert any(line.startswith("broken.pdf:") for line in report.failed)
+    assert any(line.startswith("locked.pdf:") and "password" in line for line in report.failed)
+    assert "2 failed" in report.summary() and "1 files indexed" in report.summary()
+    assert [hit.file for hit in await index.search("holiday", Scope(container="c"), top=3)] == ["good.pdf"]
+
+
+async def test_the_document_date_comes_from_the_option_then_the_pdf_then_the_file(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    dated = make_pdf(tmp_path / "dated.pdf", ["alpha"], created=datetime(2023, 3, 7, tzinfo=timezone.utc))
+    (tmp_path / "plain.md").write_text("beta", encoding="utf-8")
+    os.utime(tmp_path / "plain.md", (datetime(2021, 5, 4).timestamp(),) * 2)
+    await index_files([dated, tmp_path / "plain.md"], index, container="c")
+    [alpha] = await index.search("alpha", Scope(container="c"), top=1)
+    [beta] = await index.search("beta", Scope(container="c"), top=1)
+    assert (alpha.doc_date, beta.doc_date) == ("2023-03-07", "2021-05-04")
+    await index_files([dated], index, container="d", date="2020-01-31")
+    [given] = await index.search("alpha", Scope(container="d"), top=1)
+    assert given.doc_date == "2020-01-31"
+
+
+def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="does not exist"):
+        collect_files([tmp_path / "nope.pdf"])
+
+
+def test_passages_overlap_and_cover_the_whole_page() -> None:
+    text = " ".join(f"Sentence number {n} ends here." for n in range(200))
+    passages = split_page(text, size=500, overlap=100)
+    assert all(len(passage) <= 500 for passage in passages)
+    assert all(f"Sentence number {n} ends here." in " ".join(passages) for n in range(200))
+    assert passages[0][-60:] in passages[1]  # the overlap carries the end of one passage into the next

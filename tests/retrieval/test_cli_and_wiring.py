@@ -1,0 +1,98 @@
+"""`folio index`, `folio search` and the wiring behind them, run in-process as a user runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.config import load_settings
+from bot.errors import ConfigurationError
+from bot.models import Scope, Tag
+from bot.retrieval.azure import AzureSearchRetriever
+from bot.retrieval.local import LocalRetriever
+from bot.wiring import build_retriever, ensure_sample_index
+
+
+def test_index_then_search_json_returns_northwind_pages(
+    shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = shared_dir / "corpus"
+    pdfs = [str(corpus / "Northwind_Standard_Benefits_Details.pdf"), str(corpus / "PerksPlus.pdf")]
+    assert main(["index", *pdfs, "--container", "benefits"]) == 0
+    assert "2 files indexed" in capsys.readouterr().out
+    assert main(["search", "hearing aids", "--container", "benefits", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert results and results[0]["file"] == "Northwind_Standard_Benefits_Details.pdf"
+    assert all(isinstance(item["page"], int) for item in results)
+    assert {"file", "page", "container", "tags", "score", "text"} <= set(results[0])
+    assert main(["index", *pdfs, "--container", "benefits"]) == 0
+    assert "2 unchanged and skipped" in capsys.readouterr().out
+
+
+def test_search_with_tags_and_a_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.md").write_text("Expense claims are paid monthly.", encoding="utf-8")
+    (tmp_path / "b.md").write_text("Expense claims need receipts.", encoding="utf-8")
+    assert main(["index", str(tmp_path / "a.md"), "--container", "fin", "--tag", "year=2025"]) == 0
+    assert main(["index", str(tmp_path / "b.md"), "--container", "fin", "--tag", "year=2026"]) == 0
+    capsys.readouterr()
+    assert main(["search", "expense claims", "--container", "fin", "--tag", "year=2026", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert [(item["file"], item["page"], item["tags"]) for item in results] == [("b.md", None, ["year:2026"])]
+
+
+def test_an_empty_container_says_how_to_fill_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "anything", "--container", "nothing-here", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == []
+    assert "folio index PATH --container nothing-here" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "   ", "--container", "c"], "empty"),
+        (["search", "x", "--container", "c", "--tag", "nokey"], "key:value"),
+        (["index", "missing.pdf", "--container", "c"], "does not exist"),
+        (["index", ".", "--container", "c", "--date", "31/12/2025"], "YYYY-MM-DD"),
+    ],
+)
+def test_bad_input_is_a_clear_error(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_data_dir_that_cannot_be_written_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("FOLIO_DATA_DIR", str(blocker / "data"))
+    with pytest.raises(ConfigurationError, match="FOLIO_DATA_DIR"):
+        build_retriever(load_settings(None))
+
+
+def test_the_backend_follows_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
+    local = build_retriever(load_settings(None))
+    assert isinstance(local, LocalRetriever) and local.path == tmp_path / "data" / "index.sqlite"
+    monkeypatch.setenv("AZURE_SEARCH_ENDPOINT", "https://example.search.windows.net")
+    monkeypatch.setenv("AZURE_SEARCH_KEY", "key")
+    remote = build_retriever(load_settings(None))
+    assert isinstance(remote, AzureSearchRetriever) and remote.index_name == "folio"
+    asyncio.run(remote.close())
+
+
+async def test_the_sample_corpus_is_indexed_once_with_its_catalog_tags(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "index.sqlite")
+    await ensure_sample_index(index)
+    count = await index.count("sample")
+    assert count > 0
+    await ensure_sample_index(index)
+    assert await index.count("sample") == count
+    tags = (Tag(key="year", value="2026"), Tag(key="doc_type", value="policy"))
+    results = await index.search("refund window monthly plan", Scope(container="sample", tags=tags), top=5)
+    await index.close()
+    assert results and {hit.file for hit in results} == {"refund_policy_2026.pdf"}
+    assert all(hit.doc_date == "2026-01-12" for hit in results)
