@@ -57,6 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=200, metavar="N", help="concurrent Slack threads (default 200)")
     parser.add_argument("--model-latency", type=float, default=300.0, metavar="MS", help="per model call (default 300)")
     parser.add_argument("--duration", type=float, default=20.0, metavar="S", help="seconds of new questions (default 20)")
+    parser.add_argument("--replies", choices=("plain", "mention"), default="plain",
+                        help="follow-ups as plain thread replies (default) or as @mentions in the thread")
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR",
                         help="PDFs to index and questions (ground_truth.jsonl) to ask (default: ../shared/corpus)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
@@ -104,7 +106,9 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
         before, fakes_before = _cpu_seconds(folio.pid), _cpu_seconds(fakes.pid)
         target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
                         signing_secret=SECRET)  # fmt: skip
-        result = asyncio.run(drive(target, threads=args.threads, duration=args.duration, questions=questions))
+        load = drive(target, threads=args.threads, duration=args.duration, questions=questions,
+                     mention=args.replies == "mention")  # fmt: skip
+        result = asyncio.run(load)
         after, fakes_after = _cpu_seconds(folio.pid), _cpu_seconds(fakes.pid)
         usage = ProcessUsage(
             cpu_seconds=None if before is None or after is None else after - before,
@@ -162,7 +166,7 @@ def _folio(work: Path, data: Path, urls: dict[str, str], port: int) -> Iterator[
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     })  # fmt: skip
     log = (work / "folio.log").open("wb")
-    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve"]
+    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1"]
     process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         _wait_healthy(process, port, work / "folio.log")

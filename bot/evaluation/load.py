@@ -52,7 +52,9 @@ def figures(result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms
     """The numbers of one run."""
     answered = [t for t in result.turns if t.error is None and t.answered_at is not None]
     walls = [t.answered_at - t.sent_at for t in answered if t.answered_at is not None]
-    elapsed = max(result.ended_at - result.started_at, 1e-9)
+    # New questions stop at `duration`; answers still arrive after it. Rates use those two windows, not the wait
+    # for stragglers (a turn that never answers would otherwise stretch the window by the whole timeout).
+    answering = max((t.answered_at for t in answered if t.answered_at), default=result.started_at) - result.started_at
     acks_ms = [1000 * seconds for seconds in result.acks]
     injected = MODEL_CALLS_PER_TURN * latency_ms / 1000
     mean_wall = mean(walls)
@@ -62,12 +64,12 @@ def figures(result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms
         model_latency_ms=latency_ms,
         duration_s=duration,
         events=result.events,
-        events_per_s=result.events / elapsed,
+        events_per_s=result.events / duration,
         ack_p50_ms=percentile(acks_ms, 50),
         ack_p99_ms=percentile(acks_ms, 99),
         ack_max_ms=max(acks_ms, default=0.0),
         turns=len(answered),
-        turns_per_s=len(answered) / elapsed,
+        turns_per_s=len(answered) / answering if answering > 0 else 0.0,
         turn_p50_s=percentile(walls, 50),
         turn_p99_s=percentile(walls, 99),
         injected_s=injected,

@@ -79,16 +79,20 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
             "Content-Type": "application/json"}  # fmt: skip
 
 
-def question_events(question: str, *, ts: str, thread_ts: str | None, user: str) -> list[dict[str, Any]]:
-    """The events of one question: a new @mention (app_mention + message) or a plain reply in a thread."""
+def question_events(
+    question: str, *, ts: str, thread_ts: str | None, user: str, mention: bool = True
+) -> list[dict[str, Any]]:
+    """The events of one question: an @mention (app_mention + message, as Slack sends both), or a plain reply."""
     base = {"user": user, "ts": ts, "channel": CHANNEL, "event_ts": ts, "team": TEAM}
-    if thread_ts is None:
-        text = f"<@{BOT_USER}> {question}"
-        return [
-            {"type": "app_mention", "text": text, **base},
-            {"type": "message", "channel_type": "channel", "text": text, **base},
-        ]
-    return [{"type": "message", "channel_type": "channel", "text": question, "thread_ts": thread_ts, **base}]
+    if thread_ts is not None:
+        base["thread_ts"] = thread_ts
+    if not mention:
+        return [{"type": "message", "channel_type": "channel", "text": question, **base}]
+    text = f"<@{BOT_USER}> {question}"
+    return [
+        {"type": "app_mention", "text": text, **base},
+        {"type": "message", "channel_type": "channel", "text": text, **base},
+    ]
 
 
 class _Answers:
@@ -124,9 +128,13 @@ class _Answers:
 
 
 async def drive(
-    target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 60.0
+    target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 30.0,
+    mention: bool = False,
 ) -> LoadResult:
-    """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited)."""
+    """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited).
+
+    A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`.
+    """
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         answers = _Answers(session, target.answers_url)
@@ -146,7 +154,7 @@ async def drive(
                 ts = f"{base}.{next(stamps):06d}"
                 thread = root or ts
                 question = questions[(number + turn) % len(questions)]
-                events = question_events(question, ts=ts, thread_ts=root, user=f"UBENCH{number:05d}")
+                events = question_events(question, ts=ts, thread_ts=root, user=f"UBENCH{number:05d}", mention=mention or root is None)
                 timing = await _ask(session, target, answers, result, events, thread=thread, timeout=turn_timeout)
                 result.turns.append(timing)
                 result.asked_by_thread[thread] = result.asked_by_thread.get(thread, 0) + 1
