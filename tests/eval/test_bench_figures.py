@@ -1,0 +1,50 @@
+"""The bench's own arithmetic and wire shapes: signed events Slack's verifier accepts, figures from known timings."""
+
+from __future__ import annotations
+
+import json
+
+from slack_sdk.signature import SignatureVerifier
+
+from bot.evaluation.load import ProcessUsage, bench_table, figures
+from bot.evaluation.loadgen import LoadResult, TurnTiming, event_body, question_events, signed_headers
+
+
+def test_events_are_signed_so_that_slacks_verifier_accepts_them() -> None:
+    body = event_body(question_events("hi", ts="1.000001", thread_ts=None, user="U1")[0], event_id="Ev1")
+    headers = signed_headers("secret", body, now=1_700_000_000)
+    verifier = SignatureVerifier("secret", clock=type("Clock", (), {"now": lambda self: 1_700_000_010})())
+    assert verifier.is_valid(body, headers["X-Slack-Request-Timestamp"], headers["X-Slack-Signature"])
+    assert not SignatureVerifier("other").is_valid(body, headers["X-Slack-Request-Timestamp"],
+                                                   headers["X-Slack-Signature"])
+
+
+def test_a_mention_is_two_events_and_a_plain_reply_one_in_its_thread() -> None:
+    mention = question_events("q", ts="1.000002", thread_ts=None, user="U1")
+    reply = question_events("q", ts="1.000003", thread_ts="1.000002", user="U1", mention=False)
+    assert [e["type"] for e in mention] == ["app_mention", "message"]
+    assert mention[0]["text"].startswith("<@") and "thread_ts" not in mention[0]
+    assert [(e["type"], e["thread_ts"], e["text"]) for e in reply] == [("message", "1.000002", "q")]
+    envelope = json.loads(event_body(reply[0], event_id="Ev9"))
+    assert envelope["type"] == "event_callback" and envelope["event_id"] == "Ev9"
+
+
+def test_figures_from_known_timings() -> None:
+    result = LoadResult(
+        started_at=100.0,
+        ended_at=130.0,
+        acks=[0.010] * 98 + [0.200, 0.300],
+        turns=[TurnTiming("t1", 100.0, 101.0), TurnTiming("t1", 101.0, 102.2), TurnTiming("t2", 100.5, None, "lost")],
+        answers_by_thread={"t1": 3, "t2": 0},
+        asked_by_thread={"t1": 2, "t2": 1},
+    )
+    usage = ProcessUsage(cpu_seconds=0.05, peak_rss_mb=120.0)
+    found = figures(result, usage, threads=2, latency_ms=300, duration=10)
+    assert found.turns == 2 and found.errors == 1 and found.duplicate_answers == 1
+    assert found.events_per_s == 10.0  # 100 events over the 10 s of load
+    assert round(found.turns_per_s, 6) == round(2 / 2.2, 6)  # answered turns over the time to the last answer
+    assert found.injected_s == 0.9 and round(found.overhead_ratio or 0, 3) == round(1.1 / 0.9, 3)
+    assert found.ack_p50_ms == 10.0 and found.ack_p99_ms == 200.0
+    assert found.cpu_s_per_turn == 0.025
+    table = bench_table(found)
+    assert "| duplicate answers | 1 | 0 | **no** |" in table and "- error: lost" in table
