@@ -44,7 +44,9 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
     return questions
 
 
-async def evaluate(retriever: LocalRetriever, questions, *, misses: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
+async def evaluate(
+    retriever: LocalRetriever, questions: list[tuple[str, set[tuple[str, int]]]], *, misses: bool
+) -> dict[str, float]:
     hits = {k: 0 for k in KS}
     reciprocal = 0.0
     scope = Scope(container="benefits")
@@ -80,7 +82,7 @@ async def run(args: argparse.Namespace) -> None:
         shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
         print(f"{name:8s} {shown}   ({report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap})")
     if not embedder:
-        print("hybrid   not measured: no embedding model is configured here (set FOLIO_EMBEDDING_MODEL and a model key)")
+        print("hybrid   not measured: no embedding model is configured (set FOLIO_EMBEDDING_MODEL and a model key)")
 
 
 def main() -> None:

@@ -41,7 +41,8 @@ def copies(documents: list[tuple[str, list[Chunk]]], wanted: int) -> list[tuple[
         tags = TAGS if n % 2 == 0 else (Tag(key="copy", value="odd"),)
         for file, chunks in documents:
             name = f"copy{n:03d}_{file}"
-            renamed = [c.model_copy(update={"id": f"{n}-{c.id}", "file": name, "container": "bench", "tags": tags}) for c in chunks]
+            changes = {"file": name, "container": "bench", "tags": tags}
+            renamed = [c.model_copy(update={**changes, "id": f"{n}-{c.id}"}) for c in chunks]
             made.append((name, renamed))
             total += len(renamed)
     return made
@@ -55,7 +56,8 @@ def percentiles(samples: list[float]) -> str:
 
 async def run(args: argparse.Namespace) -> None:
     pdfs = sorted(args.corpus.glob("*.pdf"))
-    questions = [json.loads(line)["question"] for line in (args.corpus / "ground_truth.jsonl").read_text().splitlines() if line.strip()]
+    lines = (args.corpus / "ground_truth.jsonl").read_text().splitlines()
+    questions = [json.loads(line)["question"] for line in lines if line.strip()]
     with tempfile.TemporaryDirectory() as folder:
         path = args.keep or Path(folder) / "index.sqlite"
         path.unlink(missing_ok=True)
@@ -64,7 +66,8 @@ async def run(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         report = await index_files(pdfs, retriever, container="ingest")
         spent = time.perf_counter() - started
-        print(f"ingest    {report.pages} pages, {report.chunks} chunks in {spent:.1f}s: {report.pages / spent:.0f} pages/s end to end")
+        rate = report.pages / spent
+        print(f"ingest    {report.pages} pages, {report.chunks} chunks in {spent:.1f}s: {rate:.0f} pages/s end to end")
 
         options = IndexOptions(container="bench")
         documents = []
@@ -84,7 +87,8 @@ async def run(args: argparse.Namespace) -> None:
             f"{written / spent:.0f} chunks/s, {copies_made * pages_per_copy / spent:.0f} pages/s written"
         )
 
-        for label, scope in (("no tags", Scope(container="bench")), ("tag filter", Scope(container="bench", tags=TAGS))):
+        scopes = (("no tags", Scope(container="bench")), ("tag filter", Scope(container="bench", tags=TAGS)))
+        for label, scope in scopes:
             await retriever.search("warm up the cache", scope, top=6)
             samples = []
             for _ in range(args.rounds):

@@ -139,7 +139,7 @@ async def index_files(
     for path in files:
         try:
             if path.name in seen:
-                raise UnreadableFile(f"{path.name}: another file of this name was indexed in this run (names must be unique)")
+                raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
             seen.add(path.name)
             await _index_one(path, writer, options, known, report)
         except UnreadableFile as exc:

@@ -81,7 +81,8 @@ class AzureSearchRetriever:
             return [VectorizableTextQuery(text=text, k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
         if self.embedder:
             vector = (await self.embedder.embed([text]))[0]
-            return [VectorizedQuery(vector=[float(x) for x in vector], k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
+            values = [float(x) for x in vector]
+            return [VectorizedQuery(vector=values, k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
         return []
 
     # --- IndexWriter ---------------------------------------------------------------------------------------------
@@ -110,7 +111,9 @@ class AzureSearchRetriever:
         await self._ensure_index()
         old = {doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])}
         vectors = await self._embed(chunks)
-        documents = [_document(chunk, fingerprint, None if vectors is None else vectors[i]) for i, chunk in enumerate(chunks)]
+        documents = [
+            _document(chunk, fingerprint, None if vectors is None else vectors[i]) for i, chunk in enumerate(chunks)
+        ]
         for start in range(0, len(documents), BATCH):
             await self._write("upload", documents[start : start + BATCH])
         stale = sorted(old - {chunk.id for chunk in chunks})

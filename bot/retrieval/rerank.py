@@ -1,11 +1,11 @@
-"""Second-stage ordering of keyword hits, pure functions over (row, score) pairs.
+"""Second-stage ordering of keyword hits, pure functions over (row, score) pairs; and rank fusion.
 
 Mid-frequency words and phrases of the query are scored here, on the candidates only, with FTS5's BM25 formula
-(see vocabulary.plan_query for why). Then BM25 cannot tell two long documents apart by their titles: words like "Northwind" or "Standard" appear on most of
-their pages, so their inverse document frequency is near zero. A question that names its document ("... under the
-Northwind Standard plan") still means that document, so hits whose document line (title + first heading) shares the
-question's words get a proportional boost. Overlapping chunks of one page are near duplicates: only the best chunk of
-a page is kept, so `top` results show `top` different places.
+(see vocabulary.plan_query for why). Then: BM25 cannot tell two long documents apart by their titles, since words
+like "Northwind" or "Standard" appear on most of their pages and so have an inverse document frequency near zero.
+A question that names its document ("... under the Northwind Standard plan") still means that document, so hits
+whose document line (title + first heading) shares the question's words get a proportional boost. Overlapping
+chunks of one page are near duplicates: only the best chunk of a page is kept, so `top` results show `top` places.
 """
 
 from __future__ import annotations
@@ -96,3 +96,27 @@ def rerank(
             seen.add(page(row))
             kept.append((row, score))
     return kept
+
+
+RRF_K = 60  # the usual reciprocal-rank-fusion constant: later ranks still count, but the top few dominate
+
+
+def fuse_rankings(*rankings: Sequence[int]) -> dict[int, float]:
+    """Reciprocal rank fusion: id -> sum of 1 / (RRF_K + rank), ordered best first."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)
+    return dict(sorted(scores.items(), key=lambda pair: -pair[1]))
+
+
+def relative_strength(*scored: dict[int, float]) -> dict[int, float]:
+    """id -> its best score relative to the top score of the same ranking (0..1): the score gap compares this."""
+    strength: dict[int, float] = {}
+    for scores in scored:
+        best = max(scores.values(), default=0.0)
+        if best <= 0:
+            continue
+        for item, score in scores.items():
+            strength[item] = max(strength.get(item, 0.0), max(score, 0.0) / best)
+    return strength

@@ -213,7 +213,9 @@ class FakeAzureSearch:
         for doc in docs:
             words = _doc_words(doc, searchable)
             score = sum(
-                math.log(1 + len(docs) / frequency[t]) * words.count(t) / (words.count(t) + 1.2) for t in terms if t in words
+                math.log(1 + len(docs) / frequency[t]) * words.count(t) / (words.count(t) + 1.2)
+                for t in terms
+                if t in words
             )
             if score > 0:
                 scored.append((doc, round(score, 6)))
@@ -314,7 +316,8 @@ def _check_definition(body: Json) -> str | None:
             profile = profiles.get(field.get("vectorSearchProfile"))
             if not profile or not field.get("dimensions"):
                 return f"The vector field '{field['name']}' needs dimensions and an existing vectorSearchProfile."
-            if profile["algorithm"] not in algorithms or (profile.get("vectorizer") and profile["vectorizer"] not in vectorizers):
+            vectorizer = profile.get("vectorizer")
+            if profile["algorithm"] not in algorithms or (vectorizer and vectorizer not in vectorizers):
                 return f"The profile '{profile['name']}' names a missing algorithm or vectorizer."
     return None
 

@@ -32,7 +32,9 @@ async def put(index: AzureSearchRetriever, *chunks) -> None:  # type: ignore[no-
         await index.replace_file(container, file, "v1", items)
 
 
-async def test_the_first_write_creates_the_index_schema(azure: AzureSearchRetriever, fake_search: FakeAzureSearch) -> None:
+async def test_the_first_write_creates_the_index_schema(
+    azure: AzureSearchRetriever, fake_search: FakeAzureSearch
+) -> None:
     assert isinstance(azure, Retriever) and isinstance(azure, IndexWriter)
     await put(azure, chunk("c", "a.pdf", "hello"))
     index = fake_search.indexes["folio"]
@@ -156,7 +158,8 @@ async def test_empty_query_and_malformed_tag_key_are_refused_before_any_request(
 
 
 async def test_replacing_a_file_removes_chunks_the_new_version_lacks(azure: AzureSearchRetriever) -> None:
-    await azure.replace_file("c", "a.pdf", "v1", [chunk("c", "a.pdf", f"old page {n} pensions", page=n) for n in range(1, 4)])
+    old = [chunk("c", "a.pdf", f"old page {n} pensions", page=n) for n in range(1, 4)]
+    await azure.replace_file("c", "a.pdf", "v1", old)
     await azure.replace_file("c", "a.pdf", "v2", [chunk("c", "a.pdf", "new page retirement", page=1)])
     assert await azure.count("c") == 1
     assert await azure.fingerprints("c") == {"a.pdf": "v2"}

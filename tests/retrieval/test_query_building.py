@@ -11,7 +11,8 @@ from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 from bot.retrieval.filters import equals, file_filter, literal, scope_filter
 from bot.retrieval.fts import match_expression, phrases, scope_tokens, scoped_match, terms
-from bot.retrieval.local import LocalRetriever, fuse_rankings
+from bot.retrieval.local import LocalRetriever
+from bot.retrieval.rerank import fuse_rankings
 from bot.retrieval.vocabulary import Vocabulary, plan_query
 from tests.fakes.odata import FilterError, compile_filter
 from tests.retrieval.helpers import HashEmbedder, chunk
@@ -97,7 +98,8 @@ def test_the_plan_corrects_misspellings_and_drops_words_found_everywhere() -> No
 
 async def test_a_misspelled_question_still_finds_its_page(corpus_index: Path) -> None:
     retriever = LocalRetriever(corpus_index)
-    results = await retriever.search("What typs of hearin care servises are covered?", Scope(container="benefits"), top=5)
+    question = "What typs of hearin care servises are covered?"
+    results = await retriever.search(question, Scope(container="benefits"), top=5)
     await retriever.close()
     assert any("hearing" in hit.text.lower() for hit in results)
 
@@ -110,7 +112,8 @@ def test_rank_fusion_rewards_agreement() -> None:
 async def test_hybrid_search_embeds_once_and_keeps_to_the_scope(tmp_path: Path) -> None:
     embedder = HashEmbedder()
     index = LocalRetriever(tmp_path / "hybrid.sqlite", embedder=embedder, score_gap=0.0)
-    await index.replace_file("c", "a.pdf", "v", [chunk("c", "a.pdf", "maternity leave is sixteen weeks", tags=("y:1",))])
+    a = chunk("c", "a.pdf", "maternity leave is sixteen weeks", tags=("y:1",))
+    await index.replace_file("c", "a.pdf", "v", [a])
     await index.replace_file("c", "b.pdf", "v", [chunk("c", "b.pdf", "maternity leave policy", tags=("y:2",))])
     await index.replace_file("x", "s.pdf", "v", [chunk("x", "s.pdf", "maternity leave is sixteen weeks")])
     filler = [chunk("c", "z.pdf", f"canteen menu item {n} soup", page=n) for n in range(1, 30)]
