@@ -104,3 +104,11 @@ async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
     assert envelope_id in [ack.get("envelope_id") for ack in socket.acks]
     [answer] = slack.thread("C0SAMPLE01", "1800.000002")
     assert answer.blocks[0]["text"]["text"].startswith("Refunds within 30 days <https://files.example/docs/")
+
+
+async def test_folio_serve_over_http_needs_the_signing_secret(
+    environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLACK_SIGNING_SECRET")
+    with pytest.raises(ConfigurationError, match="SLACK_SIGNING_SECRET is not set"):
+        await serve(load_settings(None), host="127.0.0.1", port=0, stop=asyncio.Event())
