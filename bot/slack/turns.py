@@ -66,7 +66,8 @@ def describe_failure(error: BaseException) -> str:
     if isinstance(error, TimeoutError):
         return messages.TURN_TIMED_OUT
     if isinstance(error, SlackApiError):
-        return messages.NOT_IN_CHANNEL if error.response.get("error") == "not_in_channel" else messages.SLACK_FAILED
+        outside = error.response.get("error") in {"not_in_channel", "channel_not_found"}  # private: not found
+        return messages.NOT_IN_CHANNEL if outside else messages.SLACK_FAILED
     return messages.UNEXPECTED
 
 
