@@ -5,12 +5,14 @@
 Starts the fake Slack Web API and the fake Responses API (tests/fakes/) and prints one JSON line with their URLs.
 The fake model plays a fixed turn: rewrite_query, then two search_documents calls in one batch, then an answer
 citing the passages it was shown; each call waits the given latency. A side server reports, for the bench driver,
-every answer message Folio posts or updates (`GET /answers?since=N`), and the process stops when stdin closes.
+every answer message Folio posts or updates (`GET /answers?since=N`) and how many calls Folio made (`GET /stats`);
+the process stops when stdin closes.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
@@ -34,8 +36,14 @@ ANSWER_MARK = "Bench answer"  # in every final answer of the fake model, so the 
 _REF = re.compile(r"\bS\d+\b")
 
 
+MODEL_CALLS = itertools.count(1)  # create requests answered (next() is atomic under the GIL)
+_model_calls = 0
+
+
 def scripted_turn(request: Request) -> Step:
     """rewrite -> two searches -> an answer citing up to two of the passages shown."""
+    global _model_calls
+    _model_calls = next(MODEL_CALLS)
     previous = {call["name"] for call in request.previous_calls()}
     if not request.tool_outputs:
         return tools(rewrite(request.user_text or "benefits"))
@@ -54,6 +62,7 @@ class BenchSlack(FakeSlack):
         super().__init__(token="xoxb-bench")
         self.answers: list[dict[str, Any]] = []
         self._answered: set[tuple[str, str]] = set()
+        self.counts: dict[str, int] = {}
 
     def _chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         result = super()._chat_postMessage(params)
@@ -80,6 +89,11 @@ class BenchSlack(FakeSlack):
         self.answers.append({"channel": params["channel"], "thread_ts": thread_ts or ts, "ts": ts,
                              "answer": answer, "text": str(params.get("text", ""))[:200], "at": time.time()})
 
+    def handle(self, method: str, params: dict[str, Any], token: str | None) -> Any:
+        with self._lock:
+            self.counts[method] = self.counts.get(method, 0) + 1
+        return super().handle(method, params, token)
+
     def since(self, start: int) -> list[dict[str, Any]]:
         with self._lock:
             return self.answers[start:]
@@ -90,8 +104,14 @@ def _report_server(slack: BenchSlack) -> ThreadingHTTPServer:
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            start = int(parse_qs(urlparse(self.path).query).get("since", ["0"])[0])
-            body = json.dumps(slack.since(start)).encode()
+            url = urlparse(self.path)
+            if url.path == "/stats":  # how many calls Folio made of each fake
+                with slack._lock:
+                    stats = {"model_calls": _model_calls, "slack_calls": dict(slack.counts)}
+                body = json.dumps(stats).encode()
+            else:
+                start = int(parse_qs(url.query).get("since", ["0"])[0])
+                body = json.dumps(slack.since(start)).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

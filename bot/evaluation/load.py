@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.evaluation.loadgen import LoadResult
 from bot.evaluation.scoring import mean, percentile
 
-MODEL_CALLS_PER_TURN = 3  # the fake model's turn: rewrite, two searches in one batch, answer
+MODEL_CALLS_PER_TURN = 3  # the fake model's turn: rewrite, two searches in one batch, answer (when none counted)
 
 # The aims on a 2-core machine, one Folio process.
 AIM_ACK_P99_MS = 100.0  # at 50 events/s
@@ -38,7 +38,9 @@ class BenchFigures:
     turns_per_s: float
     turn_p50_s: float
     turn_p99_s: float
-    injected_s: float  # model latency a turn contains: MODEL_CALLS_PER_TURN x latency
+    model_calls_per_turn: float  # as the fake model counted them (3 unless Folio asked for a correction, ...)
+    slack_calls_per_turn: float
+    injected_s: float  # model latency a turn contains: model calls per turn x latency
     overhead_ratio: float | None  # mean turn wall time / injected_s; 1.0 is the limit
     cpu_s_per_turn: float | None
     peak_rss_mb: float | None
@@ -56,7 +58,9 @@ def figures(result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms
     # for stragglers (a turn that never answers would otherwise stretch the window by the whole timeout).
     answering = max((t.answered_at for t in answered if t.answered_at), default=result.started_at) - result.started_at
     acks_ms = [1000 * seconds for seconds in result.acks]
-    injected = MODEL_CALLS_PER_TURN * latency_ms / 1000
+    asked = len(result.turns) or 1
+    model_calls = result.model_calls / asked if result.model_calls else float(MODEL_CALLS_PER_TURN)
+    injected = model_calls * latency_ms / 1000
     mean_wall = mean(walls)
     failures = [t.error for t in result.turns if t.error] + result.ack_failures
     return BenchFigures(
@@ -72,6 +76,8 @@ def figures(result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms
         turns_per_s=len(answered) / answering if answering > 0 else 0.0,
         turn_p50_s=percentile(walls, 50),
         turn_p99_s=percentile(walls, 99),
+        model_calls_per_turn=model_calls,
+        slack_calls_per_turn=sum(result.slack_calls.values()) / asked,
         injected_s=injected,
         overhead_ratio=mean_wall / injected if mean_wall is not None and injected > 0 else None,
         cpu_s_per_turn=usage.cpu_seconds / len(answered) if usage.cpu_seconds is not None and answered else None,
@@ -106,6 +112,7 @@ def bench_rows(f: BenchFigures) -> list[tuple[str, str, str, str]]:
         ("overhead ratio (mean wall / injected)", _opt(f.overhead_ratio, ".3f"),
          f"<= {AIM_OVERHEAD} at 200 threads x 300 ms",
          _met(f.overhead_ratio is not None and f.overhead_ratio <= AIM_OVERHEAD) if at_200 else ""),
+        ("model / Slack API calls per turn", f"{f.model_calls_per_turn:.2f} / {f.slack_calls_per_turn:.2f}", "", ""),
         ("Folio CPU per turn", _opt(f.cpu_s_per_turn and 1000 * f.cpu_s_per_turn, ".1f") + " ms", "", ""),
         ("Folio peak memory (RSS)", _opt(f.peak_rss_mb, ".0f") + " MB", f"< {AIM_PEAK_MB:.0f} MB",
          _met(f.peak_rss_mb < AIM_PEAK_MB) if f.peak_rss_mb is not None else ""),

@@ -51,6 +51,8 @@ class LoadResult:
     turns: list[TurnTiming] = field(default_factory=list)
     answers_by_thread: dict[str, int] = field(default_factory=dict)
     asked_by_thread: dict[str, int] = field(default_factory=dict)
+    model_calls: int = 0  # create requests the fake model answered
+    slack_calls: dict[str, int] = field(default_factory=dict)  # Web API calls Folio made, by method
 
     @property
     def events(self) -> int:
@@ -168,6 +170,9 @@ async def drive(
             poller.cancel()
         result.ended_at = time.time()
         result.answers_by_thread = dict(answers.count)
+        async with session.get(target.answers_url.rsplit("/", 1)[0] + "/stats") as response:
+            stats = await response.json()
+        result.model_calls, result.slack_calls = stats["model_calls"], stats["slack_calls"]
         return result
 
 
