@@ -41,7 +41,8 @@ class LocalRetriever:
         self.score_gap = score_gap
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # container -> (rowids, unit vectors)
+        # container -> (loaded at, rowids, unit vectors)
+        self._vectors: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
         self._vocab: tuple[float, Vocabulary] | None = None  # (loaded at, vocabulary)
 
     # --- plumbing ----------------------------------------------------------------------------------------------
@@ -167,10 +168,12 @@ class LocalRetriever:
         return [(int(rowids[i]), float(similarity[i])) for i in order]
 
     async def _container_vectors(self, container: str) -> tuple[np.ndarray, np.ndarray]:
-        # Vectors of a container are loaded once and kept until a write to that container.
-        if container not in self._vectors:
-            self._vectors[container] = await self._run(lambda db: sql.load_vectors(db, container))
-        return self._vectors[container]
+        # Kept until a write to that container, or VOCABULARY_TTL (another process may have written).
+        cached = self._vectors.get(container)
+        if cached is None or time.monotonic() - cached[0] > VOCABULARY_TTL:
+            rowids, matrix = await self._run(lambda db: sql.load_vectors(db, container))
+            cached = self._vectors[container] = (time.monotonic(), rowids, matrix)
+        return cached[1], cached[2]
 
     async def _fuse(self, keyword: list[tuple[tuple, float]], vector: list[tuple[int, float]], top: int) -> list[Chunk]:
         fused = fuse_rankings([row[0] for row, _ in keyword], [rowid for rowid, _ in vector])
@@ -182,4 +185,5 @@ class LocalRetriever:
         missing = [rowid for rowid in kept if rowid not in rows]
         if missing:
             rows.update(await self._run(lambda db: sql.rows_by_id(db, missing)))
-        return [sql.row_to_chunk(rows[rowid], fused[rowid]) for rowid in kept]
+        # A chunk deleted by another process since the vectors were loaded is simply absent.
+        return [sql.row_to_chunk(rows[rowid], fused[rowid]) for rowid in kept if rowid in rows]
