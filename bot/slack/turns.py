@@ -76,17 +76,34 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
     progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
     try:
         async with lock:
-            conversation = await folio.store.load(request.thread)
-            if conversation is None:
-                conversation = _new_conversation(folio.policy, request)
-            else:
-                _check_still_connected(folio.policy, request, conversation)
-            await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-            await _answer(folio, request, conversation, progress)
-    except Exception as error:  # every failure must reach the thread
-        if not isinstance(error, FolioError | TimeoutError | SlackApiError):
-            log.exception("turn failed in %s", request.thread)
-        await progress.fail(describe_failure(error))
+            existing = await folio.store.load(request.thread)
+            try:
+                if existing is None:
+                    conversation = _new_conversation(folio.policy, request)
+                else:
+                    _check_still_connected(folio.policy, request, existing)
+                    conversation = existing
+                await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
+                await _answer(folio, request, conversation, progress)
+            except Exception as error:
+                shown = await _report(progress, error, request)
+                if shown and existing is not None:  # so that deleting the conversation removes this message too
+                    await _remember(folio, request, shown)
+    except Exception as error:  # the store or the lock failed: every failure must reach the thread
+        await _report(progress, error, request)
+
+
+async def _report(progress: ThreadProgress, error: Exception, request: TurnRequest) -> str | None:
+    if not isinstance(error, FolioError | TimeoutError | SlackApiError):
+        log.exception("turn failed in %s", request.thread, exc_info=error)
+    return await progress.fail(describe_failure(error))
+
+
+async def _remember(folio: Folio, request: TurnRequest, ts: str) -> None:
+    try:
+        await folio.store.remember_message(request.thread, ts)
+    except StoreUnavailable:
+        log.warning("could not record message %s of %s", ts, request.thread)
 
 
 def _new_conversation(policy: ChannelPolicy, request: TurnRequest) -> Conversation:

@@ -117,6 +117,13 @@ class ConversationStore:
         conversation.message_ts = list(message_ts)
         await self._keep_ttl_save(thread, conversation)
 
+    async def remember_message(self, thread: ThreadKey, ts: str) -> None:
+        """Record one more of Folio's messages in the thread, for deletion; nothing when the thread has no record."""
+        conversation = await self.load(thread)
+        if conversation is not None and ts not in conversation.message_ts:
+            conversation.message_ts.append(ts)
+            await self._keep_ttl_save(thread, conversation)
+
     async def _keep_ttl_save(self, thread: ThreadKey, conversation: Conversation) -> None:
         async with _redis_errors():
             await self._redis.set(self._key(thread), conversation.model_dump_json(), keepttl=True)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot import messages
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_NOT_HELPFUL, ACTION_THINK_HARDER
 from tests.fakes.openai_responses import reply, search, tools
-from tests.slack.harness import ADMIN, BOB, CHANNEL, Harness
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
+from tests.slack.harness import ADMIN, BOB, CHANNEL, FakeModel, Harness
+
+QUESTION = "What protection is there against balance billing?"
 
 
 async def answered_thread(harness: Harness) -> tuple[str, str]:
     """A mention answered once; returns (thread ts, answer message ts)."""
     harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
-    ts = await harness.mention("What protection is there against balance billing?")
+    ts = await harness.mention(QUESTION)
     await harness.settle()
     answer = harness.slack.thread(CHANNEL, ts)[-1]
     return ts, answer.ts
@@ -105,3 +111,21 @@ async def test_buttons_on_a_deleted_conversation_say_so(harness: Harness) -> Non
     await harness.settle()
 
     assert harness.ephemeral() == [messages.CONVERSATION_GONE, messages.CONVERSATION_GONE]
+
+
+async def test_delete_also_removes_failure_messages_of_later_turns(
+    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.script(tools(search("balance billing protection")), reply("You are protected [S1]."),
+                      reply("Too late [S1].", latency=2))  # fmt: skip
+    async with running_app(slack, fake_model, redis_url, corpus_index, turn_timeout=1) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        await harness.message("And out of network?", thread_ts=ts)
+        await harness.settle()
+        assert harness.texts(ts)[-1] == messages.TURN_TIMED_OUT
+
+        await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=harness.slack.thread(CHANNEL, ts)[0].ts)
+        await harness.settle()
+
+        assert harness.texts(ts) == [] and harness.ephemeral() == [messages.DELETED]
