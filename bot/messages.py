@@ -74,10 +74,6 @@ FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
 SCOPE_CHANGED = "This channel now searches other documents than when this thread began. Mention me in a new message to ask again."
 
 
-def thread_busy() -> str:
-    return "This thread is still busy with earlier questions. Please ask again in a minute."
-
-
 def asked(user: str, question: str) -> str:
     """The public restatement of an `/ask` question (mrkdwn; `question` already escaped)."""
     return f"<@{user}> asked: {question}"
