@@ -15,8 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import delete_responses
-from bot.store import Feedback, ThreadKey
 from bot.slack.turns import Folio, TurnRequest, describe_failure, start_turn
+from bot.store import Feedback, ThreadKey
 
 log = logging.getLogger(__name__)
 
