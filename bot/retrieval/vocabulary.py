@@ -23,7 +23,7 @@ from bot.retrieval.rerank import stem
 
 RARE_SHARE = 0.05  # terms in at most this share of chunks select the candidates (FTS5 MATCH + bm25)
 COMMON_SHARE = 0.25  # terms in more than this share have BM25 idf <= ~1 (vs ~7 for rare terms): ignored
-RAREST_KEPT = 3  # when every word is common, search for this many of the rarest
+RAREST_KEPT = 3  # with no rare word, this many of the rarest words select
 CUTOFF = 0.8  # difflib similarity a correction needs; lower lets "servises" become "supervis"
 MIN_LENGTH = 4  # shorter words are too often right, and too easily "corrected" into another word
 
@@ -71,23 +71,29 @@ class Vocabulary:
 def plan_query(query: str, stems: dict[str, str], vocabulary: Vocabulary | None) -> QueryPlan:
     """Rare words select candidates (FTS5); other useful words and all phrases score only the candidates.
 
-    `stems` maps each word of `terms(query)` to the term the index's own tokenizer makes of it. Unknown words
-    select (with their closest known term added); words in most chunks are ignored.
+    `stems` maps each word of `terms(query)` to the term the index's own tokenizer makes of it. An unknown word
+    stays in the MATCH (it costs nothing) and its closest known term joins the other words; words in most chunks
+    are ignored.
     """
     words = terms(query)
     if vocabulary is None or not words:
         return QueryPlan(tuple(words), tuple(phrases(query)))
-    share = {word: vocabulary.share(stems.get(word, word)) for word in words}
-    selecting: list[str] = []
-    for word in words:
-        if stems.get(word, word) not in vocabulary.doc_freq:
-            correction = vocabulary.closest(word)
-            selecting.extend([word, correction] if correction else [word])
-        elif share[word] <= RARE_SHARE:
-            selecting.append(word)
-    if not selecting:
-        useful = [word for word in words if share[word] <= COMMON_SHARE] or words
-        selecting = sorted(useful, key=lambda word: share[word])[:RAREST_KEPT]
-    scoring = [word for word in words if word not in selecting and share[word] <= COMMON_SHARE]
-    later = tuple((word, vocabulary.idf(stems.get(word, word))) for word in scoring)
-    return QueryPlan(tuple(dict.fromkeys(selecting)), tuple(phrases(query)), later)
+    term = {word: stems.get(word, word) for word in words}
+    unknown = [word for word in words if term[word] not in vocabulary.doc_freq]
+    for word in unknown:
+        correction = vocabulary.closest(word)
+        if correction:
+            term.setdefault(correction, correction)  # a vocabulary term is already stemmed
+    share = {word: vocabulary.share(stem) for word, stem in term.items() if word not in unknown}
+    selecting = [word for word, found in share.items() if found <= RARE_SHARE]
+    if not selecting and share:
+        selecting = _rarest(list(share), share)
+    scoring = [word for word, found in share.items() if word not in selecting and found <= COMMON_SHARE]
+    later = tuple((word, vocabulary.idf(term[word])) for word in scoring)
+    return QueryPlan(tuple(dict.fromkeys([*unknown, *selecting])), tuple(phrases(query)), later)
+
+
+def _rarest(words: list[str], share: dict[str, float]) -> list[str]:
+    """With no rare word, the RAREST_KEPT rarest words select. Shares are counted over the whole index, so a word
+    common overall may still be the only one that a small container holds: no budget cuts this list shorter."""
+    return sorted(words, key=lambda word: share[word])[:RAREST_KEPT]
