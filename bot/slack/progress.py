@@ -8,6 +8,7 @@ a failed update is logged, never fatal. `fail()` never raises, so a failure alwa
 from __future__ import annotations
 
 import logging
+import time
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -15,6 +16,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.render import SlackMessage, escape, render_notice
 
 log = logging.getLogger(__name__)
+
+UPDATE_INTERVAL = 1.0  # seconds between progress edits: chat.update is rate limited, and a 429 would stall the turn
 
 
 class ThreadProgress:
@@ -25,6 +28,7 @@ class ThreadProgress:
         self._channel = channel
         self._thread_ts = thread_ts
         self._status = False
+        self._last_update = float("-inf")
         self.placeholder_ts: str | None = None
 
     async def start(self, text: str) -> None:
@@ -38,7 +42,11 @@ class ThreadProgress:
         self.placeholder_ts = await self._post(render_notice(f"_{escape(text)}_"))
 
     async def update(self, text: str) -> None:
-        """Show what Folio is doing now, e.g. "Searching: payment terms Supplier A"."""
+        """Show what Folio is doing now, e.g. "Searching: payment terms Supplier A" (at most one edit a second)."""
+        now = time.monotonic()
+        if now - self._last_update < UPDATE_INTERVAL:
+            return
+        self._last_update = now
         try:
             if self._status:
                 await self._set_status(text)
