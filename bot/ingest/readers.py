@@ -98,7 +98,7 @@ def _read_pdf(path: Path) -> tuple[tuple[Page, ...], str | None, str | None]:
 
 def _metadata_title(reader: PdfReader) -> str | None:
     try:
-        title = (reader.metadata or {}).get("/Title")
+        title = reader.metadata.title if reader.metadata else None
     except (PdfReadError, ValueError, KeyError, TypeError):
         return None
     title = str(title or "").strip()

@@ -128,3 +128,15 @@ def test_passages_overlap_and_cover_the_whole_page() -> None:
     assert all(len(passage) <= 500 for passage in passages)
     assert all(f"Sentence number {n} ends here." in " ".join(passages) for n in range(200))
     assert passages[0][-60:] in passages[1]  # the overlap carries the end of one passage into the next
+
+
+async def test_the_context_line_names_the_document(tmp_path: Path, index: LocalRetriever) -> None:
+    pdf = FPDF()
+    pdf.set_title("Expense Policy 2025")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "Scope and purpose\nMeals are reimbursed up to a daily cap.")
+    pdf.output(str(tmp_path / "exp.pdf"))
+    await index_files([tmp_path / "exp.pdf"], index, container="c")
+    [hit] = await index.search("meals", Scope(container="c"), top=1)
+    assert hit.context == "Expense Policy 2025: Scope and purpose"
