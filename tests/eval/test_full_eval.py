@@ -36,7 +36,10 @@ def refs_by_page(request: Request) -> dict[tuple[str, int], str]:
 
 
 def model(request: Request) -> Step:
-    """The scripted model: search the question once, then answer by the question that was searched."""
+    """The scripted model: search the question once, then answer by the question that was searched; as a judge,
+    grade every answer 4 for groundedness and 5 for correctness."""
+    if str(request.body.get("instructions", "")).startswith("You grade one answer"):
+        return reply('{"groundedness": 4, "correctness": 5, "reason": "supported by the cited page"}')
     if not request.tool_outputs:
         if request.user_text == BROKEN:
             return error(500)
@@ -117,3 +120,14 @@ def test_retrieval_only_prints_hits_without_a_model(
 def test_a_full_eval_without_a_model_says_how_to_set_one(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(golden)]) == 2
     assert "A full eval needs a model: set OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_a_judge_model_grades_each_answer(
+    fake_model: FakeResponses, golden: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["eval", str(golden), "--container", "benefits", "--limit", "1", "--judge", "judge-model", "--json"])
+    summary = json.loads(capsys.readouterr().out)["full"]
+    assert status == 0 and fake_model.problems == []
+    assert (summary["groundedness"], summary["correctness"]) == (4.0, 5.0)
+    judged = [r for r in fake_model.requests if r.body["model"] == "judge-model"]
+    assert len(judged) == 1 and "Balance billing protection covers" in judged[0].user_text
