@@ -56,7 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument("--threads", type=int, default=200, metavar="N", help="concurrent Slack threads (default 200)")
     parser.add_argument("--model-latency", type=float, default=300.0, metavar="MS", help="per model call (default 300)")
-    parser.add_argument("--duration", type=float, default=20.0, metavar="S", help="seconds of new questions (default 20)")
+    parser.add_argument(
+        "--duration", type=float, default=20.0, metavar="S", help="seconds of new questions (default 20)"
+    )
     parser.add_argument("--replies", choices=("plain", "mention"), default="plain",
                         help="follow-ups as plain thread replies (default) or as @mentions in the thread")
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR",
@@ -92,7 +94,9 @@ def _check_checkout(corpus: Path) -> None:
             f"beside this installation ({ROOT}). Run it from a git clone: `python -m bot bench` in the checkout."
         )
     if not (corpus / "ground_truth.jsonl").exists() or not any(corpus.glob("*.pdf")):
-        raise ConfigurationError(f"{corpus} holds no PDFs and ground_truth.jsonl: pass --corpus DIR (../shared/corpus).")
+        raise ConfigurationError(
+            f"{corpus} holds no PDFs and ground_truth.jsonl: pass --corpus DIR (../shared/corpus)."
+        )
 
 
 def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[object, ProcessUsage]:

@@ -184,7 +184,9 @@ async def _full_run(
 
 def _print_comparison(old: RunRecord, old_results: list[Result], new: RunRecord, new_results: Sequence[Result]) -> None:
     if old.kind != new.kind:
-        raise InvalidInput(f"The baseline is a {old.kind} run and this one is a {new.kind} run: compare like with like.")
+        raise InvalidInput(
+            f"The baseline is a {old.kind} run and this one is a {new.kind} run: compare like with like."
+        )
     print("\n" + compare(old, new))
     moved = changed_questions(old_results, new_results)
     print("\n" + ("\n".join(moved) if moved else "no question changed its score."))

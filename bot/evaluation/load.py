@@ -50,7 +50,9 @@ class BenchFigures:
     duplicate_answers: int
 
 
-def figures(result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms: float, duration: float) -> BenchFigures:
+def figures(
+    result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms: float, duration: float
+) -> BenchFigures:
     """The numbers of one run."""
     answered = [t for t in result.turns if t.error is None and t.answered_at is not None]
     walls = [t.answered_at - t.sent_at for t in answered if t.answered_at is not None]

@@ -60,7 +60,8 @@ class LoadResult:
 
     @property
     def duplicate_answers(self) -> int:
-        return sum(max(0, count - self.asked_by_thread.get(thread, 0)) for thread, count in self.answers_by_thread.items())
+        asked = self.asked_by_thread
+        return sum(max(0, count - asked.get(thread, 0)) for thread, count in self.answers_by_thread.items())
 
 
 def event_body(event: dict[str, Any], *, event_id: str) -> bytes:
@@ -156,7 +157,8 @@ async def drive(
                 ts = f"{base}.{next(stamps):06d}"
                 thread = root or ts
                 question = questions[(number + turn) % len(questions)]
-                events = question_events(question, ts=ts, thread_ts=root, user=f"UBENCH{number:05d}", mention=mention or root is None)
+                user = f"UBENCH{number:05d}"
+                events = question_events(question, ts=ts, thread_ts=root, user=user, mention=mention or root is None)
                 timing = await _ask(session, target, answers, result, events, thread=thread, timeout=turn_timeout)
                 result.turns.append(timing)
                 result.asked_by_thread[thread] = result.asked_by_thread.get(thread, 0) + 1

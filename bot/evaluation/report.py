@@ -44,7 +44,8 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
 def full_rows(summary: Summary) -> list[tuple[str, str]]:
     """(metric, value) rows of a full run, in reading order."""
     rows = [
-        ("questions (answerable / unanswerable)", f"{summary.questions} ({summary.answerable} / {summary.unanswerable})"),
+        ("questions (answerable / unanswerable)",
+         f"{summary.questions} ({summary.answerable} / {summary.unanswerable})"),
         ("errors", str(summary.errors)),
         (f"citations_matched (reference {REFERENCE_CITATIONS_MATCHED})", _pct(summary.citations_matched)),
         ("any_citation", _pct(summary.any_citation)),

@@ -33,7 +33,9 @@ def load_run(folder: Path) -> tuple[RunRecord, list[Result]]:
         lines = (folder / RESULTS).read_text(encoding="utf-8").splitlines()
         results: list[Result] = [kind.model_validate_json(line) for line in lines if line.strip()]
     except OSError as exc:
-        raise InvalidInput(f"{folder} holds no saved eval run ({exc.strerror}): pass a folder written by --out.") from exc
+        raise InvalidInput(
+            f"{folder} holds no saved eval run ({exc.strerror}): pass a folder written by --out."
+        ) from exc
     except ValidationError as exc:
         raise InvalidInput(f"{folder} holds an eval run this version cannot read: {exc.errors()[0]['msg']}.") from exc
     return record, results

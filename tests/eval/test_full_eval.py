@@ -99,7 +99,8 @@ def test_a_run_compares_with_a_saved_baseline(
 ) -> None:
     main(["eval", str(golden), "--container", "benefits", "--limit", "1", "--out", str(tmp_path / "before")])
     capsys.readouterr()
-    status = main(["eval", str(golden), "--container", "benefits", "--limit", "1", "--baseline", str(tmp_path / "before")])
+    again = ["eval", str(golden), "--container", "benefits", "--limit", "1", "--baseline", str(tmp_path / "before")]
+    status = main(again)
     shown = capsys.readouterr().out
     assert status == 0
     assert "| citations_matched (reference 0.42) | 1.00 | 1.00 |" in shown
