@@ -28,7 +28,7 @@ import bot
 from bot.errors import ConfigurationError, InvalidInput
 from bot.evaluation.golden import load_golden
 from bot.evaluation.load import ProcessUsage, bench_table, figures
-from bot.evaluation.loadgen import Target, drive
+from bot.evaluation.loadgen import LoadResult, Target, drive
 
 ROOT = Path(bot.__file__).resolve().parent.parent
 FAKES = ROOT / "benchmarks" / "bench_fakes.py"
@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"work folder kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    found = figures(result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration)
+    found = figures(
+        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration, replies=args.replies
+    )
     print(json.dumps(asdict(found), indent=2) if args.json else bench_table(found))
     return 0
 
@@ -99,7 +101,7 @@ def _check_checkout(corpus: Path) -> None:
         )
 
 
-def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[object, ProcessUsage]:
+def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[LoadResult, ProcessUsage]:
     data = work / "data"
     _build_index(args.corpus, data)
     (work / "channels.yaml").write_text(f"default:\n  container: {CONTAINER}\n")

@@ -27,6 +27,7 @@ class ProcessUsage:
 @dataclass(frozen=True)
 class BenchFigures:
     threads: int
+    replies: str  # follow-ups as "plain" thread replies or as "mention"s
     model_latency_ms: float
     duration_s: float
     events: int
@@ -51,7 +52,13 @@ class BenchFigures:
 
 
 def figures(
-    result: LoadResult, usage: ProcessUsage, *, threads: int, latency_ms: float, duration: float
+    result: LoadResult,
+    usage: ProcessUsage,
+    *,
+    threads: int,
+    latency_ms: float,
+    duration: float,
+    replies: str = "plain",
 ) -> BenchFigures:
     """The numbers of one run."""
     answered = [t for t in result.turns if t.error is None and t.answered_at is not None]
@@ -67,6 +74,7 @@ def figures(
     failures = [t.error for t in result.turns if t.error] + result.ack_failures
     return BenchFigures(
         threads=threads,
+        replies=replies,
         model_latency_ms=latency_ms,
         duration_s=duration,
         events=result.events,
@@ -104,7 +112,7 @@ def bench_rows(f: BenchFigures) -> list[tuple[str, str, str, str]]:
     at_50 = 40 <= f.events_per_s <= 60
     at_200 = f.threads >= 200 and f.model_latency_ms >= 300
     return [
-        ("threads / model latency", f"{f.threads} / {f.model_latency_ms:.0f} ms", "", ""),
+        ("threads / model latency / follow-ups", f"{f.threads} / {f.model_latency_ms:.0f} ms / {f.replies}", "", ""),
         ("events sent (per s)", f"{f.events} ({f.events_per_s:.1f}/s)", "", ""),
         ("ack latency p50 / p99 / max", f"{f.ack_p50_ms:.1f} / {f.ack_p99_ms:.1f} / {f.ack_max_ms:.1f} ms",
          f"p99 < {AIM_ACK_P99_MS:.0f} ms at 50 events/s", _met(f.ack_p99_ms < AIM_ACK_P99_MS) if at_50 else ""),
