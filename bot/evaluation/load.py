@@ -67,8 +67,8 @@ def figures(
     # for stragglers (a turn that never answers would otherwise stretch the window by the whole timeout).
     answering = max((t.answered_at for t in answered if t.answered_at), default=result.started_at) - result.started_at
     acks_ms = [1000 * seconds for seconds in result.acks]
-    asked = len(result.turns) or 1
-    model_calls = result.model_calls / asked if result.model_calls else float(MODEL_CALLS_PER_TURN)
+    # Per answered turn: a reply Folio ignored made no call at all and would dilute the figure.
+    model_calls = result.model_calls / len(answered) if result.model_calls and answered else float(MODEL_CALLS_PER_TURN)
     injected = model_calls * latency_ms / 1000
     mean_wall = mean(walls)
     failures = [t.error for t in result.turns if t.error] + result.ack_failures
@@ -87,7 +87,7 @@ def figures(
         turn_p50_s=percentile(walls, 50),
         turn_p99_s=percentile(walls, 99),
         model_calls_per_turn=model_calls,
-        slack_calls_per_turn=sum(result.slack_calls.values()) / asked,
+        slack_calls_per_turn=sum(result.slack_calls.values()) / max(len(answered), 1),
         injected_s=injected,
         overhead_ratio=mean_wall / injected if mean_wall is not None and injected > 0 else None,
         cpu_s_per_turn=usage.cpu_seconds / len(answered) if usage.cpu_seconds is not None and answered else None,
