@@ -45,8 +45,9 @@ Needs the source checkout (tests/fakes/, benchmarks/) and ../shared/corpus besid
 
 EPILOG = """\
 aims (2 cores, one process):
-  folio bench --threads 50 --model-latency 300     # about 50 events/s: ack p99 < 100 ms
-  folio bench --threads 200 --model-latency 300    # overhead ratio <= 1.10, no errors, no duplicates, < 300 MB"""
+  folio bench --threads 30 --replies mention   # ~50 events/s (an @mention is 2 events): ack p99 < 100 ms
+  folio bench --threads 200                    # 300 ms a model call: overhead ratio <= 1.10, no errors, < 300 MB
+latest figures and what limits them: benchmarks/RESULTS.md"""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
