@@ -16,6 +16,8 @@ from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from bot.agent import AgentOptions
     from bot.models import Chunk
     from bot.retrieval.azure import AzureSearchRetriever
@@ -85,7 +87,7 @@ def _redis_client(url: str) -> Redis:
 
 
 # --- search index (issue 3) ---------------------------------------------------------------------------------------
-SAMPLE_CONTAINER = "sample"  # the container `bot.cli.common` searches by default
+SAMPLE_CONTAINER = "sample"  # the shipped sample corpus; what the CLI searches when no container is named
 SAMPLE_CORPUS = Path(__file__).resolve().parent / "sample_corpus"
 
 

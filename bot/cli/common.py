@@ -7,8 +7,8 @@ import argparse
 from bot.config import Settings, load_policy, load_settings
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
+from bot.wiring import SAMPLE_CONTAINER
 
-SAMPLE_CONTAINER = "sample"
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
