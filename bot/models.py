@@ -129,6 +129,7 @@ class Answer(_Value):
     text: str  # answer text with [n] labels in place of the model's [S#] markers
     citations: tuple[Citation, ...] = ()
     markers: tuple[MarkerSpan, ...] = ()
+    removed_markers: tuple[str, ...] = ()  # [S#] markers naming no shown source: removed, never rendered
     answerable: bool = True
     mode: Literal["model", "search_only"] = "model"
     notices: tuple[str, ...] = ()  # lines shown above the answer: "No model is set up ...", "restored from history"

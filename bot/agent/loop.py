@@ -181,6 +181,7 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
         text=body,
         citations=rendered.citations,
         markers=rendered.markers,
+        removed_markers=rendered.dropped,
         answerable=answerable,
         notices=tuple(notices),
         final_response_id=final_id,

@@ -51,6 +51,7 @@ def full_rows(summary: Summary) -> list[tuple[str, str]]:
         ("any_citation", _pct(summary.any_citation)),
         ("citation precision", _pct(summary.precision)),
         ("fabricated citations", str(summary.fabricated)),
+        ("invented markers removed before display", str(summary.removed_markers)),
         ("refusal rate on unanswerable", _pct(summary.refusal_rate)),
         ("wrong refusals on answerable", str(summary.wrong_refusals)),
         ("searches / rewrites / code runs per question", f"{_num(summary.searches)} / {_num(summary.rewrites)} / "

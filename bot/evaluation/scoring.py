@@ -3,7 +3,8 @@
 Full runs (a real turn per question):
 - `citations_matched` = |truth pages ∩ cited pages| / |truth pages|, pages compared as `file#page=N` (the public
   sample's metric); an answerable question that errored scores 0, so errors never flatter a run;
-- `precision` = share of cited pages that are truth pages; `fabricated` = cited pages never shown to the model;
+- `precision` = share of cited pages that are truth pages; `fabricated` = cited pages never shown to the model
+  (0 by construction, since the citation check removes them: `removed_markers` counts what it removed);
 - refusals: an unanswerable question should be refused, an answerable one should not.
 Retrieval-only runs (one search with the raw question): hit@k and recall@k of the truth pages.
 """
@@ -45,6 +46,7 @@ class TurnOutcome(_Record):
     output_tokens: int = 0
     seconds: float = 0.0
     cap_hit: bool = False
+    removed_markers: int = 0  # markers naming no shown source, removed by the citation check before display
     error: str | None = None
 
 
@@ -84,6 +86,7 @@ class Summary(_Record):
     any_citation: float | None
     precision: float | None
     fabricated: int
+    removed_markers: int
     refusal_rate: float | None  # unanswerable questions refused
     wrong_refusals: int  # answerable questions refused
     searches: float
@@ -148,6 +151,7 @@ def outcome_of(answer: Answer, sources: Mapping[str, Chunk], *, seconds: float) 
         output_tokens=answer.usage.output_tokens,
         seconds=seconds,
         cap_hit=answer.cap_hit,
+        removed_markers=len(answer.removed_markers),
         # Quoted passages without the step cap mean the model failed and the agent fell back: not the model's score.
         error=SEARCH_ONLY if answer.mode == "search_only" and not answer.cap_hit else None,
     )
@@ -208,6 +212,7 @@ def summarize(results: Sequence[QuestionResult]) -> Summary:
         any_citation=mean([float(r.any_citation) for r in answered]),
         precision=mean(precisions),
         fabricated=sum(len(r.fabricated) for r in results),
+        removed_markers=sum(r.outcome.removed_markers for r in results),
         refusal_rate=mean([float(r.refused) for r in unanswerable if r.outcome.error is None]),
         wrong_refusals=sum(r.wrong_refusal for r in results),
         searches=mean([r.outcome.searches for r in ran]) or 0.0,

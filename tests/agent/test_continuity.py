@@ -31,6 +31,7 @@ async def test_a_fabricated_marker_is_sent_back_once_then_stripped(
     assert "it cites S9, which you were not shown" in correction.user_text and "\nS1\n" in correction.user_text
     assert correction.body["tool_choice"] == "none"
     assert answer.text == "Notice is one month [1]; probation is a week."
+    assert answer.removed_markers == ("S9",)
     assert [(c.label, c.page) for c in answer.citations] == [(1, 1)]
     assert answer.final_response_id == "resp_000003" and len(answer.response_ids) == 3
 

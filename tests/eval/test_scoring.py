@@ -71,11 +71,13 @@ def test_an_answer_becomes_an_outcome_with_pages_tools_and_tokens() -> None:
         tool_calls=tuple(ToolCall(name=name) for name in ("rewrite_query", "search_documents", "search_documents")),
         response_ids=("r1", "r2", "r3"),
         usage=Usage(input_tokens=100, output_tokens=20),
+        removed_markers=("S7", "S9"),
     )
     got = outcome_of(answer, shown, seconds=1.5)
     assert got.cited == ("a.pdf#page=1",) and got.shown == ("a.pdf#page=1", "b.pdf#page=2")
     assert (got.searches, got.rewrites, got.code_runs, got.iterations) == (2, 1, 0, 3)
     assert (got.input_tokens, got.output_tokens, got.refused) == (100, 20, False)
+    assert got.removed_markers == 2
 
 
 def test_retrieval_hits_count_the_truth_pages_in_the_top_k() -> None:
