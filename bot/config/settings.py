@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     folio_channels_file: Path = Field(Path("channels.yaml"), description="channel policy file")
     folio_docs_base_url: str | None = Field(None, description="base URL where the PDFs are served; links add #page=N")
     folio_public_url: str | None = Field(None, description="Folio's own URL, for its signed document links")
+    folio_link_secret: SecretStr | None = Field(None, description="signs document links; unset = from the Slack secret")
+    folio_link_ttl_days: int = Field(30, ge=1, le=3650, description="days a signed document link stays valid")
 
     # Limits
     folio_max_iterations: int = Field(6, ge=1, le=20, description="model calls per turn (the agent's step cap)")

@@ -8,12 +8,16 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.errors import InvalidInput
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, split_page
 from bot.ingest.readers import SUPPORTED, Document, UnreadableFile, read_document
 from bot.models import Chunk, Tag
 from bot.retrieval import IndexWriter
+
+if TYPE_CHECKING:
+    from bot.documents import DocumentStore
 
 # Writes a document-level context line (e.g. with a model); the default is the title plus the first heading.
 Describe = Callable[[Document], Awaitable[str]]
@@ -94,6 +98,7 @@ class IndexOptions:
     describe: Describe | None = None
     chunk_chars: int = CHUNK_CHARS
     overlap_chars: int = OVERLAP_CHARS
+    documents: DocumentStore | None = None  # keeps a copy of each indexed file, for citation links
 
 
 def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
@@ -130,9 +135,10 @@ async def index_files(
     on_file: Callable[[str], None] | None = None,
     chunk_chars: int = CHUNK_CHARS,
     overlap_chars: int = OVERLAP_CHARS,
+    documents: DocumentStore | None = None,
 ) -> IndexReport:
     """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced."""
-    options = IndexOptions(container, tuple(tags), date, describe, chunk_chars, overlap_chars)
+    options = IndexOptions(container, tuple(tags), date, describe, chunk_chars, overlap_chars, documents)
     report = IndexReport()
     known = await writer.fingerprints(container)
     seen: set[str] = set()
@@ -156,12 +162,16 @@ async def _index_one(
     version = fingerprint(document, options)
     if known.get(document.file) == version:
         report.skipped += 1
+        if options.documents is not None and not options.documents.stored(options.container, document.file):
+            await options.documents.keep(options.container, document.file, path)  # indexed before copies were kept
         return
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
         raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
     await writer.replace_file(options.container, document.file, version, chunks)
+    if options.documents is not None:
+        await options.documents.keep(options.container, document.file, path)  # replaces the old copy
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)

@@ -1,0 +1,170 @@
+"""Folio's own copies of indexed files, and the signed links that open them.
+
+    FOLIO_DATA_DIR/documents/<container>/<file>       one copy per indexed file, replaced on re-index
+    /documents/<container>/<file>?expires=<unix>&signature=<hex>
+
+The copy lets a citation keep working after the source file moves. A link is signed with HMAC-SHA256 over the
+container, the file and the expiry, so only Folio can make one and nobody can stretch its lifetime or point it at
+another file. Signing and checking are pure functions; `DocumentStore` and `link_key` do the file I/O.
+This module imports nothing of ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+log = logging.getLogger(__name__)
+
+ROUTE_PREFIX = "/documents"
+KEY_FILE = "link.key"
+_FORBIDDEN = ("/", "\\", "\0")
+_MAX_NAME = 255  # the longest file name common file systems allow
+
+
+def valid_name(name: str) -> bool:
+    """True for a plain file or folder name: not empty, not `.` or `..`, no separator or NUL."""
+    return (
+        0 < len(name) <= _MAX_NAME
+        and name not in (".", "..")
+        and not any(char in name for char in _FORBIDDEN)
+    )
+
+
+# --- signed links (pure) ------------------------------------------------------------------------------------------
+def signature(key: bytes, container: str, file: str, expires: int) -> str:
+    """The hex HMAC-SHA256 of one link; NUL separators keep `a` + `b/c` apart from `a/b` + `c`."""
+    message = f"{container}\0{file}\0{expires}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def document_path(container: str, file: str) -> str:
+    """`/documents/<container>/<file>` with both names percent-encoded (a `/` inside a name stays encoded)."""
+    return f"{ROUTE_PREFIX}/{quote(container, safe='')}/{quote(file, safe='')}"
+
+
+def signed_path(key: bytes, container: str, file: str, *, expires: int, page: int | None = None) -> str:
+    """The path and query of a signed link, with `#page=N` when a page is given."""
+    query = urlencode({"expires": expires, "signature": signature(key, container, file, expires)})
+    fragment = f"#page={page}" if page is not None else ""
+    return f"{document_path(container, file)}?{query}{fragment}"
+
+
+@dataclass(frozen=True)
+class LinkCheck:
+    """Why a signed link was refused (`ok` when it was not)."""
+
+    ok: bool
+    reason: str = ""
+
+
+def check_link(key: bytes, container: str, file: str, *, expires: str, given: str, now: float) -> LinkCheck:
+    """Whether a request's names, expiry and signature make a link Folio signed and that has not expired."""
+    if not (valid_name(container) and valid_name(file)):
+        return LinkCheck(False, "bad name")
+    if not expires.isdigit() or len(expires) > 12:
+        return LinkCheck(False, "bad expiry")
+    expected = signature(key, container, file, int(expires))
+    # compare_digest takes the same time wherever the strings differ: no guessing a signature byte by byte.
+    if not hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace")):
+        return LinkCheck(False, "bad signature")
+    if int(expires) < now:
+        return LinkCheck(False, "expired")
+    return LinkCheck(True)
+
+
+def derive_key(*, link_secret: str | None, slack_signing_secret: str | None) -> bytes | None:
+    """FOLIO_LINK_SECRET as given, else a key derived from SLACK_SIGNING_SECRET, else None (generate one).
+
+    The derived key is an HMAC of the Slack secret, so a leaked link signature says nothing about that secret.
+    """
+    if link_secret:
+        return link_secret.encode()
+    if slack_signing_secret:
+        return hmac.new(slack_signing_secret.encode(), b"folio document links", hashlib.sha256).digest()
+    return None
+
+
+# --- files (I/O) --------------------------------------------------------------------------------------------------
+def link_key(data_dir: Path, *, link_secret: str | None, slack_signing_secret: str | None) -> bytes:
+    """The link-signing key: from the settings when they give one, else a random key kept in `data_dir/link.key`."""
+    derived = derive_key(link_secret=link_secret, slack_signing_secret=slack_signing_secret)
+    if derived is not None:
+        return derived
+    path = data_dir / KEY_FILE
+    if not path.exists():
+        _create_key_file(path)
+    return bytes.fromhex(path.read_text(encoding="ascii").strip())
+
+
+def _create_key_file(path: Path) -> None:
+    """Write a new random key readable by its owner only; a concurrent writer's key wins if it came first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{KEY_FILE}.{secrets.token_hex(4)}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_hex(32))
+        os.link(temporary, path)  # atomic and fails when the file exists: two processes never hold different keys
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+class DocumentStore:
+    """A folder holding one copy of every indexed file, by container: `<folder>/<container>/<file>`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path_for(self, container: str, file: str) -> Path | None:
+        """Where the copy of `file` lives (whether or not it exists); None for a name that could leave the folder."""
+        if not (valid_name(container) and valid_name(file)):
+            return None
+        root = self.folder.resolve()
+        path = (root / container / file).resolve()
+        return path if path.parent.parent == root else None
+
+    def stored(self, container: str, file: str) -> Path | None:
+        """The copy of `file` when it exists."""
+        path = self.path_for(container, file)
+        return path if path is not None and path.is_file() else None
+
+    async def keep(self, container: str, file: str, source: Path) -> bool:
+        """Copy `source` in as `container/file`, replacing an older copy at once; False (logged) when it cannot."""
+        path = self.path_for(container, file)
+        if path is None:
+            log.warning("no document link for %s/%s: the name cannot be stored safely", container, file)
+            return False
+        try:
+            await asyncio.to_thread(_copy_replacing, source, path)
+        except OSError as exc:
+            log.warning("no document link for %s/%s: copying %s failed (%s)", container, file, source, exc)
+            return False
+        return True
+
+    async def delete(self, container: str, file: str) -> None:
+        """Remove the copy of `file`, if there is one."""
+        path = self.path_for(container, file)
+        if path is not None:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+
+
+def _copy_replacing(source: Path, target: Path) -> None:
+    # Copy beside the target, then rename over it: a reader never sees half a file.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".part-{secrets.token_hex(8)}")  # short: a long name must still fit
+    try:
+        shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
