@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from bot.agent import AgentOptions
+    from bot.documents import DocumentStore
     from bot.models import Chunk
     from bot.retrieval.azure import AzureSearchRetriever
     from bot.retrieval.embedders import OpenAIEmbedder
     from bot.retrieval.local import LocalRetriever
+    from bot.slack.documents import DocumentServer
     from bot.store import ConversationStore
 
 log = logging.getLogger(__name__)
@@ -169,13 +171,21 @@ def _search_vectorizer(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 async def ensure_sample_index(index: object) -> None:
-    """Index the shipped sample corpus into container "sample" the first time a local index is used."""
+    """Index the shipped sample corpus into container "sample" the first time a local index is used, keeping a
+    copy of each file in the documents folder beside the index (FOLIO_DATA_DIR/documents) for citation links."""
+    from bot.documents import DocumentStore
+    from bot.ingest import collect_files
     from bot.ingest.catalog import index_catalog
     from bot.retrieval.local import LocalRetriever
 
-    if not isinstance(index, LocalRetriever) or await index.count(SAMPLE_CONTAINER) > 0:
+    if not isinstance(index, LocalRetriever):
         return
-    report = await index_catalog(SAMPLE_CORPUS, index, container=SAMPLE_CONTAINER)
+    documents = DocumentStore(documents_folder(index.path.parent))
+    indexed = await index.count(SAMPLE_CONTAINER) > 0
+    # An index made before copies were kept is indexed again: unchanged files are skipped and only copied.
+    if indexed and all(documents.stored(SAMPLE_CONTAINER, path.name) for path in collect_files([SAMPLE_CORPUS])):
+        return
+    report = await index_catalog(SAMPLE_CORPUS, index, container=SAMPLE_CONTAINER, documents=documents)
     for failure in report.failed:
         log.warning("sample corpus: %s", failure)
 
@@ -196,7 +206,7 @@ def build_agent_options(settings: Settings, *, link_for: Callable[[Chunk], str |
         chunk_budget=settings.folio_chunk_budget,
         search_top=settings.folio_search_top,
         verify_citations=settings.folio_verify_citations,
-        link_for=link_for or _docs_link(settings.folio_docs_base_url) or no_link,
+        link_for=link_for or _docs_link(settings.folio_docs_base_url) or _own_link(settings) or no_link,
     )
 
 
@@ -213,3 +223,76 @@ def _docs_link(base_url: str | None) -> Callable[[Chunk], str | None] | None:
         return url if chunk.tabular or chunk.page is None else f"{url}#page={chunk.page}"
 
     return link
+
+
+# --- document links (issue 4) -------------------------------------------------------------------------------------
+def documents_folder(data_dir: Path) -> Path:
+    """Where Folio keeps its copy of every indexed file: `<data dir>/documents/<container>/<file>`."""
+    return data_dir / "documents"
+
+
+def build_document_store(settings: Settings) -> DocumentStore | None:
+    """The copies Folio keeps for its own links, or None when FOLIO_DOCS_BASE_URL serves the files instead."""
+    if settings.folio_docs_base_url:
+        return None
+    from bot.documents import DocumentStore
+
+    return DocumentStore(documents_folder(settings.folio_data_dir))
+
+
+def build_link_key(settings: Settings) -> bytes:
+    """FOLIO_LINK_SECRET, else a key derived from SLACK_SIGNING_SECRET, else a random key kept in the data folder."""
+    from bot.documents import link_key
+
+    link, slack = settings.folio_link_secret, settings.slack_signing_secret
+    return link_key(
+        _writable_data_dir(settings.folio_data_dir),
+        link_secret=link.get_secret_value() if link else None,
+        slack_signing_secret=slack.get_secret_value() if slack else None,
+    )
+
+
+def build_document_server(settings: Settings) -> DocumentServer | None:
+    """What GET /documents/... needs when Folio's links are signed (FOLIO_PUBLIC_URL set), else None."""
+    documents = build_document_store(settings)
+    if documents is None or not settings.folio_public_url:
+        return None
+    from bot.slack.documents import DocumentServer
+
+    return DocumentServer(store=documents, key=build_link_key(settings))
+
+
+def _own_link(settings: Settings) -> Callable[[Chunk], str | None] | None:
+    """Links to Folio's copy of the file: signed under FOLIO_PUBLIC_URL when set, else `file://` (terminal use).
+
+    A citation gets no link when Folio holds no copy (e.g. a file indexed elsewhere): a link would only fail.
+    """
+    documents = build_document_store(settings)
+    if documents is None:
+        return None
+    if not settings.folio_public_url:
+        return lambda chunk: _with_page(_file_url(documents, chunk), chunk)
+    import time
+
+    from bot.documents import signed_path
+
+    base, key, ttl = settings.folio_public_url.rstrip("/"), build_link_key(settings), settings.folio_link_ttl_days
+    now = time.time  # the expiry is counted from the moment each answer is rendered
+
+    def link(chunk: Chunk) -> str | None:
+        if documents.stored(chunk.container, chunk.file) is None:
+            return None
+        page = None if chunk.tabular else chunk.page
+        expires = int(now()) + ttl * 86400
+        return base + signed_path(key, chunk.container, chunk.file, expires=expires, page=page)
+
+    return link
+
+
+def _file_url(documents: DocumentStore, chunk: Chunk) -> str | None:
+    path = documents.stored(chunk.container, chunk.file)
+    return path.as_uri() if path is not None else None
+
+
+def _with_page(url: str | None, chunk: Chunk) -> str | None:
+    return url if url is None or chunk.tabular or chunk.page is None else f"{url}#page={chunk.page}"

@@ -14,7 +14,7 @@ from bot.errors import InvalidInput
 from bot.ingest import collect_files, index_files
 from bot.models import Scope
 from bot.retrieval.filters import check_tag_keys
-from bot.wiring import build_retriever
+from bot.wiring import build_document_store, build_retriever
 
 DESCRIPTION = """\
 Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively.
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             with Progress(len(files), "Indexing") as bar:
                 report = await index_files(
-                    files, retriever, container=scope.container, tags=scope.tags, date=day, on_file=bar.advance
+                    files, retriever, container=scope.container, tags=scope.tags, date=day, on_file=bar.advance,
+                    documents=build_document_store(settings),  # the copies Folio's own citation links open
                 )
         finally:
             await retriever.close()

@@ -22,8 +22,10 @@ from bot.cli.chat import chat_loop
 from bot.cli.common import settings_from
 from bot.config import Settings, load_policy
 from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.documents import DocumentServer, serve_documents
 from bot.slack.tasks import BackgroundTasks
 from bot.wiring import build_agent_options, build_model_client, build_retriever, build_store, ensure_sample_index
+from bot.wiring import build_document_server
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +74,13 @@ async def serve(
             settings, model=model, retriever=retriever, store=store, policy=policy,
             options=build_agent_options(settings), tasks=tasks,
         )  # fmt: skip
+        documents = build_document_server(settings)  # None unless FOLIO_PUBLIC_URL is set
         if settings.slack_app_token is not None:
-            await _socket_mode(app, settings.slack_app_token.get_secret_value(), stop)
+            # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
+            async with serve_documents(documents, host, settings.port if port is None else port, started):
+                await _socket_mode(app, settings.slack_app_token.get_secret_value(), stop)
         else:
-            await _http(app, host, settings.port if port is None else port, stop, started)
+            await _http(app, host, settings.port if port is None else port, stop, started, documents)
     finally:
         await _finish(tasks)
         await _close(model, retriever, store)
@@ -83,9 +88,10 @@ async def serve(
 
 
 async def _http(
-    app: AsyncApp, host: str, port: int, stop: asyncio.Event, started: Callable[[int], None] | None
+    app: AsyncApp, host: str, port: int, stop: asyncio.Event, started: Callable[[int], None] | None,
+    documents: DocumentServer | None = None,
 ) -> None:
-    runner = web.AppRunner(web_app(app), access_log=None)
+    runner = web.AppRunner(web_app(app, documents=documents), access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -16,6 +17,9 @@ from bot.errors import ConfigurationError
 from bot.ingest.pipeline import IndexReport, collect_files, index_files
 from bot.models import Tag
 from bot.retrieval import IndexWriter
+
+if TYPE_CHECKING:
+    from bot.documents import DocumentStore
 
 CATALOG = "catalog.yaml"
 
@@ -38,13 +42,15 @@ def read_catalog(folder: Path) -> dict[str, tuple[tuple[Tag, ...], str | None]]:
         raise ConfigurationError(f"{path} is malformed ({exc}); regenerate it or fix the entry it names.") from exc
 
 
-async def index_catalog(folder: Path, writer: IndexWriter, *, container: str) -> IndexReport:
+async def index_catalog(
+    folder: Path, writer: IndexWriter, *, container: str, documents: DocumentStore | None = None
+) -> IndexReport:
     """Index every supported file of `folder` into `container`, with the tags and date its catalog gives."""
     catalog = read_catalog(folder)
     total = IndexReport()
     for path in collect_files([folder]):
         tags, date = catalog.get(path.name, ((), None))
-        report = await index_files([path], writer, container=container, tags=tags, date=date)
+        report = await index_files([path], writer, container=container, tags=tags, date=date, documents=documents)
         total.files += report.files
         total.pages += report.pages
         total.chunks += report.chunks

@@ -22,6 +22,7 @@ from bot.agent import AgentOptions
 from bot.config import ChannelPolicy, Settings
 from bot.errors import ConfigurationError
 from bot.retrieval import Retriever
+from bot.slack.documents import DocumentServer
 from bot.slack.listeners import register
 from bot.slack.tasks import BackgroundTasks
 from bot.slack.turns import Folio
@@ -82,8 +83,9 @@ def build_app(
     return app
 
 
-def web_app(app: AsyncApp) -> web.Application:
-    """An aiohttp application serving Slack's requests on POST /slack/events (and GET /healthz)."""
+def web_app(app: AsyncApp, *, documents: DocumentServer | None = None) -> web.Application:
+    """An aiohttp application serving Slack's requests on POST /slack/events (and GET /healthz), and signed
+    document links on GET /documents/... when `documents` is given."""
 
     async def events(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
@@ -94,4 +96,6 @@ def web_app(app: AsyncApp) -> web.Application:
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)
     application.router.add_get("/healthz", health)
+    if documents is not None:
+        documents.add_routes(application)
     return application

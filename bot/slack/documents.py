@@ -1,0 +1,95 @@
+"""GET /documents/<container>/<file>?expires=..&signature=..: the PDF a signed citation link opens, in the browser.
+
+The route is added to the Slack HTTP app (`web_app(..., documents=...)`); in Socket Mode, where Slack needs no
+HTTP server, `serve_documents` runs it alone on PORT so links under FOLIO_PUBLIC_URL still open.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from aiohttp import web
+
+from bot.documents import ROUTE_PREFIX, DocumentStore, check_link
+
+log = logging.getLogger(__name__)
+
+ROUTE = ROUTE_PREFIX + "/{container}/{file}"
+REFUSED = "This document link is not valid or has expired. Ask Folio the question again for a fresh link.\n"
+MISSING = (
+    "This document is no longer held by Folio (it was removed or re-indexed under another name). "
+    "Ask Folio the question again, or ask an administrator to index the document again.\n"
+)
+_TEXT_TYPES = {".txt": "text/plain", ".md": "text/markdown"}
+
+
+@dataclass(frozen=True)
+class DocumentServer:
+    """What the documents route needs: Folio's copies and the key its links are signed with."""
+
+    store: DocumentStore
+    key: bytes
+
+    def add_routes(self, application: web.Application) -> None:
+        """Register GET /documents/{container}/{file} on `application`."""
+        application.router.add_get(ROUTE, self.handle)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """The file for a valid, unexpired link; 403 for a bad or expired one, 404 for a file Folio no longer has."""
+        container, file = request.match_info["container"], request.match_info["file"]
+        verdict = check_link(
+            self.key, container, file, expires=request.query.get("expires", ""),
+            given=request.query.get("signature", ""), now=time.time(),
+        )  # fmt: skip
+        if not verdict.ok:
+            log.info("document link refused (%s): %s", verdict.reason, request.path)
+            return web.Response(status=403, text=REFUSED)
+        path = self.store.stored(container, file)
+        if path is None:
+            return web.Response(status=404, text=MISSING)
+        return web.FileResponse(path, headers=_headers(file))  # streamed from disk, with Range for PDF viewers
+
+
+def _headers(file: str) -> dict[str, str]:
+    kind = _TEXT_TYPES.get(file[file.rfind(".") :].lower(), "application/pdf")
+    return {
+        "Content-Type": kind if kind == "application/pdf" else f"{kind}; charset=utf-8",
+        # inline: the browser shows it (and honours #page=N) instead of downloading it; RFC 6266 name encoding.
+        "Content-Disposition": f"inline; filename*=UTF-8''{quote(file, safe='')}",
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, max-age=3600",
+    }
+
+
+@asynccontextmanager
+async def serve_documents(
+    server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None
+) -> AsyncIterator[None]:
+    """Serve only the documents route (and GET /healthz) on host:port while the block runs; nothing when None."""
+    if server is None:
+        yield
+        return
+
+    async def health(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    application = web.Application()
+    server.add_routes(application)
+    application.router.add_get("/healthz", health)
+    runner = web.AppRunner(application, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        bound = runner.addresses[0][1]
+        print(f"Folio serves document links on http://{host}:{bound}{ROUTE_PREFIX}/", file=sys.stderr, flush=True)
+        if started is not None:
+            started(bound)
+        yield
+    finally:
+        await runner.cleanup()
