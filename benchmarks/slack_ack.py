@@ -27,7 +27,7 @@ import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
 from bot.config import ChannelPolicy, Settings  # noqa: E402
-from bot.slack.app import EVENTS_PATH, build_app, web_app  # noqa: E402
+from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app  # noqa: E402
 from bot.slack.tasks import BackgroundTasks  # noqa: E402
 from bot.wiring import build_agent_options, build_retriever, build_store, ensure_sample_index  # noqa: E402
 from tests.fakes.openai_responses import FakeResponses, reply  # noqa: E402
@@ -43,16 +43,20 @@ def percentile(values: list[float], share: float) -> float:
 
 
 async def run(events: int, threads: int, concurrency: int, model_latency: float) -> None:
-    data = Path(tempfile.mkdtemp(prefix="folio-bench-"))
+    with tempfile.TemporaryDirectory(prefix="folio-ack-bench-") as folder:  # the embedded Redis and the index
+        await _run(Path(folder), events, threads, concurrency, model_latency)
+
+
+async def _run(data: Path, events: int, threads: int, concurrency: int, model_latency: float) -> None:
     with FakeSlack() as slack, FakeResponses(latency=model_latency) as model_server:
         model_server.respond_with(lambda request: reply("Benchmark answer."))
         settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
                             folio_data_dir=data, folio_code_interpreter=False)  # fmt: skip
         store, retriever, tasks = build_store(settings), build_retriever(settings), BackgroundTasks()
         await ensure_sample_index(retriever)
-        model = model_server.client()
+        model, slack_http = model_server.client(), slack_http_session()
         policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
-        app = build_app(settings, model=model, retriever=retriever, store=store, policy=policy,
+        app = build_app(settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
                         options=build_agent_options(settings), tasks=tasks)  # fmt: skip
         runner = web.AppRunner(web_app(app), access_log=None)
         await runner.setup()
@@ -84,6 +88,7 @@ async def run(events: int, threads: int, concurrency: int, model_latency: float)
         for text in sorted({text for text in posted if "Benchmark answer" not in text}):
             print("other message:", text[:200])
         await runner.cleanup()
+        await slack_http.close()
         await model.close()
         await store.close()
         await retriever.close()

@@ -21,7 +21,7 @@ from bot import messages
 from bot.cli.chat import chat_loop
 from bot.cli.common import settings_from
 from bot.config import Settings, load_policy
-from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
 from bot.slack.documents import DocumentServer, serve_documents
 from bot.slack.tasks import BackgroundTasks
 from bot.wiring import build_agent_options, build_model_client, build_retriever, build_store, ensure_sample_index
@@ -67,11 +67,12 @@ async def serve(
     model = build_model_client(settings)
     tasks = BackgroundTasks()
     stop = stop or _stop_on_signals()
+    slack_http = slack_http_session()
     try:
         await store.ping()
         await ensure_sample_index(retriever)
         app = build_app(
-            settings, model=model, retriever=retriever, store=store, policy=policy,
+            settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
             options=build_agent_options(settings), tasks=tasks,
         )  # fmt: skip
         documents = build_document_server(settings)  # None unless FOLIO_PUBLIC_URL is set
@@ -82,8 +83,8 @@ async def serve(
         else:
             await _http(app, host, settings.port if port is None else port, stop, started, documents)
     finally:
-        await _finish(tasks)
-        await _close(model, retriever, store)
+        await _finish(tasks)  # running turns still post through the Slack session: close it after them
+        await _close(model, retriever, store, slack_http)
     return 0
 
 

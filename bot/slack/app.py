@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+import aiohttp
 from aiohttp import web
 from openai import AsyncOpenAI
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -31,12 +32,23 @@ from bot.store import ConversationStore
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+SLACK_CALL_TIMEOUT = 30  # seconds, slack_sdk's own default for one Web API call
 
 
-def build_slack_client(settings: Settings) -> AsyncWebClient:
+def slack_http_session() -> aiohttp.ClientSession:
+    """The one HTTP session every Web API call goes through; open it in a running loop, close it on shutdown.
+
+    Without it slack_sdk opens a new session, and so a new connection, for every call.
+    """
+    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SLACK_CALL_TIMEOUT))
+
+
+def build_slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWebClient:
     """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections.
 
-    slack_sdk retries only connection errors by default, so the rate-limit handler is added here.
+    slack_sdk retries only connection errors by default, so the rate-limit handler is added here. The session's
+    pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
+    connection error, retried once on a new connection.
     """
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
@@ -45,13 +57,15 @@ def build_slack_client(settings: Settings) -> AsyncWebClient:
         AsyncRateLimitErrorRetryHandler(max_retry_count=3),
     ]
     return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries
-    )
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
+        session=session, timeout=SLACK_CALL_TIMEOUT,
+    )  # fmt: skip
 
 
 def build_app(
     settings: Settings,
     *,
+    session: aiohttp.ClientSession,
     model: AsyncOpenAI | None,
     retriever: Retriever,
     store: ConversationStore,
@@ -59,7 +73,10 @@ def build_app(
     options: AgentOptions,
     tasks: BackgroundTasks | None = None,
 ) -> AsyncApp:
-    """The Bolt app with every listener attached; HTTP requests are verified with SLACK_SIGNING_SECRET."""
+    """The Bolt app with every listener attached; HTTP requests are verified with SLACK_SIGNING_SECRET.
+
+    `session` (see `slack_http_session`) carries every Web API call; the caller closes it after the app stops.
+    """
     socket_mode = settings.slack_app_token is not None
     if not socket_mode and settings.slack_signing_secret is None:
         raise ConfigurationError(
@@ -68,7 +85,7 @@ def build_app(
         )
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     app = AsyncApp(
-        client=build_slack_client(settings),
+        client=build_slack_client(settings, session),
         signing_secret=secret,
         request_verification_enabled=not socket_mode,
         process_before_response=True,  # listeners only enqueue work; the ack waits for the place in line

@@ -139,18 +139,26 @@ async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation
 async def start_turn(
     folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
 ) -> None:
-    """Claim the delivery, take the thread's place in line, and run the turn after the ack.
+    """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn after the ack.
 
-    Call it before acknowledging: the place in line taken here is the order turns of one thread run in.
+    Call it before acknowledging: the place in line taken here is the order turns of one thread run in, and from
+    here on a plain reply in the thread is a follow-up (it waits for this turn, then chains from its answer).
     """
     try:
-        if delivery is not None and not await folio.store.first_delivery("delivery", delivery):
-            log.info("duplicate delivery %s dropped", delivery)
-            return
-        lock = folio.store.lock(request.thread)
-        await lock.enqueue()
+        lock = await folio.store.take_on(request.thread, delivery=delivery, new=_claim(folio.policy, request))
     except StoreUnavailable as error:
         progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
         folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {request.thread}")
         return
+    if lock is None:
+        log.info("duplicate delivery %s dropped", delivery)
+        return
     folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")
+
+
+def _claim(policy: ChannelPolicy, request: TurnRequest) -> Conversation | None:
+    """The conversation a new thread starts with; None where the policy refuses (the turn then says why)."""
+    try:
+        return _new_conversation(policy, request)
+    except FolioError:
+        return None

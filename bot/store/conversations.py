@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
 Feedback = Literal["helpful", "not_helpful"]
+_SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
 
 @dataclass(frozen=True)
@@ -128,11 +129,37 @@ class ConversationStore:
         async with _redis_errors():
             await self._redis.set(self._key(thread), conversation.model_dump_json(), keepttl=True)
 
-    async def first_delivery(self, kind: str, ident: str, *, ttl_seconds: int = 24 * 3600) -> bool:
+    async def first_delivery(self, kind: str, ident: str, *, ttl_seconds: int = _SEEN_TTL) -> bool:
         """True the first time `kind:ident` is seen, False for every later delivery of the same thing."""
         async with _redis_errors():
-            created = await self._redis.set(f"{self._prefix}:seen:{kind}:{ident}", "1", nx=True, ex=ttl_seconds)
+            created = await self._redis.set(self._seen_key(kind, ident), "1", nx=True, ex=ttl_seconds)
         return bool(created)
+
+    def _seen_key(self, kind: str, ident: str) -> str:
+        return f"{self._prefix}:seen:{kind}:{ident}"
+
+    async def take_on(
+        self, thread: ThreadKey, *, delivery: str | None, new: Conversation | None
+    ) -> ThreadLock | None:
+        """Before the ack, in one round trip: drop a repeated delivery, take the thread's place in line, and make the
+        thread Folio's (`new` is saved unless the thread already has a conversation). None for a repeated delivery.
+
+        Saving `new` here, before the turn runs, is what lets a reply sent while the first answer is still being
+        written continue the conversation: `exists()` is true from the moment Folio takes the thread on.
+        """
+        lock = self.lock(thread)
+        async with _redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                if delivery is not None:
+                    pipe.set(self._seen_key("delivery", delivery), "1", nx=True, ex=_SEEN_TTL)
+                lock.enqueue_in(pipe)
+                if new is not None:
+                    pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
+                results = await pipe.execute()
+        if delivery is not None and not results[0]:
+            await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line
+            return None
+        return lock
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
         """The thread's lock: turns run one at a time in the order they called `enqueue()`."""

@@ -15,6 +15,7 @@ import time
 from types import TracebackType
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from bot.errors import FolioError, StoreUnavailable
@@ -69,14 +70,23 @@ class ThreadLock:
         """Join the queue; the place taken here decides the order turns run in."""
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(self._queue, self._token)
-                pipe.set(self._token_prefix + self._token, "waiting", px=self._heartbeat_ms)
-                pipe.pexpire(self._queue, self._hold_ms + self._heartbeat_ms)
+                self.enqueue_in(pipe)
                 await pipe.execute()
         except RedisError as exc:
+            self._queued = False
             log.warning("redis: %r", exc)
             raise StoreUnavailable("Redis is not reachable.") from exc
+
+    def enqueue_in(self, pipe: Pipeline) -> None:
+        """Add joining the queue to the caller's transaction, so it costs no round trip of its own."""
+        pipe.rpush(self._queue, self._token)
+        pipe.set(self._token_prefix + self._token, "waiting", px=self._heartbeat_ms)
+        pipe.pexpire(self._queue, self._hold_ms + self._heartbeat_ms)
         self._queued = True
+
+    async def leave(self) -> None:
+        """Give up the place in line (or the lock) without waiting; never raises."""
+        await self._leave()
 
     async def __aenter__(self) -> ThreadLock:
         if not self._queued:

@@ -139,6 +139,7 @@ class FakeResponses:
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self.deleted: list[str] = []
+        self.failing_deletes: set[str] = set()  # ids whose DELETE answers HTTP 500 (a half-finished deletion)
         self._steps: deque[Step] = deque()
         self._handler: Callable[[Request], Step] | None = None
         self._stored: dict[str, Json] = {}
@@ -237,6 +238,8 @@ class FakeResponses:
         return 200, stored
 
     def delete(self, response_id: str) -> tuple[int, Json]:
+        if response_id in self.failing_deletes:
+            return _error(500, "fake delete failure", kind="server_error")
         with self._lock:
             stored = self._stored.pop(response_id, None)
             if stored is not None:

@@ -6,6 +6,7 @@
         slack.rate_limit("chat.postMessage", retry_after=1)  # the next one is HTTP 429 + Retry-After
         slack.calls                                          # every call: method + params (form or JSON, as sent)
         slack.thread("C1", "1700000000.000100")              # Folio's visible messages in a thread, oldest first
+        slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
 
 It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
 delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
@@ -68,6 +69,7 @@ class FakeSlack:
         self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
         self.calls: list[SlackCall] = []
+        self.connections = 0  # TCP connections accepted: a client that keeps its connections alive opens few
         self.messages: dict[tuple[str, str], Message] = {}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
@@ -197,8 +199,16 @@ def _parse_body(raw: bytes, content_type: str) -> Json:
 
 def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as Slack does: the client's session reuses its connections
+        disable_nagle_algorithm = True  # headers and body go out in two writes: without this, ~40 ms per call
+
+        def setup(self) -> None:
+            super().setup()
+            with fake._lock:
+                fake.connections += 1
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else b""
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             path, _, query = self.path.partition("?")
             # slack_sdk sends some methods' arguments in the query string (`params=`), others as a form or JSON
             params = {**dict(parse_qsl(query)), **_parse_body(raw, self.headers.get("Content-Type", ""))}

@@ -16,11 +16,12 @@ from slack_sdk.models.blocks import Block
 from bot.agent import AgentOptions
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
-from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
 from bot.slack.tasks import BackgroundTasks
 from bot.store import ConversationStore
+from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
-from tests.slack.harness import ADMIN, POLICY, SECRET, FakeModel, Harness, RecordingRetriever
+from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriever
 
 
 @pytest.fixture
@@ -33,8 +34,8 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def fake_model() -> Iterator[FakeModel]:
-    with FakeModel() as fake:
+def fake_model() -> Iterator[FakeResponses]:
+    with FakeResponses() as fake:
         yield fake
         assert fake.problems == []
 
@@ -45,7 +46,7 @@ def doc_link(chunk) -> str:  # type: ignore[no-untyped-def]
 
 @asynccontextmanager
 async def running_app(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path, *, with_model: bool = True,
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one)."""
@@ -59,8 +60,9 @@ async def running_app(
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
     tasks = BackgroundTasks()
+    slack_http = slack_http_session()
     app = build_app(
-        settings, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(policy or POLICY),
+        settings, session=slack_http, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(policy or POLICY),
         options=AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", code_interpreter=False,
                              link_for=doc_link),
         tasks=tasks,
@@ -76,6 +78,7 @@ async def running_app(
     finally:
         await tasks.drain()
         await runner.cleanup()
+        await slack_http.close()
         if model is not None:
             await model.close()
         await store.close()
@@ -84,7 +87,7 @@ async def running_app(
 
 @pytest.fixture
 async def harness(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> AsyncIterator[Harness]:
     async with running_app(slack, fake_model, redis_url, corpus_index) as running:
         yield running

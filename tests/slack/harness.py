@@ -57,20 +57,6 @@ class RecordingRetriever(Retriever):
         return await self.inner.search(query, scope, top=top)
 
 
-class FakeModel(FakeResponses):
-    """The fake Responses server, plus deletes that fail (HTTP 500) for the ids in `failing_deletes`."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.failing_deletes: set[str] = set()
-
-    def delete(self, response_id: str) -> tuple[int, dict[str, Any]]:
-        if response_id in self.failing_deletes:
-            failure = {"message": "fake delete failure", "type": "server_error", "param": None, "code": None}
-            return 500, {"error": failure}
-        return super().delete(response_id)
-
-
 def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
     """Slack's request signature: v0=HMAC-SHA256(secret, "v0:{timestamp}:{body}")."""
     stamp = str(timestamp if timestamp is not None else int(time.time()))
@@ -90,7 +76,7 @@ def user_ts() -> str:
 class Harness:
     url: str
     slack: FakeSlack
-    model: FakeModel
+    model: FakeResponses
     store: ConversationStore
     tasks: BackgroundTasks
     retriever: RecordingRetriever

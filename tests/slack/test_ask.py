@@ -6,10 +6,10 @@ from pathlib import Path
 
 from bot import messages
 from bot.models import Tag
-from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import ALICE, CHANNEL, DM, LOCKED, POLICY, FakeModel, Harness
+from tests.slack.harness import ALICE, CHANNEL, DM, LOCKED, POLICY, Harness
 
 
 def ask_root(harness: Harness) -> str:
@@ -110,7 +110,7 @@ async def test_ask_where_folio_is_not_a_member_answers_through_the_response_url(
 
 
 async def test_direct_messages_are_refused_clearly_without_a_dm_policy(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     no_dm = {key: value for key, value in POLICY.items() if key != "dm"}
     async with running_app(slack, fake_model, redis_url, corpus_index, policy=no_dm) as harness:
@@ -122,7 +122,7 @@ async def test_direct_messages_are_refused_clearly_without_a_dm_policy(
 
 
 async def test_a_thread_stops_when_its_channel_is_moved_to_other_documents(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     fake_model.script(tools(search("balance billing")), reply("Protected [S1]."))
     async with running_app(slack, fake_model, redis_url, corpus_index) as harness:

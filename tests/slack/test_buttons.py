@@ -6,10 +6,10 @@ from pathlib import Path
 
 from bot import messages
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_NOT_HELPFUL, ACTION_THINK_HARDER
-from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import ADMIN, BOB, CHANNEL, FakeModel, Harness
+from tests.slack.harness import ADMIN, BOB, CHANNEL, Harness
 
 QUESTION = "What protection is there against balance billing?"
 
@@ -114,7 +114,7 @@ async def test_buttons_on_a_deleted_conversation_say_so(harness: Harness) -> Non
 
 
 async def test_delete_also_removes_failure_messages_of_later_turns(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     fake_model.script(tools(search("balance billing protection")), reply("You are protected [S1]."),
                       reply("Too late [S1].", latency=2))  # fmt: skip

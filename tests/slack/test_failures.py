@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from bot import messages
-from tests.fakes.openai_responses import error, reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, FakeModel, Harness, sign
+from tests.slack.harness import CHANNEL, Harness, sign
 
 QUESTION = "What protection is there against balance billing?"
 
@@ -32,7 +32,7 @@ async def test_when_the_model_fails_the_thread_gets_quoted_passages_and_says_why
 
 
 async def test_without_a_model_answers_are_quoted_passages_labelled_as_such(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     async with running_app(slack, fake_model, redis_url, corpus_index, with_model=False) as harness:
         ts = await harness.mention(QUESTION)
@@ -47,7 +47,7 @@ async def test_without_a_model_answers_are_quoted_passages_labelled_as_such(
 
 
 async def test_when_redis_is_down_the_thread_says_so(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path, tmp_path: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
 ) -> None:
     dead = f"unix://{tmp_path}/no-redis.sock"
     async with running_app(slack, fake_model, redis_url, corpus_index, redis=dead) as harness:
@@ -97,7 +97,7 @@ async def test_without_thread_status_a_placeholder_shows_progress_and_becomes_th
 
 
 async def test_a_turn_that_takes_too_long_is_stopped_and_says_so(
-    slack: FakeSlack, fake_model: FakeModel, redis_url: str, corpus_index: Path
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     fake_model.script(reply("Too late [S1].", latency=2))
     async with running_app(slack, fake_model, redis_url, corpus_index, turn_timeout=0.5) as harness:

@@ -94,3 +94,32 @@ async def test_two_quick_follow_ups_run_one_after_the_other_and_chain(harness: H
     conversation = await harness.store.load(harness.thread_key(ts))
     assert [turn.answer for turn in conversation.turns][1:] == ["First follow-up [1].", "Second follow-up [1]."]
     assert second_chain in conversation.turns[1].response_ids
+
+
+async def test_a_reply_sent_while_the_first_answer_is_written_waits_for_it_and_chains_from_it(
+    harness: Harness,
+) -> None:
+    harness.model.script(tools(search("balance billing protection")), reply("First answer [S1].", latency=0.5))
+    ts = await harness.mention("What protection is there against balance billing?")
+    while len(harness.model.requests) < 2:  # the first turn is now waiting for its final answer
+        await asyncio.sleep(0.01)
+    harness.model.script(reply("Follow-up answer [S1]."))
+
+    await harness.message("Does that hold out of network?", thread_ts=ts)
+    await harness.settle()
+
+    texts = harness.texts(ts)
+    assert len(texts) == 2 and "First answer" in texts[0] and "Follow-up answer" in texts[1]
+    conversation = await harness.store.load(harness.thread_key(ts))
+    first_final = conversation.turns[0].response_ids[-1]
+    assert harness.model.requests[-1].body["previous_response_id"] == first_final
+    assert conversation.last_response_id == conversation.turns[1].response_ids[-1] != first_final
+
+
+async def test_the_slack_calls_of_a_turn_share_one_kept_alive_connection(harness: Harness) -> None:
+    harness.model.script(*answer_script())
+
+    await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+
+    assert len(harness.slack.calls) >= 3 and harness.slack.connections == 1

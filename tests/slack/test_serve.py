@@ -16,15 +16,15 @@ from bot.cli import main
 from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
-from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
-from tests.slack.harness import SECRET, FakeModel, sign
+from tests.slack.harness import SECRET, sign
 
 CHANNELS = "tag_keys: [department]\nchannels:\n  C0SAMPLE01:\n    container: sample\n"
 
 
 @pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeModel,
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses,
                 redis_url: str) -> None:  # fmt: skip
     (tmp_path / "channels.yaml").write_text(CHANNELS)
     for name, value in {
@@ -44,7 +44,7 @@ async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[
 
 
 async def test_folio_serve_answers_a_mention_over_signed_http(environment: None, slack: FakeSlack,
-                                                              fake_model: FakeModel) -> None:  # fmt: skip
+                                                              fake_model: FakeResponses) -> None:  # fmt: skip
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
@@ -84,7 +84,7 @@ def test_folio_serve_without_slack_says_so_and_chats_in_the_terminal(
 
 
 async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
-    environment: None, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, fake_model: FakeModel
+    environment: None, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, fake_model: FakeResponses
 ) -> None:
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
