@@ -1,0 +1,156 @@
+"""`folio serve` with FOLIO_PUBLIC_URL: the signed link in a Slack answer opens the PDF from Folio itself."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import html
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from yarl import URL
+
+from bot.cli.serve import serve
+from bot.config import load_settings
+from bot.documents import signed_path
+from bot.slack.documents import MISSING, REFUSED
+from bot.wiring import SAMPLE_CORPUS, build_link_key
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
+
+SECRET = "documents-signing-secret"
+PUBLIC = "https://folio.example/"
+CHANNEL = "C0SAMPLE01"
+LINK = re.compile(r"<(https://folio\.example/documents/[^|>]+)\|\[1\]>")
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def model() -> Iterator[FakeResponses]:
+    with FakeResponses() as fake:
+        yield fake
+        assert fake.problems == []
+
+
+@pytest.fixture
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, model: FakeResponses,
+                redis_url: str) -> None:  # fmt: skip
+    (tmp_path / "channels.yaml").write_text(f"tag_keys: [department]\nchannels:\n  {CHANNEL}:\n    container: sample\n")
+    for name, value in {
+        "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": model.base_url, "FOLIO_CODE_INTERPRETER": "false",
+        "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_PUBLIC_URL": PUBLIC,
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+
+async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never came true"
+        await asyncio.sleep(0.05)
+
+
+def mention(ts: str) -> dict[str, str]:
+    return {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund window?", "ts": ts,
+            "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+
+
+def slack_headers(body: str) -> dict[str, str]:
+    stamp = str(int(time.time()))
+    digest = hmac.new(SECRET.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}", "Content-Type": "application/json"}
+
+
+def answer_link(slack: FakeSlack, ts: str) -> str:
+    """The signed URL behind [1] in Folio's answer, as a browser would follow it (mrkdwn unescaped, no fragment)."""
+    [answer] = slack.thread(CHANNEL, ts)
+    found = LINK.search(answer.blocks[0]["text"]["text"])
+    assert found, answer.blocks[0]["text"]["text"]
+    url = html.unescape(found.group(1))
+    assert url.endswith("#page=1")
+    return url.split("#", 1)[0]
+
+
+async def fetch(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, str], bytes]:
+    async with http.get(URL(url, encoded=True)) as response:
+        return response.status, dict(response.headers), await response.read()
+
+
+async def test_a_signed_link_from_an_http_answer_opens_the_pdf_and_a_tampered_one_is_refused(
+    environment: None, slack: FakeSlack, model: FakeResponses, tmp_path: Path
+) -> None:
+    model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
+    stop, ports = asyncio.Event(), []
+    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    try:
+        await wait_until(lambda: ports or server.done())
+        event = {"type": "event_callback", "team_id": TEAM, "event_id": "EvDocs1", "event": mention("1800.1")}
+        body = json.dumps(event)
+        async with aiohttp.ClientSession() as http:
+            local = f"http://127.0.0.1:{ports[0]}"
+            async with http.post(f"{local}/slack/events", data=body, headers=slack_headers(body)) as response:
+                assert response.status == 200
+            await wait_until(lambda: slack.thread(CHANNEL, "1800.1"))
+            link = answer_link(slack, "1800.1").replace(PUBLIC.rstrip("/"), local)  # the proxy in front of Folio
+            file = link.split("?")[0].rsplit("/", 1)[1]
+
+            status, headers, content = await fetch(http, link)
+            assert status == 200
+            assert headers["Content-Type"] == "application/pdf"
+            assert headers["Content-Disposition"].startswith("inline")
+            assert content == (SAMPLE_CORPUS / file).read_bytes()
+
+            tampered = link[:-1] + ("0" if link[-1] != "0" else "1")
+            status, _, content = await fetch(http, tampered)
+            assert (status, content.decode()) == (403, REFUSED)
+            status, _, content = await fetch(http, link.replace(f"/sample/{file}", "/sample/..%2F..%2Flink.key"))
+            assert status in (403, 404) and b"%PDF" not in content and len(content) < 400
+
+            key = build_link_key(load_settings(None))
+            expired = local + signed_path(key, "sample", file, expires=int(time.time()) - 1)
+            status, _, content = await fetch(http, expired)
+            assert (status, content.decode()) == (403, REFUSED)
+
+            (tmp_path / "data" / "documents" / "sample" / file).unlink()
+            status, _, content = await fetch(http, link)
+            assert (status, content.decode()) == (404, MISSING)
+    finally:
+        stop.set()
+        assert await server == 0
+
+
+async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
+    environment: None, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, model: FakeResponses, tmp_path: Path
+) -> None:
+    model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
+    monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET")  # then links are signed with a key generated in the data folder
+    with FakeSocketMode(slack) as socket:
+        stop, ports = asyncio.Event(), []
+        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop,
+                                           started=ports.append))  # fmt: skip
+        try:
+            await wait_until(lambda: (socket.connected and ports) or server.done())
+            await asyncio.to_thread(socket.send_event, mention("1800.2"))
+            await wait_until(lambda: slack.thread(CHANNEL, "1800.2"))
+            link = answer_link(slack, "1800.2").replace(PUBLIC.rstrip("/"), f"http://127.0.0.1:{ports[0]}")
+            async with aiohttp.ClientSession() as http:
+                status, headers, content = await fetch(http, link)
+        finally:
+            stop.set()
+            assert await server == 0
+    assert (status, headers["Content-Type"]) == (200, "application/pdf")
+    assert content.startswith(b"%PDF")
+    assert (tmp_path / "data" / "link.key").is_file()
