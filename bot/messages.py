@@ -51,6 +51,13 @@ def chat_welcome(scope: str, *, model_configured: bool) -> str:
     return f"Ask about the documents in {scope}.{how} Type exit or press Ctrl-D to end."
 
 
+# --- document links (issue 4): plain-text pages a browser shows instead of the PDF -----------------------------------
+LINK_REFUSED = "This document link is not valid or has expired. Ask Folio the question again for a fresh link."
+DOCUMENT_GONE = (
+    "Folio no longer holds this document (it was removed, or indexed again under another name). "
+    "Ask Folio the question again, or ask an admin to index the document again."
+)
+
 # --- Slack (issue 5) ---------------------------------------------------------------------------------------------
 SLACK_NOT_CONFIGURED = "Slack is not configured (SLACK_BOT_TOKEN is unset), so Folio chats here in the terminal instead."
 WORKING = "Reading your question…"

@@ -11,21 +11,18 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import PurePath
 from urllib.parse import quote
 
 from aiohttp import web
 
+from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, check_link
 
 log = logging.getLogger(__name__)
 
 ROUTE = ROUTE_PREFIX + "/{container}/{file}"
-REFUSED = "This document link is not valid or has expired. Ask Folio the question again for a fresh link.\n"
-MISSING = (
-    "This document is no longer held by Folio (it was removed or re-indexed under another name). "
-    "Ask Folio the question again, or ask an administrator to index the document again.\n"
-)
 _TEXT_TYPES = {".txt": "text/plain", ".md": "text/markdown"}
 
 
@@ -34,7 +31,7 @@ class DocumentServer:
     """What the documents route needs: Folio's copies and the key its links are signed with."""
 
     store: DocumentStore
-    key: bytes
+    key: bytes = field(repr=False)  # never in logs
 
     def add_routes(self, application: web.Application) -> None:
         """Register GET /documents/{container}/{file} on `application`."""
@@ -49,15 +46,15 @@ class DocumentServer:
         )  # fmt: skip
         if not verdict.ok:
             log.info("document link refused (%s): %s", verdict.reason, request.path)
-            return web.Response(status=403, text=REFUSED)
+            return web.Response(status=403, text=messages.LINK_REFUSED + "\n")
         path = self.store.stored(container, file)
         if path is None:
-            return web.Response(status=404, text=MISSING)
+            return web.Response(status=404, text=messages.DOCUMENT_GONE + "\n")
         return web.FileResponse(path, headers=_headers(file))  # streamed from disk, with Range for PDF viewers
 
 
 def _headers(file: str) -> dict[str, str]:
-    kind = _TEXT_TYPES.get(file[file.rfind(".") :].lower(), "application/pdf")
+    kind = _TEXT_TYPES.get(PurePath(file).suffix.lower(), "application/pdf")
     return {
         "Content-Type": kind if kind == "application/pdf" else f"{kind}; charset=utf-8",
         # inline: the browser shows it (and honours #page=N) instead of downloading it; RFC 6266 name encoding.

@@ -16,10 +16,10 @@ import aiohttp
 import pytest
 from yarl import URL
 
+from bot import messages
 from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.documents import signed_path
-from bot.slack.documents import MISSING, REFUSED
 from bot.wiring import SAMPLE_CORPUS, build_link_key
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
@@ -114,18 +114,18 @@ async def test_a_signed_link_from_an_http_answer_opens_the_pdf_and_a_tampered_on
 
             tampered = link[:-1] + ("0" if link[-1] != "0" else "1")
             status, _, content = await fetch(http, tampered)
-            assert (status, content.decode()) == (403, REFUSED)
+            assert (status, content.decode()) == (403, messages.LINK_REFUSED + "\n")
             status, _, content = await fetch(http, link.replace(f"/sample/{file}", "/sample/..%2F..%2Flink.key"))
             assert status in (403, 404) and b"%PDF" not in content and len(content) < 400
 
             key = build_link_key(load_settings(None))
             expired = local + signed_path(key, "sample", file, expires=int(time.time()) - 1)
             status, _, content = await fetch(http, expired)
-            assert (status, content.decode()) == (403, REFUSED)
+            assert (status, content.decode()) == (403, messages.LINK_REFUSED + "\n")
 
             (tmp_path / "data" / "documents" / "sample" / file).unlink()
             status, _, content = await fetch(http, link)
-            assert (status, content.decode()) == (404, MISSING)
+            assert (status, content.decode()) == (404, messages.DOCUMENT_GONE + "\n")
     finally:
         stop.set()
         assert await server == 0
