@@ -192,7 +192,8 @@ async def ensure_sample_index(index: object) -> None:
 
 # --- agent (issue 4) ----------------------------------------------------------------------------------------------
 def build_agent_options(settings: Settings, *, link_for: Callable[[Chunk], str | None] | None = None) -> AgentOptions:
-    """The agent's options from Settings; links open FOLIO_DOCS_BASE_URL/<file>#page=N unless `link_for` is given."""
+    """The agent's options from Settings. Unless `link_for` is given, citations link to FOLIO_DOCS_BASE_URL/<file>,
+    else to Folio's own copy (signed under FOLIO_PUBLIC_URL, else `file://`), with #page=N for paged sources."""
     from bot.agent import AgentOptions, no_link
 
     return AgentOptions(
@@ -277,13 +278,12 @@ def _own_link(settings: Settings) -> Callable[[Chunk], str | None] | None:
     from bot.documents import signed_path
 
     base, key, ttl = settings.folio_public_url.rstrip("/"), build_link_key(settings), settings.folio_link_ttl_days
-    now = time.time  # the expiry is counted from the moment each answer is rendered
 
     def link(chunk: Chunk) -> str | None:
         if documents.stored(chunk.container, chunk.file) is None:
             return None
         page = None if chunk.tabular else chunk.page
-        expires = int(now()) + ttl * 86400
+        expires = int(time.time()) + ttl * 86400  # counted from the moment the answer is rendered
         return base + signed_path(key, chunk.container, chunk.file, expires=expires, page=page)
 
     return link
