@@ -191,11 +191,17 @@ async def ensure_sample_index(index: object) -> None:
 
 
 # --- agent (issue 4) ----------------------------------------------------------------------------------------------
-def build_agent_options(settings: Settings, *, link_for: Callable[[Chunk], str | None] | None = None) -> AgentOptions:
+def build_agent_options(
+    settings: Settings, *, link_for: Callable[[Chunk], str | None] | None = None, file_links: bool = True
+) -> AgentOptions:
     """The agent's options from Settings. Unless `link_for` is given, citations link to FOLIO_DOCS_BASE_URL/<file>,
-    else to Folio's own copy (signed under FOLIO_PUBLIC_URL, else `file://`), with #page=N for paged sources."""
+    else to Folio's own copy (signed under FOLIO_PUBLIC_URL, else `file://` when `file_links`: terminal use only),
+    with #page=N for paged sources."""
     from bot.agent import AgentOptions, no_link
 
+    link_for = link_for or _docs_link(settings.folio_docs_base_url) or _own_link(settings, file_links=file_links)
+    if link_for is None and not file_links:
+        log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
     return AgentOptions(
         model_fast=settings.folio_model_fast,
         model_thorough=settings.thorough_model,
@@ -207,7 +213,7 @@ def build_agent_options(settings: Settings, *, link_for: Callable[[Chunk], str |
         chunk_budget=settings.folio_chunk_budget,
         search_top=settings.folio_search_top,
         verify_citations=settings.folio_verify_citations,
-        link_for=link_for or _docs_link(settings.folio_docs_base_url) or _own_link(settings) or no_link,
+        link_for=link_for or no_link,
     )
 
 
@@ -263,7 +269,7 @@ def build_document_server(settings: Settings) -> DocumentServer | None:
     return DocumentServer(store=documents, key=build_link_key(settings))
 
 
-def _own_link(settings: Settings) -> Callable[[Chunk], str | None] | None:
+def _own_link(settings: Settings, *, file_links: bool) -> Callable[[Chunk], str | None] | None:
     """Links to Folio's copy of the file: signed under FOLIO_PUBLIC_URL when set, else `file://` (terminal use).
 
     A citation gets no link when Folio holds no copy (e.g. a file indexed elsewhere): a link would only fail.
@@ -272,7 +278,8 @@ def _own_link(settings: Settings) -> Callable[[Chunk], str | None] | None:
     if documents is None:
         return None
     if not settings.folio_public_url:
-        return lambda chunk: _with_page(_file_url(documents, chunk), chunk)
+        # A file:// URL opens only on this machine: right for the terminal, meaningless to people in Slack.
+        return (lambda chunk: _with_page(_file_url(documents, chunk), chunk)) if file_links else None
     import time
 
     from bot.documents import signed_path

@@ -73,7 +73,7 @@ async def serve(
         await ensure_sample_index(retriever)
         app = build_app(
             settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
-            options=build_agent_options(settings), tasks=tasks,
+            options=build_agent_options(settings, file_links=False), tasks=tasks,
         )  # fmt: skip
         documents = build_document_server(settings)  # None unless FOLIO_PUBLIC_URL is set
         if settings.slack_app_token is not None:

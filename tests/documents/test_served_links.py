@@ -154,3 +154,29 @@ async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
     assert (status, headers["Content-Type"]) == (200, "application/pdf")
     assert content.startswith(b"%PDF")
     assert (tmp_path / "data" / "link.key").is_file()
+
+
+async def test_slack_answers_never_carry_file_links_of_the_server(
+    environment: None, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, model: FakeResponses
+) -> None:
+    model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
+    monkeypatch.delenv("FOLIO_PUBLIC_URL")
+    stop, ports = asyncio.Event(), []
+    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    try:
+        await wait_until(lambda: ports or server.done())
+        event = {"type": "event_callback", "team_id": TEAM, "event_id": "EvDocs3", "event": mention("1800.3")}
+        body = json.dumps(event)
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{ports[0]}/slack/events"
+            async with http.post(url, data=body, headers=slack_headers(body)) as response:
+                assert response.status == 200
+            await wait_until(lambda: slack.thread(CHANNEL, "1800.3"))
+            status, _, _ = await fetch(http, f"http://127.0.0.1:{ports[0]}/documents/sample/refund_policy_2026.pdf")
+    finally:
+        stop.set()
+        assert await server == 0
+    [answer] = slack.thread(CHANNEL, "1800.3")
+    assert answer.blocks[0]["text"]["text"].startswith("Monthly plans: 14 days [1]")
+    assert "file://" not in json.dumps(answer.blocks)
+    assert status == 404  # no FOLIO_PUBLIC_URL: Folio serves no documents
