@@ -25,6 +25,7 @@ STOPWORDS = frozenset(
     there these they this those through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself yourselves s t d ll m re ve y
     tell explain describe give list show find please does mean means
+    according accordance mentioned mention happens happen specific document documents pdf regarding
     """.split()
 )
 

@@ -138,7 +138,7 @@ class LocalRetriever:
             lambda db: sql.keyword_ranking(db, text, scope, depth, self._vocabulary(db))
         )
         keyword = rerank(
-            text, found, context=lambda row: row[8], text=lambda row: row[7], page=sql.page_key,
+            text, found, context=lambda row: row[8], stemmed=sql.stemmed, page=sql.page_key,
             later=plan.later, phrases=plan.phrases, average_tokens=tokens,
         )  # fmt: skip
         if self.embedder is None:

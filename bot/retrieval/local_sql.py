@@ -2,7 +2,8 @@
 
 Chunks live in `chunks`; `chunks_fts` is an external-content FTS5 table over (context, text, scope), where `scope`
 holds the container and tag tokens that `fts.scoped_match` filters on; `chunk_tags` serves SQL tag filters (vector
-search); `files` remembers each file's fingerprint.
+search); `files` remembers each file's fingerprint. `chunks.stemmed` is rerank.stem_text of context and text, made at
+write time so a search does not stem its candidates again.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,6 +20,7 @@ from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope, Tag
 from bot.retrieval.embedders import normalise
 from bot.retrieval.fts import match_expression, scope_tokens, scoped_match, terms
+from bot.retrieval.rerank import stem_text
 from bot.retrieval.vocabulary import QueryPlan, Vocabulary, plan_query
 
 log = logging.getLogger(__name__)
@@ -28,7 +31,8 @@ CONTEXT_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-SCHEMA_VERSION = 2  # bump when the layout changes: older files are emptied and must be indexed again
+SCHEMA_VERSION = 3  # bump when the layout changes: older files are emptied and must be indexed again
+ADDED_COLUMNS = {3: "ALTER TABLE chunks ADD COLUMN stemmed TEXT"}  # version -> the change that reaches it in place
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS files (
@@ -36,7 +40,7 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, container TEXT NOT NULL, file TEXT NOT NULL, page INTEGER,
     doc_date TEXT, tabular INTEGER NOT NULL DEFAULT 0, tags TEXT NOT NULL DEFAULT '[]', context TEXT NOT NULL,
-    text TEXT NOT NULL, scope TEXT NOT NULL, vector BLOB);
+    text TEXT NOT NULL, scope TEXT NOT NULL, vector BLOB, stemmed TEXT);
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (container, file);
 CREATE TABLE IF NOT EXISTS chunk_tags (chunk INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunk_tags_by_value ON chunk_tags (key, value, chunk);
@@ -51,13 +55,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab (temp, 'quer
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab (main, 'chunks_fts', 'row');
 """
 
-COLUMNS = "c.rowid, c.id, c.file, c.page, c.container, c.tags, c.doc_date, c.text, c.context, c.tabular"
+COLUMNS = "c.rowid, c.id, c.file, c.page, c.container, c.tags, c.doc_date, c.text, c.context, c.tabular, c.stemmed"
 
 
 def migrate(db: sqlite3.Connection) -> None:
     """Create the schema; an index file from an older layout is emptied (it is rebuilt by indexing again)."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version == SCHEMA_VERSION:
+        return
+    if version >= 2 and all(step in ADDED_COLUMNS for step in range(version + 1, SCHEMA_VERSION + 1)):
+        # Only columns were added since: existing chunks keep working (stemmed = NULL is computed at search time).
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            db.execute(ADDED_COLUMNS[step])
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return
     if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]:
         log.warning("the local index has an older layout (v%s); it is emptied: index the documents again", version)
@@ -97,10 +107,10 @@ def insert_chunk(db: sqlite3.Connection, chunk: Chunk, vector: np.ndarray | None
     blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
     scope = scope_tokens(chunk.container, [f"{tag.key}:{tag.value}" for tag in chunk.tags])
     cursor = db.execute(
-        "INSERT INTO chunks (id, container, file, page, doc_date, tabular, tags, context, text, scope, vector)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks (id, container, file, page, doc_date, tabular, tags, context, text, scope, vector,"
+        " stemmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (chunk.id, chunk.container, chunk.file, chunk.page, chunk.doc_date, int(chunk.tabular), tags,
-         chunk.context, chunk.text, scope, blob),
+         chunk.context, chunk.text, scope, blob, stem_text(f"{chunk.context} {chunk.text}")),
     )  # fmt: skip
     rowid = cursor.lastrowid
     db.execute(
@@ -140,12 +150,21 @@ def keyword_ranking(
         " WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?"
     )
     sql = f"SELECT {COLUMNS}, r.score FROM ({ranked}) r JOIN chunks c ON c.rowid = r.rowid ORDER BY r.score DESC"
-    try:
-        rows = db.execute(sql, [scoped_match(expression, scope.container, scope.tags_by_key()), depth]).fetchall()
-    except sqlite3.OperationalError as exc:
-        raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
+    rows = _ranked(db, sql, expression, scope, depth)
+    if len(rows) < depth and plan.wider:
+        # Too few candidates for the rarer words alone (a small container may hold only the common ones).
+        later = tuple((word, idf) for word, idf in plan.later if word not in plan.wider)
+        plan = replace(plan, words=(*plan.words, *plan.wider), later=later, wider=())
+        rows = _ranked(db, sql, match_expression(plan.words) or expression, scope, depth)
     hits = [(row[:-1], row[-1]) for row in rows if in_scope(row, scope)]
     return hits, plan, vocabulary.average_tokens
+
+
+def _ranked(db: sqlite3.Connection, sql: str, expression: str, scope: Scope, depth: int) -> list[tuple]:
+    try:
+        return db.execute(sql, [scoped_match(expression, scope.container, scope.tags_by_key()), depth]).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
 
 
 def in_scope(row: tuple, scope: Scope) -> bool:
@@ -156,17 +175,24 @@ def in_scope(row: tuple, scope: Scope) -> bool:
     return all(any((key, value) in tags for value in values) for key, values in scope.tags_by_key().items())
 
 
+_STEMS: dict[str, str] = {}  # word -> porter term; the tokenizer never changes, so answers stay true
+STEMS_KEPT = 50_000
+
+
 def stems(db: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
-    """word -> the term the index's own tokenizer (porter) makes of it."""
-    db.executemany("INSERT INTO temp.query_words (rowid, word) VALUES (?, ?)", list(enumerate(words, start=1)))
-    try:
-        found = db.execute("SELECT doc, term FROM temp.query_stems ORDER BY doc, offset").fetchall()
-    finally:
-        db.execute("DELETE FROM temp.query_words")
-    stems: dict[str, str] = {}
-    for doc, term in found:
-        stems.setdefault(words[doc - 1], term)
-    return stems
+    """word -> the term the index's own tokenizer (porter) makes of it (remembered: three statements saved)."""
+    new = [word for word in dict.fromkeys(words) if word not in _STEMS]
+    if new:
+        db.executemany("INSERT INTO temp.query_words (rowid, word) VALUES (?, ?)", list(enumerate(new, start=1)))
+        try:
+            found = db.execute("SELECT doc, term FROM temp.query_stems ORDER BY doc, offset").fetchall()
+        finally:
+            db.execute("DELETE FROM temp.query_words")
+        if len(_STEMS) > STEMS_KEPT:
+            _STEMS.clear()
+        for doc, term in found:
+            _STEMS.setdefault(new[doc - 1], term)
+    return {word: _STEMS[word] for word in words if word in _STEMS}
 
 
 def load_vocabulary(db: sqlite3.Connection) -> Vocabulary:
@@ -201,13 +227,18 @@ def rows_by_id(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple
     return {row[0]: row for row in rows}
 
 
+def stemmed(row: tuple) -> str:
+    """The chunk's stem_text, stored at index time (computed here for chunks indexed before it was)."""
+    return row[10] or stem_text(f"{row[8]} {row[7]}")
+
+
 def page_key(row: tuple) -> object:
     # Chunks of a text file have no page: each is its own place.
     return (row[2], row[3]) if row[3] is not None else row[1]
 
 
 def row_to_chunk(row: tuple, score: float) -> Chunk:
-    _rowid, chunk_id, file, page, container, tags, doc_date, text, context, tabular = row
+    _rowid, chunk_id, file, page, container, tags, doc_date, text, context, tabular, _stemmed = row
     return Chunk(
         id=chunk_id,
         file=file,

@@ -1,7 +1,8 @@
 """Second-stage ordering of keyword hits, pure functions over (row, score) pairs; and rank fusion.
 
 Mid-frequency words and phrases of the query are scored here, on the candidates only, with FTS5's BM25 formula
-(see vocabulary.plan_query for why). Then: BM25 cannot tell two long documents apart by their titles, since words
+(see vocabulary.plan_query for why), counted in each chunk's `stem_text`, which the index stores at write time (the
+stemming was most of the Python time of a search). Then: BM25 cannot tell two long documents apart by their titles, since words
 like "Northwind" or "Standard" appear on most of their pages and so have an inverse document frequency near zero.
 A question that names its document ("... under the Northwind Standard plan") still means that document, so hits
 whose document line (title + first heading) shares the question's words get a proportional boost. Overlapping
@@ -14,6 +15,8 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+import numpy as np
 
 from bot.retrieval.fts import terms
 
@@ -50,23 +53,32 @@ BM25_B = 0.75
 PHRASE_IDF = 2.0  # two adjacent query words found side by side: worth about a mid-frequency word (tuned, 1-4 all close)
 
 
-def late_score(
-    later: Sequence[tuple[str, float]], phrases: Sequence[str], text: str, average_tokens: float
-) -> float:
-    """BM25 of words (word, idf) and phrases on one candidate's text, on the scale of FTS5's bm25()."""
-    if not later and not phrases:
-        return 0.0
-    tokens = [stem(word) for word in _TOKEN.findall(text.lower())]
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / max(average_tokens, 1.0))
-    joined = f" {' '.join(tokens)} "  # phrase counting by substring: " a b " occurs once per adjacent pair
-    weighted = [(stem(word), idf) for word, idf in later]
-    weighted += [(" ".join(stem(word) for word in phrase.split()), PHRASE_IDF) for phrase in phrases]
-    total = 0.0
-    for sequence, idf in weighted:
-        count = joined.count(f" {sequence} ")
-        if count:
-            total += idf * count * (BM25_K1 + 1) / (count + norm)
-    return total
+def stem_text(text: str) -> str:
+    """` stem stem ... `: every word of `text` stemmed, space separated and padded; the index stores it per chunk."""
+    return f" {' '.join(stem(word) for word in _TOKEN.findall(text.lower()))} "
+
+
+def late_scores(
+    later: Sequence[tuple[str, float]], phrases: Sequence[str], stemmed: Sequence[str], average_tokens: float
+) -> np.ndarray:
+    """BM25 of words (word, idf) and phrases on each candidate's `stem_text`, on the scale of FTS5's bm25().
+
+    Counting is `str.count` of " a b " in the stemmed text (once per occurrence), the formula is vectorised.
+    """
+    if not stemmed or (not later and not phrases):
+        return np.zeros(len(stemmed))
+    weighted = [(f" {stem(word)} ", idf) for word, idf in later]
+    weighted += [(f" {' '.join(stem(word) for word in phrase.split())} ", PHRASE_IDF) for phrase in phrases]
+    counts = np.array([[text.count(sequence) for sequence, _ in weighted] for text in stemmed], dtype=np.float64)
+    lengths = np.array([text.count(" ") - 1 for text in stemmed], dtype=np.float64)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / max(average_tokens, 1.0))
+    idf = np.array([value for _, value in weighted])
+    return (counts * (BM25_K1 + 1) / (counts + norm[:, None])) @ idf
+
+
+def late_score(later: Sequence[tuple[str, float]], phrases: Sequence[str], text: str, average_tokens: float) -> float:
+    """`late_scores` of one raw text."""
+    return float(late_scores(later, phrases, [stem_text(text)], average_tokens)[0])
 
 
 def rerank(
@@ -75,26 +87,27 @@ def rerank(
     *,
     context: Callable[[Row], str],
     page: Callable[[Row], object],
-    text: Callable[[Row], str] | None = None,
+    stemmed: Callable[[Row], str] | None = None,
     later: Sequence[tuple[str, float]] = (),
     phrases: Sequence[str] = (),
     average_tokens: float = 100.0,
 ) -> list[tuple[Row, float]]:
-    """Hits re-scored (late words, then title boost), best first, only the best chunk of each page."""
+    """Hits re-scored (late words on `stemmed` = stem_text of context and text, then title boost), best first,
+    only the best chunk of each page."""
+    if not hits:
+        return []
     query_terms = terms(query)
-
-    def score_of(row: Row, score: float) -> float:
-        if text is not None:
-            score += late_score(later, phrases, f"{context(row)} {text(row)}", average_tokens)
-        return score * title_boost(query_terms, context(row))
-
-    scored = sorted(((row, score_of(row, score)) for row, score in hits), key=lambda pair: -pair[1])
+    scores = np.array([score for _, score in hits], dtype=np.float64)
+    if stemmed is not None:
+        scores += late_scores(later, phrases, [stemmed(row) for row, _ in hits], average_tokens)
+    scores *= np.array([title_boost(query_terms, context(row)) for row, _ in hits])
     kept: list[tuple[Row, float]] = []
     seen: set[object] = set()
-    for row, score in scored:
+    for index in np.argsort(-scores, kind="stable"):
+        row = hits[index][0]
         if page(row) not in seen:
             seen.add(page(row))
-            kept.append((row, score))
+            kept.append((row, float(scores[index])))
     return kept
 
 

@@ -8,7 +8,8 @@ Two problems it solves:
   words select candidates; mid-frequency words and phrases score just those candidates (`rerank.late_score`, same
   BM25 formula); words in most chunks ("northwind" in a corpus about Northwind plans, idf near zero) are ignored,
   though they still count in `rerank.title_boost`. Together with the scope tokens (fts.scoped_match) this brought
-  p50 to ~9 ms at 50,000 chunks, at the cost of about 0.02-0.04 hit@5 on the shared corpus.
+  p50 to ~9 ms at 50,000 chunks, at the cost of about 0.02-0.04 hit@5 on the shared corpus. A query of common
+  words only selects with its rarest ones while their shares fit SELECT_BUDGET (p99 53 -> 25 ms, same hit@k).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from bot.retrieval.rerank import stem
 
 RARE_SHARE = 0.05  # terms in at most this share of chunks select the candidates (FTS5 MATCH + bm25)
 COMMON_SHARE = 0.25  # terms in more than this share have BM25 idf <= ~1 (vs ~7 for rare terms): ignored
-RAREST_KEPT = 3  # with no rare word, this many of the rarest words select
+RAREST_KEPT = 3  # with no rare word, at most this many of the rarest words select
+SELECT_BUDGET = 0.4  # ... while their shares add up to at most this (the rarest one always selects)
 CUTOFF = 0.8  # difflib similarity a correction needs; lower lets "servises" become "supervis"
 MIN_LENGTH = 4  # shorter words are too often right, and too easily "corrected" into another word
 
@@ -35,6 +37,7 @@ class QueryPlan:
     words: tuple[str, ...]  # matched by FTS5 and scored by its bm25(): they select the candidates
     phrases: tuple[str, ...]  # scored on the candidates only (rerank.late_score)
     later: tuple[tuple[str, float], ...] = ()  # (word, idf) scored on the candidates only
+    wider: tuple[str, ...] = ()  # common words that also select when `words` alone find too few candidates
 
 
 class Vocabulary:
@@ -86,14 +89,26 @@ def plan_query(query: str, stems: dict[str, str], vocabulary: Vocabulary | None)
             term.setdefault(correction, correction)  # a vocabulary term is already stemmed
     share = {word: vocabulary.share(stem) for word, stem in term.items() if word not in unknown}
     selecting = [word for word, found in share.items() if found <= RARE_SHARE]
+    wider: list[str] = []
     if not selecting and share:
-        selecting = _rarest(list(share), share)
+        selecting, wider = _rarest(list(share), share)
     scoring = [word for word, found in share.items() if word not in selecting and found <= COMMON_SHARE]
     later = tuple((word, vocabulary.idf(term[word])) for word in scoring)
-    return QueryPlan(tuple(dict.fromkeys([*unknown, *selecting])), tuple(phrases(query)), later)
+    return QueryPlan(tuple(dict.fromkeys([*unknown, *selecting])), tuple(phrases(query)), later, tuple(wider))
 
 
-def _rarest(words: list[str], share: dict[str, float]) -> list[str]:
-    """With no rare word, the RAREST_KEPT rarest words select. Shares are counted over the whole index, so a word
-    common overall may still be the only one that a small container holds: no budget cuts this list shorter."""
-    return sorted(words, key=lambda word: share[word])[:RAREST_KEPT]
+def _rarest(words: list[str], share: dict[str, float]) -> tuple[list[str], list[str]]:
+    """With no rare word: the rarest words that fit SELECT_BUDGET select, the next ones up to RAREST_KEPT wait.
+
+    bm25() costs time per row matched, and words in half the index match half of it (~50 ms at 50,000 chunks).
+    Shares are counted over the whole index, though, so a word common overall may be the only one a small
+    container holds: the waiting words join when the selecting ones find too few candidates (local_sql).
+    """
+    ordered = sorted(words, key=lambda word: share[word])[:RAREST_KEPT]
+    selecting, used = [ordered[0]], share[ordered[0]]
+    for word in ordered[1:]:
+        if used + share[word] > SELECT_BUDGET:
+            break
+        selecting.append(word)
+        used += share[word]
+    return selecting, ordered[len(selecting) :]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -153,3 +154,31 @@ async def test_text_sources_come_back_without_a_page(index: LocalRetriever) -> N
     await put(index, chunk("c", "notes.md", "onboarding checklist", page=None))
     [hit] = await index.search("onboarding", Scope(container="c"), top=5)
     assert hit.page is None
+
+
+async def test_a_small_container_is_found_by_a_word_common_elsewhere(index: LocalRetriever) -> None:
+    # "cover" and "health" are common in the big container, so only the rarer one ("cover") selects at first;
+    # the small container holds only "health", and must still answer.
+    big = [chunk("big", f"b{n}.pdf", ("cover " if n < 45 else "") + ("health" if n >= 40 else "misc")) for n in range(100)]
+    await put(index, *big, chunk("small", "s.pdf", "mental health support line"))
+    results = await index.search("cover health", Scope(container="small"), top=5)
+    assert [hit.file for hit in results] == ["s.pdf"]
+
+
+async def test_an_index_from_the_previous_layout_keeps_its_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    index = LocalRetriever(path, score_gap=0.0)
+    await put(index, chunk("c", "a.pdf", "vision care covers glasses every two years", page=4))
+    await index.close()
+    db = sqlite3.connect(path)  # make it the layout of schema version 2, before the stemmed column
+    db.execute("ALTER TABLE chunks DROP COLUMN stemmed")
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    reopened = LocalRetriever(path, score_gap=0.0)
+    [hit] = await reopened.search("glasses vision", Scope(container="c"), top=5)
+    await put(reopened, chunk("c", "b.pdf", "glasses frames are not covered", page=1))
+    found = {(item.file, item.page) for item in await reopened.search("glasses", Scope(container="c"), top=5)}
+    await reopened.close()
+    assert (hit.file, hit.page) == ("a.pdf", 4)
+    assert found == {("a.pdf", 4), ("b.pdf", 1)}
