@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,61 +44,75 @@ def percentile(values: list[float], share: float) -> float:
 
 
 async def run(events: int, threads: int, concurrency: int, model_latency: float) -> None:
-    with tempfile.TemporaryDirectory(prefix="folio-ack-bench-") as folder:  # the embedded Redis and the index
-        await _run(Path(folder), events, threads, concurrency, model_latency)
-
-
-async def _run(data: Path, events: int, threads: int, concurrency: int, model_latency: float) -> None:
-    with FakeSlack() as slack, FakeResponses(latency=model_latency) as model_server:
+    # Everything opened is closed on the way out, errors included: the embedded Redis server, and then the folder.
+    with tempfile.TemporaryDirectory(prefix="folio-ack-bench-") as folder, FakeSlack() as slack, \
+            FakeResponses(latency=model_latency) as model_server:  # fmt: skip
         model_server.respond_with(lambda request: reply("Benchmark answer."))
-        settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-                            folio_data_dir=data, folio_code_interpreter=False)  # fmt: skip
-        store, retriever, tasks = build_store(settings), build_retriever(settings), BackgroundTasks()
-        await ensure_sample_index(retriever)
-        model, slack_http = model_server.client(), slack_http_session()
-        policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
-        app = build_app(settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
-                        options=build_agent_options(settings), tasks=tasks)  # fmt: skip
-        runner = web.AppRunner(web_app(app), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}{EVENTS_PATH}"
-        acks: list[float] = []
-        gate = asyncio.Semaphore(concurrency)
-        roots = [f"1900000000.{n:06d}" for n in range(threads)]
-
-        async def mention(http: aiohttp.ClientSession, n: int) -> None:
-            ts = f"1900000001.{n:06d}"
-            event = {"type": "app_mention", "user": "U0BENCH01", "text": f"<@{BOT_USER}> refund policy for Acme?",
-                     "ts": ts, "thread_ts": roots[n % threads], "channel": CHANNEL, "event_ts": ts}  # fmt: skip
-            body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"EvB{n}", "event": event})
-            async with gate:
-                started = time.perf_counter()
-                async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as r:
-                    assert r.status == 200, r.status
-                acks.append(time.perf_counter() - started)
-
-        began = time.perf_counter()
-        async with aiohttp.ClientSession() as http:
-            await asyncio.gather(*(mention(http, n) for n in range(events)))
-        acked = time.perf_counter() - began
-        await tasks.drain()
-        done = time.perf_counter() - began
+        async with AsyncExitStack() as stack:
+            url, tasks = await _serve(stack, Path(folder), slack, model_server)
+            began = time.perf_counter()
+            acks = await _mentions(url, events, threads, concurrency)
+            acked = time.perf_counter() - began
+            await tasks.drain()
+            done = time.perf_counter() - began
         posted = [call.get("text", "") for call in slack.calls_of("chat.postMessage")]
-        answers = sum("Benchmark answer" in text for text in posted)
-        for text in sorted({text for text in posted if "Benchmark answer" not in text}):
-            print("other message:", text[:200])
-        await runner.cleanup()
-        await slack_http.close()
-        await model.close()
-        await store.close()
-        await retriever.close()
-
+    answers = sum("Benchmark answer" in text for text in posted)
+    for text in sorted({text for text in posted if "Benchmark answer" not in text}):
+        print("other message:", text[:200])
     ms = [a * 1000 for a in acks]
     print(f"events={events} threads={threads} concurrency={concurrency} model_latency={model_latency}s")
     print(f"ack ms: p50={statistics.median(ms):.1f} p95={percentile(ms, 0.95):.1f} max={max(ms):.1f}")
     print(f"all acked in {acked:.2f}s; all {answers} answers posted after {done:.2f}s "
           f"({answers / done:.1f} turns/s)")  # fmt: skip
+
+
+async def _serve(
+    stack: AsyncExitStack, data: Path, slack: FakeSlack, model_server: FakeResponses
+) -> tuple[str, BackgroundTasks]:
+    """Folio on 127.0.0.1 against the fakes; every client is closed by `stack`. Returns the events URL."""
+    settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
+                        folio_data_dir=data, folio_code_interpreter=False)  # fmt: skip
+    store = build_store(settings)
+    stack.push_async_callback(store.close)
+    retriever = build_retriever(settings)
+    stack.push_async_callback(retriever.close)
+    model = model_server.client()
+    stack.push_async_callback(model.close)
+    slack_http = slack_http_session()
+    stack.push_async_callback(slack_http.close)
+    await ensure_sample_index(retriever)
+    tasks = BackgroundTasks()
+    policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
+    app = build_app(settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
+                    options=build_agent_options(settings), tasks=tasks)  # fmt: skip
+    runner = web.AppRunner(web_app(app), access_log=None)
+    await runner.setup()
+    stack.push_async_callback(runner.cleanup)
+    stack.push_async_callback(tasks.cancel)  # runs first: turns left over after an error
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return f"http://127.0.0.1:{runner.addresses[0][1]}{EVENTS_PATH}", tasks
+
+
+async def _mentions(url: str, events: int, threads: int, concurrency: int) -> list[float]:
+    """POST `events` signed mentions across `threads` threads, `concurrency` at a time; the ack time of each."""
+    acks: list[float] = []
+    gate = asyncio.Semaphore(concurrency)
+    roots = [f"1900000000.{n:06d}" for n in range(threads)]
+
+    async def mention(http: aiohttp.ClientSession, n: int) -> None:
+        ts = f"1900000001.{n:06d}"
+        event = {"type": "app_mention", "user": "U0BENCH01", "text": f"<@{BOT_USER}> refund policy for Acme?",
+                 "ts": ts, "thread_ts": roots[n % threads], "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+        body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"EvB{n}", "event": event})
+        async with gate:
+            started = time.perf_counter()
+            async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as r:
+                assert r.status == 200, r.status
+            acks.append(time.perf_counter() - started)
+
+    async with aiohttp.ClientSession() as http:
+        await asyncio.gather(*(mention(http, n) for n in range(events)))
+    return acks
 
 
 def main() -> None:

@@ -106,6 +106,19 @@ async def test_a_turn_that_takes_too_long_is_stopped_and_says_so(
         assert harness.texts(ts) == [messages.TURN_TIMED_OUT] and status_cleared(harness)
 
 
+async def test_a_turn_that_takes_too_long_replaces_its_placeholder_with_the_reason(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.script(reply("Too late [S1].", latency=2))
+    slack.fail("assistant.threads.setStatus", "not_allowed_token_type")
+    async with running_app(slack, fake_model, redis_url, corpus_index, turn_timeout=0.5) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        [placeholder] = slack.calls_of("chat.postMessage")
+        assert messages.WORKING in placeholder["text"]
+        assert harness.texts(ts) == [messages.TURN_TIMED_OUT]  # the placeholder itself now says why
+
+
 async def test_a_mention_without_a_question_asks_for_one(harness: Harness) -> None:
     ts = await harness.mention("")
     await harness.settle()
