@@ -39,6 +39,12 @@ def terms(query: str) -> list[str]:
     return list(dict.fromkeys(chosen))[:MAX_TERMS]
 
 
+def compounds(query: str) -> list[str]:
+    """Hyphenated compounds as phrases: `out-of-network` -> `out of network` (one idea, several index tokens)."""
+    found = [" ".join(token.lower() for token in _WORD.findall(compound)) for compound in _COMPOUND.findall(query)]
+    return list(dict.fromkeys(found))[:MAX_TERMS]
+
+
 def phrases(query: str) -> list[str]:
     """Word pairs worth matching as phrases: hyphenated compounds ("in network") and adjacent content words."""
     found: list[str] = []
