@@ -66,3 +66,44 @@ def _tail(units: list[str], budget: int) -> list[str]:
         kept.insert(0, unit)
         used += len(unit) + 1
     return kept
+
+
+# --- section headings ---------------------------------------------------------------------------------------------
+# A passage deep in a section rarely repeats the section's name ("Prior Authorization", "Out-Of-Network Providers"),
+# though questions use it. Each chunk's context carries the heading it falls under (a contextual chunk header), so
+# the name is searchable with every passage of the section, across page breaks too.
+HEADING_CHARS = 90
+HEADING_BLOCK_CHARS = 200
+_HEADING_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_LIST_MARK = re.compile(r"^[•·\-*–▪◦]|^\d+[.)]")
+
+
+def is_heading(line: str) -> bool:
+    """A short line in Title Case or CAPITALS without sentence punctuation at its end, e.g. `Prescription Drugs`."""
+    line = line.strip()
+    if not 3 < len(line) <= HEADING_CHARS or line[-1] in ".,;!?" or _LIST_MARK.match(line):
+        return False
+    words = [word for word in _HEADING_WORD.findall(line) if len(word) > 3]  # "of", "for", "and" may stay lower
+    return bool(words) and line[0].isupper() and all(word[0].isupper() for word in words)
+
+
+def section_headings(page_text: str, passages: list[str], current: str) -> tuple[list[str], str]:
+    """The heading each passage starts under (`current` continues from the previous page), and the last one seen."""
+    text = clean(page_text)
+    marks: list[tuple[int, str]] = []
+    offset, previous = 0, False
+    for line in text.split("\n"):
+        heading = is_heading(line)
+        if heading and previous:  # a heading that wraps onto the next line, or a heading and its sub-heading
+            at, words = marks[-1]
+            marks[-1] = (at, f"{words} {' '.join(line.split())}"[:HEADING_BLOCK_CHARS])
+        elif heading:
+            marks.append((offset, " ".join(line.split())))
+        offset += len(line) + 1
+        previous = heading
+    found: list[str] = []
+    for passage in passages:
+        start = text.find(passage[:40])
+        under = [heading for at, heading in marks if at <= start] if start >= 0 else []
+        found.append(under[-1] if under else current)
+    return found, marks[-1][1] if marks else current

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.errors import InvalidInput
-from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, split_page
+from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
 from bot.ingest.readers import SUPPORTED, Document, UnreadableFile, read_document
 from bot.models import Chunk, Tag
 from bot.retrieval import IndexWriter
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 # Writes a document-level context line (e.g. with a model); the default is the title plus the first heading.
 Describe = Callable[[Document], Awaitable[str]]
 CONTEXT_CHARS = 160
+CHUNKING_VERSION = "sections-1"  # part of the fingerprint: a change in how chunks are made re-indexes every file
 
 
 @dataclass
@@ -61,6 +62,7 @@ def fingerprint(document: Document, options: IndexOptions) -> str:
         ",".join(sorted(map(str, options.tags))),
         options.date or "",
         f"{options.chunk_chars}/{options.overlap_chars}",
+        CHUNKING_VERSION,
     ]
     return hashlib.sha256("\n".join([document.content_hash, *shape]).encode()).hexdigest()
 
@@ -80,6 +82,13 @@ def context_line(document: Document) -> str:
             break
     line = f"{document.title}: {first}" if first else document.title
     return line[:CONTEXT_CHARS].strip()
+
+
+def with_section(context: str, section: str) -> str:
+    """The document line followed by the section heading a passage falls under (when it adds words)."""
+    if not section or section.lower() in context.lower():
+        return context
+    return f"{context} | {section}"
 
 
 def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
@@ -105,9 +114,11 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
     """Every passage of every page, each keeping its page number."""
     chunks = []
     doc_date = document_date(document, options.date)
+    heading = ""  # the section a page starts in is the one the previous page ended in
     for page in document.pages:
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
-        for position, text in enumerate(passages):
+        headings, heading = section_headings(page.text, passages, heading)
+        for position, (text, section) in enumerate(zip(passages, headings)):
             chunks.append(
                 Chunk(
                     id=chunk_id(options.container, document.file, page.number, position),
@@ -117,7 +128,7 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
                     tags=options.tags,
                     doc_date=doc_date,
                     text=text,
-                    context=context,
+                    context=with_section(context, section),
                     tabular=document.tabular,
                 )
             )

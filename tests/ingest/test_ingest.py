@@ -140,3 +140,13 @@ async def test_the_context_line_names_the_document(tmp_path: Path, index: LocalR
     await index_files([tmp_path / "exp.pdf"], index, container="c")
     [hit] = await index.search("meals", Scope(container="c"), top=1)
     assert hit.context == "Expense Policy 2025: Scope and purpose"
+
+
+async def test_a_passage_is_found_by_the_name_of_its_section(tmp_path: Path, index: LocalRetriever) -> None:
+    # Page 2 never says "orthodontic"; it is still the section the question names.
+    first = f"Company Handbook\nOrthodontic Benefits\n{FILLER}"
+    second = "Braces are paid at half the cost for children under eighteen."
+    make_pdf(tmp_path / "handbook.pdf", [first, second])
+    await index_files([tmp_path / "handbook.pdf"], index, container="c")
+    found = await index.search("orthodontic braces", Scope(container="c"), top=5)
+    assert [(hit.page, "Orthodontic Benefits" in hit.context) for hit in found][:1] == [(2, True)]
