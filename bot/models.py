@@ -79,7 +79,7 @@ class Chunk(_Value):
     tags: tuple[Tag, ...] = ()
     doc_date: str | None = None  # ISO date, YYYY-MM-DD
     text: str
-    context: str = ""  # one line about the whole document, travels with each chunk
+    context: str = ""  # the document's title line and the section heading the chunk falls under
     tabular: bool = False
     score: float = 0.0  # the backend's score for this search; 0 when not from a search
 
