@@ -76,6 +76,7 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
     progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
     try:
         async with lock:
+            await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
             existing = await folio.store.load(request.thread)
             try:
                 if existing is None:
