@@ -45,10 +45,15 @@ def read_catalog(folder: Path) -> dict[str, tuple[tuple[Tag, ...], str | None]]:
 async def index_catalog(
     folder: Path, writer: IndexWriter, *, container: str, documents: DocumentStore | None = None
 ) -> IndexReport:
-    """Index every supported file of `folder` into `container`, with the tags and date its catalog gives."""
+    """Index the files of `folder` into `container`, with the tags and date its catalog gives.
+
+    With a catalog, only the files it lists are documents: a README beside them is not.
+    """
     catalog = read_catalog(folder)
     total = IndexReport()
     for path in collect_files([folder]):
+        if catalog and path.name not in catalog:
+            continue
         tags, date = catalog.get(path.name, ((), None))
         report = await index_files([path], writer, container=container, tags=tags, date=date, documents=documents)
         total.files += report.files

@@ -14,7 +14,7 @@ from bot.errors import ConfigurationError
 from bot.models import Scope, Tag
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.local import LocalRetriever
-from bot.wiring import build_retriever, ensure_sample_index
+from bot.wiring import SAMPLE_CORPUS, build_retriever, ensure_sample_index
 
 
 def test_index_then_search_json_returns_northwind_pages(
@@ -96,3 +96,12 @@ async def test_the_sample_corpus_is_indexed_once_with_its_catalog_tags(tmp_path:
     await index.close()
     assert results and {hit.file for hit in results} == {"refund_policy_2026.pdf"}
     assert all(hit.doc_date == "2026-01-12" for hit in results)
+
+
+async def test_only_the_catalogued_sample_files_are_indexed(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "index.sqlite")
+    await ensure_sample_index(index)
+    results = await index.search("fictitious regenerate sample documents", Scope(container="sample"), top=10)
+    await index.close()
+    assert "README.md" not in {hit.file for hit in results}
+    assert {hit.file for hit in results} <= {path.name for path in SAMPLE_CORPUS.glob("*.pdf")}
