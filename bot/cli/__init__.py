@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.cli import ask, bench, chat, eval, index, search, serve
+from bot.cli.common import HelpFormatter
 from bot.errors import FolioError
 
 COMMANDS = (index, search, ask, chat, serve, eval, bench)
@@ -36,7 +37,7 @@ run `folio COMMAND --help` for the options of one command.
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="folio", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="folio", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
     )
     parser.add_argument("--env-file", default=".env", help="settings file read besides the environment (default: .env)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bot.agent import run_turn
-from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, scope_from, settings_from
+from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.config import Settings
 from bot.models import Answer, Citation, Conversation, Profile, Scope
 from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
@@ -21,6 +21,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "ask", help="answer one question, citing the page of every claim",
         description="Answer one question from the documents of a container; every claim cites its page. "
         "Without a model (OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT) the best passages are quoted instead.",
+        epilog="examples:\n"
+        '  folio ask "What is the refund window for annual plans?"\n'
+        '  folio ask "Compare the payment terms of Acme and Brightline" --tag doc_type=contract --thorough\n'
+        '  folio ask "Does the Standard plan cover hearing aids?" --container benefits --json',
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("question", metavar="QUESTION", help="the question, in quotes")
     add_scope_arguments(parser)

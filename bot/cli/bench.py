@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import bot
+from bot.cli.common import HelpFormatter
 from bot.errors import ConfigurationError, InvalidInput
 from bot.evaluation.golden import load_golden
 from bot.evaluation.load import ProcessUsage, bench_table, figures
@@ -53,7 +54,7 @@ latest figures and what limits them: benchmarks/RESULTS.md"""
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bench", help="measure Folio under load (needs the source checkout)", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--threads", type=int, default=200, metavar="N", help="concurrent Slack threads (default 200)")
     parser.add_argument("--model-latency", type=float, default=300.0, metavar="MS", help="per model call (default 300)")

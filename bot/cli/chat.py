@@ -12,7 +12,7 @@ from openai import AsyncOpenAI
 from bot import messages
 from bot.agent import AgentOptions, run_turn
 from bot.cli.ask import StatusLine, format_answer
-from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, parse_tags, settings_from
+from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, parse_tags, settings_from
 from bot.config import Settings
 from bot.errors import FolioError
 from bot.models import Conversation, Profile, Scope, Tag
@@ -27,6 +27,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "chat", help="a conversation in the terminal (follow-up questions keep the context)",
         description="Ask questions one line at a time; follow-ups continue the conversation. "
         "End with exit or Ctrl-D.",
+        epilog="examples:\n"
+        "  folio chat                          # the shipped sample corpus\n"
+        "  folio chat --container benefits --tag year=2026",
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     add_scope_arguments(parser, channel=False)
     parser.add_argument("--thorough", action="store_true", help="more reasoning effort (the thorough profile)")

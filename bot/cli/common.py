@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from bot.config import Settings, load_policy, load_settings
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 from bot.wiring import SAMPLE_CONTAINER
 
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps prose lines to the terminal; keeps indented lines (examples) exactly as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            if not line or line.startswith(" "):
+                lines.append(indent + line)
+            else:
+                lines.append(textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent))
+        return "\n".join(lines)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot import messages
-from bot.cli.common import SAMPLE_CONTAINER, add_scope_arguments, scope_from, settings_from
+from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.cli.progress import Progress
 from bot.config import Settings
 from bot.errors import InvalidInput
@@ -56,7 +56,7 @@ the shared corpus (../shared/corpus) lives in container "benefits" once indexed:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "eval", help="score answers (or retrieval) on a golden file", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("golden", type=Path, metavar="GOLDEN.jsonl", help="the golden questions")
     add_scope_arguments(parser)

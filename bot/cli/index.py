@@ -8,7 +8,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from bot.cli.common import parse_tags, settings_from
+from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import Progress
 from bot.errors import InvalidInput
 from bot.ingest import collect_files, index_files
@@ -21,11 +21,17 @@ Index PDFs, text and Markdown files into a container, page by page. Folders are 
 A file already indexed with the same content, tags and date is skipped; a changed one replaces its old passages.
 Converted spreadsheets keep their real name (orders.xlsx.pdf) and are marked as tables."""
 
+EPILOG = """\
+examples:
+  folio index ./contracts --container legal --tag department=legal
+  folio index policy-2026.pdf --container finance --tag year=2026 --date 2026-01-12
+  folio index ../shared/corpus --container benefits"""
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "index", help="index documents into a container", description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "index", help="index documents into a container", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a file or a folder")
     parser.add_argument("--container", required=True, metavar="NAME", help="the container the documents go into")

@@ -8,7 +8,7 @@ import json
 import sys
 
 from bot import messages
-from bot.cli.common import add_scope_arguments, scope_from, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.models import Chunk
 from bot.wiring import build_retriever, ensure_sample_index
 
@@ -19,6 +19,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "search", help="search the documents of a container (no model involved)",
         description="Search the documents of a container and print the best passages with their file and page.",
+        epilog="examples:\n"
+        '  folio search "hearing aids" --container benefits --json\n'
+        '  folio search "refund window" --tag year=2026\n'
+        '  folio search "payment terms" --channel C0FINANCE1 --top 3',
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("query", metavar="QUERY", help="what to look for")
     add_scope_arguments(parser)

@@ -19,7 +19,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot import messages
 from bot.cli.chat import chat_loop
-from bot.cli.common import settings_from
+from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings, load_policy
 from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
 from bot.slack.documents import DocumentServer, serve_documents
@@ -37,6 +37,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "serve", help="run Folio in Slack (a terminal chat when Slack is not configured)",
         description="Serve Slack: Socket Mode when SLACK_APP_TOKEN is set, else HTTP events on PORT at "
         f"{EVENTS_PATH}. Without SLACK_BOT_TOKEN, chat in the terminal instead.",
+        epilog="examples:\n"
+        "  folio serve                         # settings from the environment and .env\n"
+        "  PORT=8080 folio serve --host 127.0.0.1\n"
+        "see README.md, 'Connect to Slack', for the tokens and the app manifest.",
+        formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
     parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")

@@ -1,0 +1,53 @@
+"""The `folio` command explains itself: every subcommand is listed, and each shows how it is used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bot.cli import COMMANDS, main
+
+SUBCOMMANDS = ("index", "search", "ask", "chat", "serve", "eval", "bench")
+
+
+def test_every_subcommand_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert len(COMMANDS) == len(SUBCOMMANDS)
+    for name in SUBCOMMANDS:
+        assert f"    {name} " in shown or f"    {name}\n" in shown, name
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_each_subcommand_shows_an_example(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([name, "--help"])
+    shown = capsys.readouterr().out
+    assert f"usage: folio {name}" in shown
+    examples = [line for line in shown.splitlines() if line.startswith(f"  folio {name} ")]
+    assert examples, f"`folio {name} --help` shows no example"
+
+
+def test_a_missing_subcommand_is_an_error_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2
+    assert "COMMAND" in capsys.readouterr().err
+
+
+def test_python_dash_m_bot_is_the_folio_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "bot", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "usage: folio" in done.stdout
+
+
+def test_a_bad_setting_is_one_line_on_stderr(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FOLIO_SEARCH_TOP", "many")
+    assert main(["search", "refund window"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("folio: Invalid setting: FOLIO_SEARCH_TOP")
+    assert "Traceback" not in err and err.count("\n") == 1
