@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable
 from contextlib import suppress
 
-from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
@@ -23,6 +22,7 @@ from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings, load_policy
 from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
 from bot.slack.documents import DocumentServer, serve_documents
+from bot.slack.site import running_site
 from bot.slack.tasks import BackgroundTasks
 from bot.wiring import build_agent_options, build_model_client, build_retriever, build_store, ensure_sample_index
 from bot.wiring import build_document_server
@@ -97,17 +97,9 @@ async def _http(
     app: AsyncApp, host: str, port: int, stop: asyncio.Event, started: Callable[[int], None] | None,
     documents: DocumentServer | None = None,
 ) -> None:
-    runner = web.AppRunner(web_app(app, documents=documents), access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        bound = runner.addresses[0][1]
-        print(f"Folio is listening for Slack on http://{host}:{bound}{EVENTS_PATH}", file=sys.stderr, flush=True)
-        if started is not None:
-            started(bound)
+    announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
+    async with running_site(web_app(app, documents=documents), host, port, announce=announce, started=started):
         await stop.wait()
-    finally:
-        await runner.cleanup()
 
 
 async def _socket_mode(app: AsyncApp, app_token: str, stop: asyncio.Event) -> None:

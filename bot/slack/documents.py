@@ -7,7 +7,6 @@ HTTP server, `serve_documents` runs it alone on PORT so links under FOLIO_PUBLIC
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from aiohttp import web
 
 from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, check_link
+from bot.slack.site import running_site
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +79,6 @@ async def serve_documents(
     application = web.Application()
     server.add_routes(application)
     application.router.add_get("/healthz", health)
-    runner = web.AppRunner(application, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        bound = runner.addresses[0][1]
-        print(f"Folio serves document links on http://{host}:{bound}{ROUTE_PREFIX}/", file=sys.stderr, flush=True)
-        if started is not None:
-            started(bound)
+    announce = f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
+    async with running_site(application, host, port, announce=announce, started=started):
         yield
-    finally:
-        await runner.cleanup()

@@ -23,6 +23,7 @@ from bot.documents import signed_path
 from bot.wiring import SAMPLE_CORPUS, build_link_key
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
+from tests.slack.harness import wait_until
 
 SECRET = "documents-signing-secret"
 PUBLIC = "https://folio.example/"
@@ -54,12 +55,6 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
 
-
-async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never came true"
-        await asyncio.sleep(0.05)
 
 
 def mention(ts: str) -> dict[str, str]:

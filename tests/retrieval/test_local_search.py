@@ -12,6 +12,7 @@ from bot.errors import InvalidInput
 from bot.models import Chunk, Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.local import LocalRetriever
+from tests.retrieval.helpers import chunk
 
 HOSTILE = [
     "' or 1 eq 1 or '",
@@ -20,18 +21,6 @@ HOSTILE = [
     "Zürich – 東京 ✓",
     "x' or tags/any(t: t ne 'x') or 'a' eq 'a",
 ]
-
-
-def chunk(container: str, file: str, text: str, *, page: int | None = 1, tags: tuple[str, ...] = ()) -> Chunk:
-    return Chunk(
-        id=f"{container}-{file}-{page}-{abs(hash(text)) % 10_000}",
-        file=file,
-        page=page,
-        container=container,
-        tags=tuple(Tag.parse(tag) for tag in tags),
-        text=text,
-        context=file,
-    )
 
 
 async def put(index: LocalRetriever, *chunks: Chunk) -> None:

@@ -6,6 +6,7 @@ The app's Web API client points at FakeSlack, its model at FakeResponses, its se
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -66,6 +67,14 @@ def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> di
 
 _user_ts = itertools.count(1)
 _ids = itertools.count(1)
+
+
+async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll until `condition()` is true; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never came true"
+        await asyncio.sleep(0.05)
 
 
 def user_ts() -> str:

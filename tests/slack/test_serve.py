@@ -18,7 +18,7 @@ from bot.config import load_settings
 from bot.errors import ConfigurationError
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
-from tests.slack.harness import SECRET, sign
+from tests.slack.harness import SECRET, sign, wait_until
 
 CHANNELS = "tag_keys: [department]\nchannels:\n  C0SAMPLE01:\n    container: sample\n"
 
@@ -35,12 +35,6 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
 
-
-async def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never came true"
-        await asyncio.sleep(0.05)
 
 
 async def test_folio_serve_answers_a_mention_over_signed_http(environment: None, slack: FakeSlack,
