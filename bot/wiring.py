@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from openai import AsyncOpenAI
 
+from bot.citations import cited_page
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
@@ -229,8 +230,7 @@ def _docs_link(base_url: str | None) -> Callable[[Chunk], str | None] | None:
     base = base_url.rstrip("/") + "/"
 
     def link(chunk: Chunk) -> str | None:
-        url = base + quote(chunk.file)
-        return url if chunk.tabular or chunk.page is None else f"{url}#page={chunk.page}"
+        return _at_page(base + quote(chunk.file), chunk)
 
     return link
 
@@ -282,7 +282,7 @@ def _own_link(settings: Settings, *, file_links: bool) -> Callable[[Chunk], str 
         return None
     if not settings.folio_public_url:
         # A file:// URL opens only on this machine: right for the terminal, meaningless to people in Slack.
-        return (lambda chunk: _with_page(_file_url(documents, chunk), chunk)) if file_links else None
+        return (lambda chunk: _file_url(documents, chunk)) if file_links else None
     import time
 
     from bot.documents import signed_path
@@ -292,17 +292,18 @@ def _own_link(settings: Settings, *, file_links: bool) -> Callable[[Chunk], str 
     def link(chunk: Chunk) -> str | None:
         if documents.stored(chunk.container, chunk.file) is None:
             return None
-        page = None if chunk.tabular else chunk.page
         expires = int(time.time()) + ttl * 86400  # counted from the moment the answer is rendered
-        return base + signed_path(key, chunk.container, chunk.file, expires=expires, page=page)
+        return base + signed_path(key, chunk.container, chunk.file, expires=expires, page=cited_page(chunk))
 
     return link
 
 
 def _file_url(documents: DocumentStore, chunk: Chunk) -> str | None:
     path = documents.stored(chunk.container, chunk.file)
-    return path.as_uri() if path is not None else None
+    return _at_page(path.as_uri(), chunk) if path is not None else None
 
 
-def _with_page(url: str | None, chunk: Chunk) -> str | None:
-    return url if url is None or chunk.tabular or chunk.page is None else f"{url}#page={chunk.page}"
+def _at_page(url: str, chunk: Chunk) -> str:
+    """`url#page=N` where the citation shows a page (`cited_page`); tables and text files open at the top."""
+    page = cited_page(chunk)
+    return url if page is None else f"{url}#page={page}"
