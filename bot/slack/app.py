@@ -25,6 +25,7 @@ from bot.errors import ConfigurationError
 from bot.retrieval import Retriever
 from bot.slack.documents import DocumentServer
 from bot.slack.listeners import register
+from bot.slack.site import health
 from bot.slack.tasks import BackgroundTasks
 from bot.slack.turns import Folio
 from bot.store import ConversationStore
@@ -106,9 +107,6 @@ def web_app(app: AsyncApp, *, documents: DocumentServer | None = None) -> web.Ap
 
     async def events(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
-
-    async def health(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
 
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)

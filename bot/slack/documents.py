@@ -18,7 +18,7 @@ from aiohttp import web
 
 from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, check_link
-from bot.slack.site import running_site
+from bot.slack.site import health, running_site
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +72,6 @@ async def serve_documents(
     if server is None:
         yield
         return
-
-    async def health(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
 
     application = web.Application()
     server.add_routes(application)

@@ -9,6 +9,11 @@ from contextlib import asynccontextmanager
 from aiohttp import web
 
 
+async def health(request: web.Request) -> web.Response:
+    """GET /healthz: the process is up and serving."""
+    return web.Response(text="ok")
+
+
 @asynccontextmanager
 async def running_site(
     application: web.Application, host: str, port: int, *, announce: str, started: Callable[[int], None] | None = None

@@ -51,6 +51,8 @@ async def test_folio_serve_answers_a_mention_over_signed_http(environment: None,
         url = f"http://127.0.0.1:{ports[0]}/slack/events"
         async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as response:
             assert response.status == 200
+        async with http.get(f"http://127.0.0.1:{ports[0]}/healthz") as health:  # for load balancers' probes
+            assert (health.status, await health.text()) == (200, "ok")
     await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000001"))
     stop.set()
     assert await server == 0
