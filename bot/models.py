@@ -5,6 +5,7 @@ Frozen pydantic models, so that they validate on the way in and serialise to JSO
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -15,6 +16,9 @@ Profile = Literal["fast", "thorough"]
 
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")  # the form of a tag key, in the policy file and in every filter
 
 
 class Tag(_Value):

@@ -24,10 +24,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.errors import ConfigurationError, InvalidInput, NotConnected
-from bot.models import Scope, Tag
+from bot.models import TAG_KEY, Scope, Tag
 
 _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
-_TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _SCALARS = yaml.constructor.SafeConstructor()  # turns one scalar node into str / int / bool / None
 
 
@@ -71,7 +70,7 @@ class ChannelPolicy(BaseModel):
     @classmethod
     def _keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
         for key in keys:
-            if not _TAG_KEY.match(key):
+            if not TAG_KEY.match(key):
                 raise ValueError(f"tag key {key!r} must be lower-case letters, digits or _ (for example department)")
         return keys
 

@@ -10,15 +10,11 @@ after it is AND-ed to it, so no tag value can widen a search beyond its containe
 
 from __future__ import annotations
 
-import re
-
 from bot.errors import InvalidInput
-from bot.models import Scope, Tag
+from bot.models import TAG_KEY, Scope, Tag
 
 # Index fields a filter may name. Anything else is a programming error, not user input.
 FILTERABLE = frozenset({"container", "file", "tags", "page", "tabular", "doc_date"})
-# The same form the channel policy accepts for tag keys (bot.config.channels).
-TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 def literal(value: str) -> str:
