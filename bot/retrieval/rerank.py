@@ -76,18 +76,13 @@ def late_scores(
     return (counts * (BM25_K1 + 1) / (counts + norm[:, None])) @ idf
 
 
-def late_score(later: Sequence[tuple[str, float]], phrases: Sequence[str], text: str, average_tokens: float) -> float:
-    """`late_scores` of one raw text."""
-    return float(late_scores(later, phrases, [stem_text(text)], average_tokens)[0])
-
-
 def rerank(
     query: str,
     hits: Sequence[tuple[Row, float]],
     *,
     context: Callable[[Row], str],
     page: Callable[[Row], object],
-    stemmed: Callable[[Row], str] | None = None,
+    stemmed: Callable[[Row], str],
     later: Sequence[tuple[str, float]] = (),
     phrases: Sequence[str] = (),
     average_tokens: float = 100.0,
@@ -98,8 +93,7 @@ def rerank(
         return []
     query_terms = terms(query)
     scores = np.array([score for _, score in hits], dtype=np.float64)
-    if stemmed is not None:
-        scores += late_scores(later, phrases, [stemmed(row) for row, _ in hits], average_tokens)
+    scores += late_scores(later, phrases, [stemmed(row) for row, _ in hits], average_tokens)
     scores *= np.array([title_boost(query_terms, context(row)) for row, _ in hits])
     kept: list[tuple[Row, float]] = []
     seen: set[object] = set()

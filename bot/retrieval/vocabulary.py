@@ -5,7 +5,7 @@ Two problems it solves:
   alternative (the original stays, so a rare correct word is never lost).
 - Speed: FTS5 computes bm25() for every row a MATCH finds, so a query OR-ing words found in a quarter of the
   chunks scores most of the index (~110 ms at 50,000 chunks). Only rare words (in <= 5% of chunks) and unknown
-  words select candidates; mid-frequency words and phrases score just those candidates (`rerank.late_score`, same
+  words select candidates; mid-frequency words and phrases score just those candidates (`rerank.late_scores`, same
   BM25 formula); words in most chunks ("northwind" in a corpus about Northwind plans, idf near zero) are ignored,
   though they still count in `rerank.title_boost`. Together with the scope tokens (fts.scoped_match) this brought
   p50 to ~9 ms at 50,000 chunks, at the cost of about 0.02-0.04 hit@5 on the shared corpus. A query of common
@@ -35,7 +35,7 @@ class QueryPlan:
     """The words and phrases one keyword search matches."""
 
     words: tuple[str, ...]  # words and compound phrases matched by FTS5 and scored by its bm25(): they select
-    phrases: tuple[str, ...]  # scored on the candidates only (rerank.late_score)
+    phrases: tuple[str, ...]  # scored on the candidates only (rerank.late_scores)
     later: tuple[tuple[str, float], ...] = ()  # (word, idf) scored on the candidates only
     wider: tuple[str, ...] = ()  # common words that also select when `words` alone find too few candidates
 
