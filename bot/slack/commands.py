@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from bot import messages
 from bot.errors import InvalidInput
 from bot.models import Tag
+from bot.slack.render import escape
 
 THOROUGH_FLAG = "--thorough"
 _FILTER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)[:=](.*)$")
@@ -50,7 +51,7 @@ def parse_ask(text: str, *, tag_keys: Sequence[str]) -> AskCommand:
             thorough = True
         elif match and match.group(1).lower() in allowed:
             if not _VALUE.match(match.group(2)):
-                raise InvalidInput(messages.bad_filter_value(_escape(word)))
+                raise InvalidInput(messages.bad_filter_value(escape(word)))
             tags.append(Tag(key=match.group(1).lower(), value=match.group(2)))
         else:
             break
@@ -66,7 +67,3 @@ def clean_question(text: str, *, bot_user_id: str | None) -> str:
     if bot_user_id:
         text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
     return " ".join(unescape(text).split())
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
