@@ -24,7 +24,7 @@ from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
-from bot.agent.tools import FunctionCall, ToolContext, TraceStep, run_batch
+from bot.agent.tools import CODE, FunctionCall, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
 from bot.citations import needs_correction, render, says_not_answered, unknown_refs
 from bot.errors import HistoryExpired, InvalidInput, ModelUnavailable
@@ -240,8 +240,8 @@ async def _record(turn: _Turn, response: Response) -> None:
         if item.type == "code_interpreter_call":
             await turn.tools.progress(messages.PROGRESS_CALCULATE)
             logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
-            turn.tool_calls.append(ToolCall(name="code_interpreter", arguments={"code": item.code or ""}, summary=logs))
-            turn.trace.append(TraceStep("code_interpreter", query=item.code or "", note=logs[:200]))
+            turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": item.code or ""}, summary=logs))
+            turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))
 
 
 def _function_calls(response: Response) -> list[FunctionCall]:

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 REWRITE = "rewrite_query"
 SEARCH = "search_documents"
+CODE = "code_interpreter"  # run by the model service itself; Folio only records it
 Progress = Callable[[str], Awaitable[None]]
 
 

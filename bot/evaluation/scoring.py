@@ -16,13 +16,11 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.agent.tools import CODE, REWRITE, SEARCH
 from bot.evaluation.golden import GoldenQuestion, PageKey, page_key
 from bot.models import Answer, Chunk
 
 # The agent's tool names, as the model sees them.
-SEARCH_TOOL = "search_documents"
-REWRITE_TOOL = "rewrite_query"
-CODE_TOOL = "code_interpreter"
 HIT_DEPTHS = (3, 5, 10)
 SEARCH_ONLY = "ModelUnavailable: the model did not answer, so the turn fell back to quoting passages"
 
@@ -143,9 +141,9 @@ def outcome_of(answer: Answer, sources: Mapping[str, Chunk], *, seconds: float) 
         cited=tuple(dict.fromkeys(page_key(c.file, c.page) for c in answer.citations if c.page is not None)),
         shown=tuple(dict.fromkeys(page_key(c.file, c.page) for c in sources.values() if c.page is not None)),
         refused=not answer.answerable,
-        searches=names.count(SEARCH_TOOL),
-        rewrites=names.count(REWRITE_TOOL),
-        code_runs=names.count(CODE_TOOL),
+        searches=names.count(SEARCH),
+        rewrites=names.count(REWRITE),
+        code_runs=names.count(CODE),
         iterations=len(answer.response_ids),
         input_tokens=answer.usage.input_tokens,
         output_tokens=answer.usage.output_tokens,
