@@ -4,5 +4,5 @@
     scoring    per-question scores of a full turn or a single search, and their summary
     report     the JSON summary, Markdown tables, and the comparison of two runs
 
-Imports only `bot.models` and `bot.errors`.
+Imports `bot.models`, `bot.errors`, and the tool names of `bot.agent.tools`.
 """
