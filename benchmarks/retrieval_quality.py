@@ -27,7 +27,7 @@ from bot.ingest import index_files  # noqa: E402
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS  # noqa: E402
 from bot.models import Scope  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
-from bot.wiring import build_embedder  # noqa: E402
+from bot.app import builders  # noqa: E402
 
 CITATION = re.compile(r"\[([^\]#]+\.pdf)#page=(\d+)\]")
 KS = (3, 5, 10)
@@ -66,7 +66,16 @@ async def evaluate(
 async def run(args: argparse.Namespace) -> None:
     questions = load_questions(args.corpus / "ground_truth.jsonl")
     pdfs = sorted(args.corpus.glob("*.pdf"))
-    embedder = build_embedder(load_settings(None))
+    settings = load_settings(None)
+    model = builders.model_client(settings, builders.entra_credential() if builders.needs_entra_id(settings) else None)
+    try:
+        await _measure(args, questions, pdfs, builders.embedder(settings, model))
+    finally:
+        if model is not None:
+            await model.close()
+
+
+async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], embedder: object) -> None:
     modes = [("keyword", None)] + ([("hybrid", embedder)] if embedder else [])
     print(f"{len(questions)} questions, {len(pdfs)} PDFs, chunks of {args.chunk_chars} chars, overlap {args.overlap}")
     for name, mode_embedder in modes:

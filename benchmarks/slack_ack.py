@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
+from bot.app import open_folio  # noqa: E402
 from bot.config import ChannelPolicy, Settings  # noqa: E402
-from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app  # noqa: E402
-from bot.slack.tasks import BackgroundTasks  # noqa: E402
-from bot.wiring import build_agent_options, build_retriever, build_store, ensure_sample_index  # noqa: E402
+from bot.slack.app import EVENTS_PATH, build_app, web_app  # noqa: E402
+from bot.tasks import BackgroundTasks  # noqa: E402
 from tests.fakes.openai_responses import FakeResponses, reply  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack  # noqa: E402
 from tests.slack.harness import SECRET, sign  # noqa: E402
@@ -72,25 +72,16 @@ async def _serve(
     """Folio on 127.0.0.1 against the fakes; every client is closed by `stack`. Returns the events URL."""
     settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
                         folio_data_dir=data, folio_code_interpreter=False)  # fmt: skip
-    store = build_store(settings)
-    stack.push_async_callback(store.close)
-    retriever = build_retriever(settings)
-    stack.push_async_callback(retriever.close)
     model = model_server.client()
     stack.push_async_callback(model.close)
-    slack_http = slack_http_session()
-    stack.push_async_callback(slack_http.close)
-    await ensure_sample_index(retriever)
-    tasks = BackgroundTasks()
     policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
-    app = build_app(settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
-                    options=build_agent_options(settings), tasks=tasks)  # fmt: skip
-    runner = web.AppRunner(web_app(app), access_log=None)
+    folio = await stack.enter_async_context(open_folio(settings, model=model, policy=policy, serving=True))
+    runner = web.AppRunner(web_app(build_app(folio)), access_log=None)
     await runner.setup()
     stack.push_async_callback(runner.cleanup)
-    stack.push_async_callback(tasks.cancel)  # runs first: turns left over after an error
+    stack.push_async_callback(folio.tasks.cancel)  # runs first: turns left over after an error
     await web.TCPSite(runner, "127.0.0.1", 0).start()
-    return f"http://127.0.0.1:{runner.addresses[0][1]}{EVENTS_PATH}", tasks
+    return f"http://127.0.0.1:{runner.addresses[0][1]}{EVENTS_PATH}", folio.tasks
 
 
 async def _mentions(url: str, events: int, threads: int, concurrency: int) -> list[float]:

@@ -50,11 +50,6 @@ def kind_of(chunk: Chunk) -> Literal["page", "table", "text"]:
     return "text" if chunk.page is None else "page"
 
 
-def cited_page(chunk: Chunk) -> int | None:
-    """The page a citation shows: tabular sources carry none."""
-    return None if chunk.tabular else chunk.page
-
-
 def marker_refs(text: str) -> list[str]:
     """Every S# named by a marker, in order of appearance, repeats included."""
     return [ref for match in MARKER.finditer(text) for ref in _REF.findall(match.group(1))]
@@ -127,7 +122,7 @@ def _labels_for(
         if chunk is None:
             dropped.append(ref)
             continue
-        key = (chunk.file, cited_page(chunk))
+        key = (chunk.file, chunk.cited_page)
         if key not in citations:
             citations[key] = citation_for(chunk, label=len(citations) + 1, link_for=link_for)
         label = citations[key].label
@@ -142,7 +137,7 @@ def citation_for(chunk: Chunk, *, label: int, link_for: LinkFor) -> Citation:
         label=label,
         file=chunk.file,
         title=display_name(chunk.file),
-        page=cited_page(chunk),
+        page=chunk.cited_page,
         container=chunk.container,
         kind=kind_of(chunk),
         url=link_for(chunk),

@@ -6,7 +6,7 @@
 The copy lets a citation keep working after the source file moves. A link is signed with HMAC-SHA256 over the
 container, the file and the expiry, so only Folio can make one and nobody can stretch its lifetime or point it at
 another file. Signing and checking are pure functions; `DocumentStore` and `link_key` do the file I/O.
-This module imports nothing of ours.
+`Links` is the citation-link policy as a value: where a citation of a passage points.
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ import logging
 import os
 import secrets
 import shutil
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
+
+from bot.models import Chunk
 
 log = logging.getLogger(__name__)
 
@@ -168,3 +172,47 @@ def _copy_replacing(source: Path, target: Path) -> None:
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+# --- the link policy ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class Links:
+    """Where a citation points, first that applies:
+
+    1. `docs_base_url`: the organisation serves the files itself: `<base>/<file>#page=N`.
+    2. `public_url` and `key`: a link to Folio's own copy, signed, valid `ttl_days` from the moment it is rendered.
+    3. `file_links`: `file://` to Folio's copy; it opens only on this machine, so for the terminal alone.
+    Otherwise, or when Folio holds no copy of the file, a citation carries no link (a link would only fail).
+    """
+
+    docs_base_url: str | None = None
+    documents: DocumentStore | None = None
+    public_url: str | None = None
+    key: bytes | None = field(default=None, repr=False)  # never in logs
+    ttl_days: int = 30
+    file_links: bool = False
+    clock: Callable[[], float] = time.time
+
+    def link_for(self, chunk: Chunk) -> str | None:
+        """The URL that opens `chunk`'s document at its page, or None."""
+        if self.docs_base_url:
+            return _at_page(self.docs_base_url.rstrip("/") + "/" + quote(chunk.file), chunk)
+        copy = self.documents.stored(chunk.container, chunk.file) if self.documents is not None else None
+        if copy is None:
+            return None
+        if self.public_url and self.key is not None:
+            expires = int(self.clock()) + self.ttl_days * 86400
+            path = signed_path(self.key, chunk.container, chunk.file, expires=expires, page=chunk.cited_page)
+            return self.public_url.rstrip("/") + path
+        return _at_page(copy.as_uri(), chunk) if self.file_links else None
+
+    @property
+    def reach_people(self) -> bool:
+        """Whether people outside this machine can open the links (false: citations in Slack carry none)."""
+        return bool(self.docs_base_url or (self.public_url and self.key is not None and self.documents is not None))
+
+
+def _at_page(url: str, chunk: Chunk) -> str:
+    """`url#page=N` where the citation shows a page; tables and text files open at the top."""
+    page = chunk.cited_page
+    return url if page is None else f"{url}#page={page}"

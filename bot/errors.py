@@ -3,11 +3,13 @@
     FolioError                  every message says what to do next
     ├── ConfigurationError      a setting, the channel file or the data folder is wrong (start-up)
     ├── InvalidInput            a question, filter or command the user can correct
+    │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
     ├── NotConnected            this channel or DM may not search any documents
     ├── SearchUnavailable       the search service failed or refused the request
     ├── ModelUnavailable        the model service failed after the SDK's retries
     ├── HistoryExpired          the provider no longer holds the thread's previous response
-    └── StoreUnavailable        Redis could not be reached
+    ├── StoreUnavailable        Redis could not be reached
+    └── ThreadBusy              earlier turns of a Slack thread held it longer than a new one may wait
 
 SDK exceptions (openai, azure, redis, slack_sdk) are translated where they are caught: `raise X(...) from exc`.
 This module imports nothing of ours.
@@ -28,6 +30,10 @@ class InvalidInput(FolioError):
     """Input the user can correct: an empty question, an unknown tag key, a malformed filter."""
 
 
+class UnreadableFile(InvalidInput):
+    """A file that cannot be read (corrupt, encrypted, not text); the run reports it and goes on."""
+
+
 class NotConnected(FolioError):
     """The channel (or DM) has no container of documents it may search."""
 
@@ -46,3 +52,7 @@ class HistoryExpired(FolioError):
 
 class StoreUnavailable(FolioError):
     """Conversation state (Redis) could not be read or written."""
+
+
+class ThreadBusy(FolioError):
+    """Earlier turns of the thread kept the lock longer than a waiter may wait."""

@@ -18,6 +18,41 @@ SEARCH_DOWN = "Search is not available right now. Please try again in a few minu
 STORE_DOWN = "I could not reach my conversation store. Please try again in a minute; if it keeps failing, tell an admin."
 UNEXPECTED = "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
 
+STORE_UNREACHABLE = "Redis is not reachable; conversations cannot be read or saved. Check REDIS_URL, or FOLIO_DATA_DIR for the embedded Redis."
+THREAD_BUSY = "This thread is still busy with earlier questions. Please ask again in a minute."
+
+# --- scopes and filters ------------------------------------------------------------------------------------------
+DM_NOT_CONNECTED = (
+    "Direct messages are not connected to any documents. Ask in a channel that is, or ask an admin to add "
+    "a `dm:` entry to the channel policy file."
+)
+EMPTY_QUERY = "The search query is empty: type a few words about what you are looking for."
+
+
+def channel_not_connected(channel_id: str) -> str:
+    return (
+        f"This channel is not connected to any documents. An admin can connect it by adding {channel_id} "
+        "with a container under `channels:` in the channel policy file."
+    )
+
+
+def unknown_filter(key: str, allowed_keys: tuple[str, ...]) -> str:
+    allowed = ", ".join(allowed_keys) or "none"
+    return f"`{key}` is not a filter here. Filters this channel allows: {allowed}."
+
+
+def filter_outside_channel(tag: str, limits: list[str]) -> str:
+    return f"This channel only searches {', '.join(limits)}, so `{tag}` cannot be used here. Leave the filter out to search them."
+
+
+def bad_tag_key(key: str) -> str:
+    return f"The tag key {key!r} is not valid: use lower-case letters, digits and _ (for example year:2025)."
+
+
+def bad_top(top: int) -> str:
+    return f"top must be between 1 and 100 (got {top}): ask for fewer results."
+
+
 # --- search and indexing (terminal) -------------------------------------------------------------------------------
 
 
@@ -31,14 +66,23 @@ def no_match(scope: str) -> str:
 
 # --- the agent turn (progress lines, notices) -----------------------------------------------------------------------
 EMPTY_QUESTION = "Ask a question in words, for example: What is the notice period for resignations?"
-PROGRESS_REWRITE = "Rewriting the question"
+PROGRESS_REWRITE = "Rephrasing the question"
 PROGRESS_CALCULATE = "Calculating"
 PROGRESS_WRITE = "Writing the answer"
 CAP_HIT = "I reached my step limit for one question, so this answer uses what I found so far."
 
 
+STEP_SEARCH_FAILED = "Search failed"
+
+
 def progress_search(query: str) -> str:
     return f"Searching: {query}"
+
+
+def step_sources(new: int, repeated: int) -> str:
+    """What a finished search found: "3 sources", "no new sources (2 already shown)"."""
+    found = f"{new} source{'s' if new != 1 else ''}" if new else "no new sources"
+    return found + (f" ({repeated} already shown)" if repeated else "")
 
 
 def unverified(labels: list[int]) -> str:

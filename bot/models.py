@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Profile = Literal["fast", "thorough"]
 
@@ -41,21 +41,35 @@ class Tag(_Value):
 
 
 class Scope(_Value):
-    """What one search may see: always one container, optionally narrowed by tags.
+    """What one search may see: one or more containers, optionally narrowed by tags.
 
-    Tags with the same key are alternatives (OR); different keys must all match (AND).
-    The container comes from the channel policy, never from the model or the user.
+    Tags with the same key are alternatives (OR); different keys must all match (AND). The containers come from the
+    channel policy or the asker's access rules, never from the model or the user's words. `Scope(container="x")`
+    is accepted as the one-container form (and is how conversations stored before scopes held several read back).
     """
 
-    container: str
+    containers: tuple[str, ...]
     tags: tuple[Tag, ...] = ()
 
-    @field_validator("container")
+    @model_validator(mode="before")
     @classmethod
-    def _container_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("a scope needs a container")
-        return value.strip()
+    def _one_container_form(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "container" in data:
+            data = dict(data)
+            if "containers" in data:
+                raise ValueError("give container or containers, not both")
+            data["containers"] = (data.pop("container"),)
+        return data
+
+    @field_validator("containers", mode="before")
+    @classmethod
+    def _containers(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = (value,)
+        names = [str(name).strip() for name in value]
+        if not names or any(not name for name in names):
+            raise ValueError("a scope needs at least one container, and no blank names")
+        return tuple(sorted(set(names)))  # a set: the same scope compares equal whatever order it was given in
 
     def tags_by_key(self) -> dict[str, tuple[str, ...]]:
         """The tag values grouped by key, keys in first-seen order."""
@@ -66,11 +80,19 @@ class Scope(_Value):
                 values.append(tag.value)
         return {key: tuple(values) for key, values in grouped.items()}
 
+    def allows(self, container: str, tags: tuple[Tag, ...]) -> bool:
+        """Whether a passage of `container` with `tags` lies inside this scope (checked on every result)."""
+        if container not in self.containers:
+            return False
+        held = {(tag.key, tag.value) for tag in tags}
+        return all(any((key, value) in held for value in values) for key, values in self.tags_by_key().items())
+
     def describe(self) -> str:
-        """`benefits` or `benefits (year:2025, department:hr)`, for people."""
+        """`benefits`, `finance, legal` or `benefits (year:2025, department:hr)`, for people."""
+        where = ", ".join(self.containers)
         if not self.tags:
-            return self.container
-        return f"{self.container} ({', '.join(str(tag) for tag in self.tags)})"
+            return where
+        return f"{where} ({', '.join(str(tag) for tag in self.tags)})"
 
 
 class Chunk(_Value):
@@ -86,6 +108,14 @@ class Chunk(_Value):
     context: str = ""  # the document's title line and the section heading the chunk falls under
     tabular: bool = False
     score: float = 0.0  # the backend's score for this search; 0 when not from a search
+
+    @property
+    def cited_page(self) -> int | None:
+        """The page a citation of this passage opens at: tables and text files carry none."""
+        return None if self.tabular else self.page
+
+    def in_scope(self, scope: Scope) -> bool:
+        return scope.allows(self.container, self.tags)
 
 
 class Citation(_Value):

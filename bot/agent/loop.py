@@ -10,8 +10,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -20,6 +19,7 @@ from openai.types.responses import Response
 
 from bot import messages
 from bot.agent import prompts
+from bot.agent.events import Listener, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
@@ -34,13 +34,6 @@ if TYPE_CHECKING:
     from bot.retrieval import Retriever
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str], Awaitable[None]]
-
-
-async def _quiet(_: str) -> None:
-    return None
-
 
 @dataclass
 class _Turn:
@@ -68,9 +61,11 @@ async def run_turn(
     retriever: Retriever,
     options: AgentOptions,
     profile: Profile | None = None,
-    progress: Progress | None = None,
+    events: Listener | None = None,
 ) -> Answer:
-    """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it."""
+    """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it.
+
+    `events` hears each step as it starts and ends (see `bot.agent.events`)."""
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
@@ -80,7 +75,7 @@ async def run_turn(
             question, conversation, retriever=retriever, options=options, notice=messages.NO_MODEL, profile=profile
         )
     sources = TurnSources(conversation, budget=options.chunk_budget)
-    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, progress or _quiet)
+    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
     turn = _Turn(question, conversation, model, options, profile, tools)
     try:
         answer = await _answer(turn)
@@ -132,7 +127,7 @@ async def _loop(turn: _Turn, response: Response) -> Response:
         if last:  # the final call may not ask for more: the model answers from what was gathered
             turn.cap_hit = True
             log.warning("turn reached its limit of %d model calls", turn.options.max_iterations)
-        await turn.tools.progress(messages.PROGRESS_WRITE)
+        await turn.tools.events(Step(turn.tools.step_ids.next("write"), "write", messages.PROGRESS_WRITE))
         response = await _create(
             turn, input=batch.outputs, previous_response_id=response.id, tool_choice="none" if last else "auto"
         )
@@ -238,8 +233,9 @@ async def _record(turn: _Turn, response: Response) -> None:
                                 f"{used.output_tokens if used else 0} out"))  # fmt: skip
     for item in response.output:
         if item.type == "code_interpreter_call":
-            await turn.tools.progress(messages.PROGRESS_CALCULATE)
             logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
+            step = Step(turn.tools.step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE)
+            await turn.tools.events(replace(step, status="done", detail=logs[:500]))
             turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": item.code or ""}, summary=logs))
             turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))
 

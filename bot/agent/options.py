@@ -1,4 +1,4 @@
-"""The agent's settings: a small frozen value built by `bot.wiring.build_agent_options`."""
+"""The agent's settings: a small frozen value built by `bot.app.open_folio` from Settings."""
 
 from __future__ import annotations
 

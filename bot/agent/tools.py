@@ -9,12 +9,13 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot import messages
 from bot.agent import prompts
+from bot.agent.events import Listener, Step, StepIds
 from bot.agent.sources import TurnSources, source_block
 from bot.errors import FolioError
 from bot.models import Chunk, Scope, ToolCall
@@ -27,7 +28,6 @@ log = logging.getLogger(__name__)
 REWRITE = "rewrite_query"
 SEARCH = "search_documents"
 CODE = "code_interpreter"  # run by the model service itself; Folio only records it
-Progress = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ class ToolContext:
     retriever: Retriever
     sources: TurnSources
     top: int
-    progress: Progress
+    events: Listener
+    step_ids: StepIds = field(default_factory=StepIds)
 
 
 async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
@@ -89,14 +90,17 @@ async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
     done: dict[str, tuple[str, ToolCall, TraceStep]] = {}
     rewritten = None
     for tool_call in (c for c in calls if c.name == REWRITE):
-        await context.progress(messages.PROGRESS_REWRITE)
+        step = Step(context.step_ids.next("rewrite"), "rewrite", messages.PROGRESS_REWRITE)
+        await context.events(step)
         done[tool_call.call_id] = _rewrite(tool_call)
         rewritten = done[tool_call.call_id][2].query or rewritten
+        failed = not done[tool_call.call_id][2].query
+        await context.events(replace(step, status="failed" if failed else "done", detail=rewritten or ""))
     searches = [c for c in calls if c.name == SEARCH]
     substitute = _safety_net(rewritten, searches, context.question)
     found = await asyncio.gather(*(_search(c, context, substitute) for c in searches))
     for tool_call, result in zip(searches, found):  # admitted in call order, so S# ids follow it
-        done[tool_call.call_id] = _show(tool_call, result, context)
+        done[tool_call.call_id] = await _show(tool_call, result, context)
     batch = Batch()
     for tool_call in calls:
         output, record, step = done.get(tool_call.call_id) or _unknown(tool_call)
@@ -147,6 +151,7 @@ def _same_wording(a: str, b: str) -> bool:
 @dataclass(frozen=True)
 class _Found:
     query: str
+    step: Step | None = None
     chunks: list[Chunk] | None = None
     failure: str = ""
 
@@ -156,24 +161,30 @@ async def _search(tool_call: FunctionCall, context: ToolContext, substitute: str
         query = substitute or tool_call.query()
     except ValueError as exc:
         return _Found(query="", failure=prompts.note("bad_arguments", reason=str(exc)))
-    await context.progress(messages.progress_search(query))
+    step = Step(context.step_ids.next("search"), "search", messages.progress_search(query))
+    await context.events(step)
     if not context.sources.remaining:  # no need to search: nothing more may be shown
-        return _Found(query=query, chunks=[])
+        return _Found(query=query, step=step, chunks=[])
     try:
         chunks = await context.retriever.search(query, context.scope, top=context.top)
     except FolioError as exc:  # search is down or refused the query: tell the model, let it answer
         log.warning("search %r failed: %s", query, exc)
-        return _Found(query=query, failure=prompts.note("search_failed", reason=str(exc)))
-    return _Found(query=query, chunks=chunks)
+        return _Found(query=query, step=step, failure=prompts.note("search_failed", reason=str(exc)))
+    return _Found(query=query, step=step, chunks=chunks)
 
 
-def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> tuple[str, ToolCall, TraceStep]:
+async def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> tuple[str, ToolCall, TraceStep]:
     """The search's output for the model: new source blocks, or a note why there are none."""
     arguments = _strings(tool_call)
     if found.chunks is None:
+        if found.step is not None:
+            await context.events(replace(found.step, status="failed", detail=messages.STEP_SEARCH_FAILED))
         record = ToolCall(name=SEARCH, arguments=arguments, summary="failed")
         return found.failure, record, TraceStep(SEARCH, found.query)
     admitted = context.sources.admit(found.chunks)
+    if found.step is not None:
+        detail = messages.step_sources(len(admitted.shown), len(admitted.repeated))
+        await context.events(replace(found.step, status="done", detail=detail, sources=admitted.shown))
     parts = [source_block(ref, chunk) for ref, chunk in admitted.shown]
     if admitted.repeated:
         parts.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))

@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 
 from bot.agent import prompts
 from bot.agent.options import AgentOptions
-from bot.citations import Rendered, cited_page
+from bot.citations import Rendered
 from bot.models import Chunk
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ async def unsupported_labels(
     checks = []
     for citation in rendered.citations:
         passage = "\n".join(
-            c.text for c in known.values() if c.file == citation.file and cited_page(c) == citation.page
+            c.text for c in known.values() if c.file == citation.file and c.cited_page == citation.page
         )
         claim = " ".join(_sentence(rendered.text, m.start) for m in rendered.markers if m.label == citation.label)
         prompt = prompts.fill("verify", claim=claim, title=citation.title, page=citation.page or "-", passage=passage)

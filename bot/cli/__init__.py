@@ -1,6 +1,6 @@
 """The `folio` command: one module per subcommand, each with `add_parser(subparsers)` and `run(args) -> int`.
 
-Only this package and `bot.slack.app` wire components together (through `bot.wiring`).
+Every command opens Folio through `bot.app.open_folio` and closes it when done.
 """
 
 from __future__ import annotations

@@ -6,14 +6,14 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bot.agent import run_turn
-from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, scope_from, settings_from
+from bot.agent.events import TurnEvent
+from bot.app import open_folio
+from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.config import Settings
-from bot.models import Answer, Citation, Conversation, Profile, Scope
-from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
+from bot.models import Answer, Citation, Conversation, Profile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -37,40 +37,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Answer the question and print it with its citations."""
     settings = settings_from(args)
-    scope = scope_from(args, settings)
     profile: Profile = "thorough" if args.thorough else "fast"
     status = StatusLine(sys.stderr)
     try:
-        answer = asyncio.run(ask(settings, args.question, scope=scope, profile=profile, progress=status))
+        answer = asyncio.run(ask(settings, args, profile=profile, status=status))
     finally:
         status.clear()
     print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2) if args.json else format_answer(answer))
     return 0
 
 
-async def ask(
-    settings: Settings,
-    question: str,
-    *,
-    scope: Scope,
-    profile: Profile = "fast",
-    progress: Callable[[str], Awaitable[None]] | None = None,
-) -> Answer:
-    """One turn in a new conversation, with clients built from Settings and closed afterwards."""
-    retriever = build_retriever(settings)
-    model = build_model_client(settings)
-    try:
-        if scope.container == SAMPLE_CONTAINER:  # the embedded default: index the shipped samples on first use
-            await ensure_sample_index(retriever)
-        conversation = Conversation(scope=scope, profile=profile)
+async def ask(settings: Settings, args: argparse.Namespace, *, profile: Profile, status: StatusLine) -> Answer:
+    """One turn in a new conversation of the scope the arguments name."""
+    async with open_folio(settings, file_links=True) as folio:
+        conversation = Conversation(scope=scope_from(args, folio), profile=profile)
         return await run_turn(
-            question, conversation, model=model, retriever=retriever, options=build_agent_options(settings),
-            profile=profile, progress=progress,
+            args.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
+            profile=profile, events=status.show,
         )  # fmt: skip
-    finally:
-        await retriever.close()
-        if model is not None:
-            await model.close()
 
 
 def answer_json(answer: Answer) -> dict[str, object]:
@@ -113,9 +97,10 @@ class StatusLine:
         self.stream = stream
         self.enabled = stream.isatty()
 
-    async def __call__(self, text: str) -> None:
-        if self.enabled:
-            self.stream.write(f"\r\033[K{text[:100]}...")
+    async def show(self, event: TurnEvent) -> None:
+        """Each step's title as it starts."""
+        if self.enabled and event.status == "started":
+            self.stream.write(f"\r\033[K{event.title[:100]}...")
             self.stream.flush()
 
     def clear(self) -> None:

@@ -7,17 +7,14 @@ import asyncio
 import sys
 from typing import TextIO
 
-from openai import AsyncOpenAI
-
 from bot import messages
-from bot.agent import AgentOptions, run_turn
+from bot.agent import run_turn
+from bot.app import SAMPLE_CONTAINER, Folio, open_folio
 from bot.cli.ask import StatusLine, format_answer
-from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, parse_tags, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, parse_tags, settings_from
 from bot.config import Settings
 from bot.errors import FolioError
 from bot.models import Conversation, Profile, Scope, Tag
-from bot.retrieval import Retriever
-from bot.wiring import build_agent_options, build_model_client, build_retriever, ensure_sample_index
 
 EXIT_WORDS = {"exit", "quit"}
 
@@ -55,14 +52,9 @@ async def chat_loop(
 ) -> int:
     """Answer one line at a time in one in-memory conversation; end at EOF or `exit`. Returns the exit code."""
     scope = Scope(container=container or SAMPLE_CONTAINER, tags=tags)
-    retriever = build_retriever(settings)
-    model = build_model_client(settings)
-    options = build_agent_options(settings)
     conversation = Conversation(scope=scope, profile=profile)
-    try:
-        if scope.container == SAMPLE_CONTAINER:  # the embedded default: index the shipped samples on first use
-            await ensure_sample_index(retriever)
-        _write(output, messages.chat_welcome(scope.describe(), model_configured=model is not None))
+    async with open_folio(settings, file_links=True) as folio:
+        _write(output, messages.chat_welcome(scope.describe(), model_configured=folio.model is not None))
         while True:
             _write(output, "\n> ", end="")
             line = await asyncio.to_thread(input_stream.readline)
@@ -73,23 +65,18 @@ async def chat_loop(
                 break
             if not question:
                 continue
-            _write(output, await _turn(question, conversation, model=model, retriever=retriever, options=options))
-    finally:
-        await retriever.close()
-        if model is not None:
-            await model.close()
+            _write(output, await _turn(folio, question, conversation))
     return 0
 
 
-async def _turn(
-    question: str, conversation: Conversation, *, model: AsyncOpenAI | None, retriever: Retriever, options: AgentOptions
-) -> str:
+async def _turn(folio: Folio, question: str, conversation: Conversation) -> str:
     """One answered line: the answer with its citations, or what went wrong (the chat goes on either way)."""
     status = StatusLine(sys.stderr)
     try:
         answer = await run_turn(
-            question, conversation, model=model, retriever=retriever, options=options, progress=status
-        )
+            question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
+            events=status.show,
+        )  # fmt: skip
     except FolioError as exc:
         return str(exc)
     finally:

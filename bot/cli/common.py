@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from bot.config import Settings, load_policy, load_settings
+from bot.app import SAMPLE_CONTAINER, Folio
+from bot.config import Settings, load_settings
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
-from bot.wiring import SAMPLE_CONTAINER
-
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -49,11 +48,10 @@ def parse_tags(values: list[str]) -> tuple[Tag, ...]:
         raise InvalidInput(f"--tag: {exc}") from exc
 
 
-def scope_from(args: argparse.Namespace, settings: Settings) -> Scope:
+def scope_from(args: argparse.Namespace, folio: Folio) -> Scope:
     """The Scope named on the command line: a container directly, or a channel through the policy file."""
     tags = parse_tags(args.tag)
     channel = getattr(args, "channel", None)
     if channel:
-        policy = load_policy(settings.folio_channels_file)
-        return policy.scope_for(channel, tags=tags)
+        return folio.channel_policy().scope_for(channel, tags=tags)
     return Scope(container=args.container or SAMPLE_CONTAINER, tags=tags)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot import messages
-from bot.cli.common import SAMPLE_CONTAINER, HelpFormatter, add_scope_arguments, scope_from, settings_from
+from bot.app import Folio, open_folio
+from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.cli.progress import Progress
 from bot.config import Settings
 from bot.errors import InvalidInput
@@ -31,8 +32,7 @@ from bot.evaluation.scoring import (
     summarize_retrieval,
 )
 from bot.models import Conversation, Profile, Scope
-from bot.retrieval import Retriever
-from bot.wiring import build_model_client, build_retriever, ensure_sample_index
+from bot.retrieval import Retriever, SearchIndex
 
 T = TypeVar("T")
 
@@ -74,12 +74,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the eval, print its table (or JSON), save it with --out, compare it with --baseline."""
     settings = settings_from(args)
-    scope = scope_from(args, settings)
     questions = load_golden(args.golden)[: args.limit] if args.limit else load_golden(args.golden)
     if args.concurrency < 1:
         raise InvalidInput("--concurrency must be at least 1.")
     baseline = load_run(args.baseline) if args.baseline else None
-    record, results = asyncio.run(_evaluate(args, settings, scope, questions))
+    record, results = asyncio.run(_evaluate(args, settings, questions))
     print(record.model_dump_json(indent=2) if args.json else markdown(record))
     if args.out:
         save_run(args.out, record, results)
@@ -90,10 +89,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _evaluate(
-    args: argparse.Namespace, settings: Settings, scope: Scope, questions: list[GoldenQuestion]
+    args: argparse.Namespace, settings: Settings, questions: list[GoldenQuestion]
 ) -> tuple[RunRecord, Sequence[Result]]:
-    retriever = build_retriever(settings)
-    try:
+    async with open_folio(settings) as folio:
+        scope = scope_from(args, folio)
+        retriever = folio.retriever
         await _check_container(retriever, scope)
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         common = {"golden": str(args.golden), "container": scope.describe(), "started_at": started}
@@ -102,19 +102,14 @@ async def _evaluate(
             found = await _run_all(answerable, lambda q: _search_once(retriever, scope, q), args.concurrency)
             summary = summarize_retrieval(found, skipped=len(questions) - len(answerable))
             return RunRecord(kind="retrieval", retrieval=summary, **common), found
-        results = await _full_run(args, settings, retriever, scope, questions)
+        results = await _full_run(args, folio, scope, questions)
         model = settings.thorough_model if args.profile == "thorough" else settings.folio_model_fast
         return RunRecord(kind="full", model=model, full=summarize(results), **common), results
-    finally:
-        await retriever.close()
 
 
-async def _check_container(retriever: Retriever, scope: Scope) -> None:
-    if scope.container == SAMPLE_CONTAINER:  # only the sample is indexed on first use; other indexes stay read-only
-        await ensure_sample_index(retriever)
-    count = getattr(retriever, "count", None)
-    if count is not None and await count(scope.container) == 0:
-        raise InvalidInput(messages.empty_container(scope.container))
+async def _check_container(retriever: SearchIndex, scope: Scope) -> None:
+    if sum([await retriever.count(container) for container in scope.containers]) == 0:
+        raise InvalidInput(messages.empty_container(scope.describe()))
 
 
 async def _run_all(
@@ -144,18 +139,16 @@ async def _search_once(retriever: Retriever, scope: Scope, question: GoldenQuest
 
 
 async def _full_run(
-    args: argparse.Namespace, settings: Settings, retriever: Retriever, scope: Scope, questions: list[GoldenQuestion]
+    args: argparse.Namespace, folio: Folio, scope: Scope, questions: list[GoldenQuestion]
 ) -> list[QuestionResult]:
     from bot.agent import run_turn
     from bot.evaluation.judge import judge
-    from bot.wiring import build_agent_options
 
-    client = build_model_client(settings)
+    client, retriever, options = folio.model, folio.retriever, folio.options
     if client is None:
         raise InvalidInput(
             "A full eval needs a model: set OPENAI_API_KEY (or AZURE_OPENAI_ENDPOINT), or pass --retrieval-only."
         )
-    options = build_agent_options(settings)
     profile: Profile = args.profile
 
     async def one(question: GoldenQuestion) -> QuestionResult:
@@ -165,7 +158,7 @@ async def _full_run(
             turn = run_turn(
                 question.question, conversation, model=client, retriever=retriever, options=options, profile=profile
             )
-            answer = await asyncio.wait_for(turn, timeout=settings.folio_turn_timeout)
+            answer = await asyncio.wait_for(turn, timeout=folio.turn_timeout)
         except Exception as exc:  # recorded as this question's error; the run goes on
             return score_question(question, failed(exc, seconds=time.perf_counter() - started))
         outcome = outcome_of(answer, conversation.sources, seconds=time.perf_counter() - started)
@@ -176,10 +169,7 @@ async def _full_run(
             )
         return score_question(question, outcome, grades)
 
-    try:
-        return await _run_all(questions, one, args.concurrency)
-    finally:
-        await client.close()
+    return await _run_all(questions, one, args.concurrency)
 
 
 def _print_comparison(old: RunRecord, old_results: list[Result], new: RunRecord, new_results: Sequence[Result]) -> None:

@@ -8,13 +8,13 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from bot.app import open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import Progress
 from bot.errors import InvalidInput
 from bot.ingest import collect_files, index_files
 from bot.models import Scope
 from bot.retrieval.filters import check_tag_keys
-from bot.wiring import build_document_store, build_retriever
 
 DESCRIPTION = """\
 Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively.
@@ -49,17 +49,15 @@ def run(args: argparse.Namespace) -> int:
     check_tag_keys(scope)
     day = _iso_date(args.date)
     files = collect_files(args.paths)
-    retriever = build_retriever(settings)
+    container = args.container.strip()
 
     async def go() -> int:
-        try:
+        async with open_folio(settings) as folio:
             with Progress(len(files), "Indexing") as bar:
                 report = await index_files(
-                    files, retriever, container=scope.container, tags=scope.tags, date=day, on_file=bar.advance,
-                    documents=build_document_store(settings),  # the copies Folio's own citation links open
+                    files, folio.retriever, container=container, tags=scope.tags, date=day, on_file=bar.advance,
+                    documents=folio.documents,  # the copies Folio's own citation links open
                 )
-        finally:
-            await retriever.close()
         for failure in report.failed:
             print(f"folio: not indexed: {failure}", file=sys.stderr)
         print(report.summary())

@@ -8,9 +8,9 @@ import json
 import sys
 
 from bot import messages
+from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
-from bot.models import Chunk
-from bot.wiring import build_retriever, ensure_sample_index
+from bot.models import Chunk, Scope
 
 SNIPPET_CHARS = 300
 
@@ -35,22 +35,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run one search and print the results."""
     settings = settings_from(args)
-    scope = scope_from(args, settings)
     top = args.top or settings.folio_search_top
-    retriever = build_retriever(settings)
 
-    async def go() -> tuple[list[Chunk], int]:
-        try:
-            await ensure_sample_index(retriever)
-            results = await retriever.search(args.query, scope, top=top)
-            held = await retriever.count(scope.container) if not results else len(results)
-            return results, held
-        finally:
-            await retriever.close()
+    async def go() -> tuple[Scope, list[Chunk], int]:
+        async with open_folio(settings) as folio:
+            scope = scope_from(args, folio)
+            results = await folio.retriever.search(args.query, scope, top=top)
+            held = sum([await folio.retriever.count(c) for c in scope.containers]) if not results else len(results)
+            return scope, results, held
 
-    results, held = asyncio.run(go())
+    scope, results, held = asyncio.run(go())
     if not results:
-        note = messages.empty_container(scope.container) if held == 0 else messages.no_match(scope.describe())
+        note = messages.empty_container(scope.describe()) if held == 0 else messages.no_match(scope.describe())
         print(note, file=sys.stderr)
     if args.json:
         print(json.dumps([result_json(chunk) for chunk in results], ensure_ascii=False, indent=2))

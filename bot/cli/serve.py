@@ -12,24 +12,21 @@ import signal
 import sys
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Any
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
 from bot import messages
+from bot.app import open_folio
 from bot.cli.chat import chat_loop
 from bot.cli.common import HelpFormatter, settings_from
-from bot.config import Settings, load_policy
-from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
-from bot.slack.documents import DocumentServer, serve_documents
+from bot.cli.document_links import DocumentServer, serve_documents
+from bot.config import Settings
+from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.site import running_site
-from bot.slack.tasks import BackgroundTasks
-from bot.wiring import build_agent_options, build_model_client, build_retriever, build_store, ensure_sample_index
-from bot.wiring import build_document_server
 
 log = logging.getLogger(__name__)
-
-SHUTDOWN_GRACE = 30.0  # seconds running turns may take to finish after a stop signal
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -64,41 +61,34 @@ async def serve(
     port: int | None = None,
     stop: asyncio.Event | None = None,
     started: Callable[[int], None] | None = None,
+    **clients: Any,
 ) -> int:
-    """Build everything from Settings and serve Slack until `stop` is set (or a stop signal arrives)."""
-    policy = load_policy(settings.folio_channels_file)
-    store = build_store(settings)
-    retriever = build_retriever(settings)
-    model = build_model_client(settings)
-    tasks = BackgroundTasks()
+    """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`."""
     stop = stop or _stop_on_signals()
-    slack_http = slack_http_session()
-    try:
-        await store.ping()
-        await ensure_sample_index(retriever)
-        app = build_app(
-            settings, session=slack_http, model=model, retriever=retriever, store=store, policy=policy,
-            options=build_agent_options(settings, file_links=False), tasks=tasks,
-        )  # fmt: skip
-        documents = build_document_server(settings)  # None unless FOLIO_PUBLIC_URL is set
+    port = settings.port if port is None else port
+    async with open_folio(settings, serving=True, **clients) as folio:
+        assert folio.store is not None
+        await folio.store.ping()
+        app = build_app(folio)
+        documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
+        if not folio.links.reach_people:
+            log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
         if settings.slack_app_token is not None:
             # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-            async with serve_documents(documents, host, settings.port if port is None else port, started):
+            async with serve_documents(documents, host, port, started):
                 await _socket_mode(app, settings.slack_app_token.get_secret_value(), stop)
         else:
-            await _http(app, host, settings.port if port is None else port, stop, started, documents)
-    finally:
-        await _finish(tasks)  # running turns still post through the Slack session: close it after them
-        await _close(model, retriever, store, slack_http)
+            await _http(app, host, port, stop, started, documents)
     return 0
 
 
 async def _http(
     app: AsyncApp, host: str, port: int, stop: asyncio.Event, started: Callable[[int], None] | None,
     documents: DocumentServer | None = None,
-) -> None:
+) -> None:  # fmt: skip
     announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
-    async with running_site(web_app(app, documents=documents), host, port, announce=announce, started=started):
+    application = web_app(app, *(documents.routes() if documents else ()))
+    async with running_site(application, host, port, announce=announce, started=started):
         await stop.wait()
 
 
@@ -119,20 +109,3 @@ def _stop_on_signals() -> asyncio.Event:
         with suppress(NotImplementedError):  # Windows has no signal handlers in asyncio
             loop.add_signal_handler(sig, stop.set)
     return stop
-
-
-async def _finish(tasks: BackgroundTasks) -> None:
-    """Let running turns end (they post their answers), then cancel what is left."""
-    try:
-        await asyncio.wait_for(tasks.drain(), SHUTDOWN_GRACE)
-    except TimeoutError:
-        log.warning("stopping %d turns that did not finish in %.0f s", len(tasks), SHUTDOWN_GRACE)
-        await tasks.cancel()
-
-
-async def _close(*clients: object) -> None:
-    for client in clients:
-        close = getattr(client, "close", None)
-        if close is not None:
-            with suppress(Exception):
-                await close()

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot import messages
 from bot.errors import ConfigurationError, InvalidInput, NotConnected
 from bot.models import TAG_KEY, Scope, Tag
 
@@ -95,13 +96,7 @@ class ChannelPolicy(BaseModel):
         """The rule for a channel, or NotConnected saying how an admin connects it."""
         rule = self.dm if is_dm else self.channels.get(channel_id, self.default)
         if rule is None:
-            raise NotConnected(
-                "Direct messages are not connected to any documents. Ask in a channel that is, or ask an admin to add "
-                "a `dm:` entry to the channel policy file."
-                if is_dm
-                else f"This channel is not connected to any documents. An admin can connect it by adding {channel_id} "
-                "with a container under `channels:` in the channel policy file."
-            )
+            raise NotConnected(messages.DM_NOT_CONNECTED if is_dm else messages.channel_not_connected(channel_id))
         return rule
 
     def scope_for(self, channel_id: str, *, is_dm: bool = False, tags: tuple[Tag, ...] = ()) -> Scope:
@@ -118,16 +113,15 @@ def narrow(scope: Scope, tags: tuple[Tag, ...], *, allowed_keys: tuple[str, ...]
     defaults = scope.tags_by_key()
     for tag in tags:
         if tag.key not in allowed_keys:
-            allowed = ", ".join(allowed_keys) or "none"
-            raise InvalidInput(f"`{tag.key}` is not a filter here. Filters this channel allows: {allowed}.")
+            raise InvalidInput(messages.unknown_filter(tag.key, allowed_keys))
         if tag.key in defaults and tag.value not in defaults[tag.key]:
-            limits = ", ".join(f"{tag.key}:{value}" for value in defaults[tag.key])
-            raise InvalidInput(f"This channel only searches {limits}, so `{tag}` cannot be used here.")
+            limits = [f"{tag.key}:{value}" for value in defaults[tag.key]]
+            raise InvalidInput(messages.filter_outside_channel(str(tag), limits))
     if not tags:
         return scope
     narrowed_keys = {tag.key for tag in tags}
     kept = tuple(tag for tag in scope.tags if tag.key not in narrowed_keys)
-    return Scope(container=scope.container, tags=kept + tuple(dict.fromkeys(tags)))
+    return Scope(containers=scope.containers, tags=kept + tuple(dict.fromkeys(tags)))
 
 
 def load_policy(path: Path) -> ChannelPolicy:

@@ -1,6 +1,6 @@
 """Settings: read once at start-up from the environment and `.env`, frozen, typed.
 
-Nothing below the wiring (`bot.cli`, `bot.slack.app`, `bot.wiring`) reads `os.environ`; components receive only the
+Nothing reads `os.environ` but this module; `bot.app.open_folio` builds every component from Settings, and each receives only the
 values they need. Every variable is documented here and in README.md; every one has a default that works
 with no account at all (embedded Redis, local index, search-only answers).
 """
@@ -36,7 +36,6 @@ class Settings(BaseSettings):
     # ... or Azure OpenAI, with a key or with Entra ID (managed identity, az login)
     azure_openai_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
     azure_openai_api_key: SecretStr | None = Field(None, description="Azure OpenAI key; omit to use Entra ID")
-    azure_openai_api_version: str = Field("2025-04-01-preview", description="Azure OpenAI API version")
     folio_model_fast: str = Field("gpt-5-mini", description="model or deployment for the fast profile")
     folio_model_thorough: str = Field("", description="model or deployment for the thorough profile (default: fast's)")
     folio_effort_fast: Effort = Field("low", description="reasoning effort of the fast profile")
@@ -56,6 +55,7 @@ class Settings(BaseSettings):
     # State and files
     redis_url: str | None = Field(None, description="redis://...; unset = embedded Redis in the data folder")
     folio_data_dir: Path = Field(Path(".folio"), description="local index, embedded Redis, downloads")
+    folio_sample_corpus: bool = Field(True, description="index the shipped sample corpus into container `sample`")
     folio_channels_file: Path = Field(Path("channels.yaml"), description="channel policy file")
     folio_docs_base_url: str | None = Field(None, description="base URL where the PDFs are served; links add #page=N")
     folio_public_url: str | None = Field(None, description="Folio's own URL, for its signed document links")

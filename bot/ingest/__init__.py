@@ -1,6 +1,7 @@
 """Ingestion: files -> pages -> chunks that keep their page number -> an index (any IndexWriter)."""
 
 from bot.ingest.pipeline import IndexOptions, IndexReport, collect_files, index_files
-from bot.ingest.readers import Document, UnreadableFile, read_document
+from bot.errors import UnreadableFile
+from bot.ingest.readers import Document, read_document
 
 __all__ = ["Document", "IndexOptions", "IndexReport", "UnreadableFile", "collect_files", "index_files", "read_document"]

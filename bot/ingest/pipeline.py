@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.errors import InvalidInput
+from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
-from bot.ingest.readers import SUPPORTED, Document, UnreadableFile, read_document
+from bot.ingest.readers import SUPPORTED, Document, read_document
 from bot.models import Chunk, Tag
 from bot.retrieval import IndexWriter
 

@@ -14,17 +14,13 @@ from pathlib import Path
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, PdfReadError, PyPdfError
 
-from bot.errors import InvalidInput
+from bot.errors import UnreadableFile
 
 PDF_SUFFIXES = frozenset({".pdf"})
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 SUPPORTED = PDF_SUFFIXES | TEXT_SUFFIXES
 # Office files converted to PDF keep their real extension in front of `.pdf` (orders.xlsx.pdf).
 SPREADSHEETS = frozenset({".xlsx", ".xls", ".xlsm", ".csv", ".ods"})
-
-
-class UnreadableFile(InvalidInput):
-    """A file that cannot be read (corrupt, encrypted, not text); the run reports it and goes on."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from bot import messages
 from bot.errors import InvalidInput
 from bot.models import Chunk, Scope
 
@@ -48,18 +49,27 @@ class IndexWriter(Protocol):
         ...
 
 
+@runtime_checkable
+class SearchIndex(Retriever, IndexWriter, Protocol):
+    """A backend as Folio opens it: searched, written by ingestion, and closed when Folio stops."""
+
+    async def close(self) -> None:
+        """Release connections and files; the backend reopens them on next use."""
+        ...
+
+
 def clean_query(query: str) -> str:
     """The query stripped; an empty or blank one is InvalidInput."""
     text = (query or "").strip()
     if not text:
-        raise InvalidInput("The search query is empty: type a few words about what you are looking for.")
+        raise InvalidInput(messages.EMPTY_QUERY)
     return text[:MAX_QUERY_CHARS]
 
 
 def check_top(top: int) -> int:
     """`top` when it is a sensible result count (1..100), else InvalidInput."""
     if not 1 <= top <= 100:
-        raise InvalidInput(f"top must be between 1 and 100 (got {top}).")
+        raise InvalidInput(messages.bad_top(top))
     return top
 
 
@@ -77,4 +87,4 @@ def apply_score_gap(chunks: Sequence[Chunk], gap: float, *, key: Sequence[float]
     return [chunk for chunk, value in zip(chunks, values) if value >= gap * best]
 
 
-__all__ = ["IndexWriter", "Retriever", "apply_score_gap", "check_top", "clean_query"]
+__all__ = ["IndexWriter", "Retriever", "SearchIndex", "apply_score_gap", "check_top", "clean_query"]

@@ -2,14 +2,16 @@
 
 Field names come from an allow-list, never from input; every string literal doubles its single quotes, which is the
 only escape OData string literals have. The container clause is always first and always present, and everything
-after it is AND-ed to it, so no tag value can widen a search beyond its container.
+after it is AND-ed to it, so no tag value can widen a search beyond its containers.
 
+    search.in(container, 'finance|legal', '|') and tags/any(t: t eq 'year:2025')
     container eq 'legal' and (tags/any(t: t eq 'year:2025') or tags/any(t: t eq 'year:2026'))
         and tags/any(t: t eq 'department:legal')
 """
 
 from __future__ import annotations
 
+from bot import messages
 from bot.errors import InvalidInput
 from bot.models import TAG_KEY, Scope, Tag
 
@@ -38,15 +40,28 @@ def check_tag_keys(scope: Scope) -> None:
     """InvalidInput when a tag key is not of the accepted form (lower-case letters, digits, underscore)."""
     for tag in scope.tags:
         if not TAG_KEY.match(tag.key):
-            raise InvalidInput(
-                f"The tag key {tag.key!r} is not valid: use lower-case letters, digits and _ (for example year:2025)."
-            )
+            raise InvalidInput(messages.bad_tag_key(tag.key))
+
+
+def one_of(field: str, values: tuple[str, ...]) -> str:
+    """`field eq 'a'` for one value, `search.in(field, 'a|b', '|')` for several, with a delimiter no value holds."""
+    if field not in FILTERABLE:
+        raise ValueError(f"{field!r} is not a filterable field")
+    if len(values) == 1:
+        return equals(field, values[0])
+    delimiter = next((d for d in SEARCH_IN_DELIMITERS if not any(d in value for value in values)), None)
+    if delimiter is None:  # every candidate occurs in some value: spell the alternatives out
+        return "(" + " or ".join(equals(field, value) for value in values) + ")"
+    return f"search.in({field}, {literal(delimiter.join(values))}, {literal(delimiter)})"
+
+
+SEARCH_IN_DELIMITERS = ("|", ",", ";", "~", "^")
 
 
 def scope_filter(scope: Scope) -> str:
-    """The OData filter of a Scope: container first, then one group per tag key (OR within a key, AND across)."""
+    """The OData filter of a Scope: containers first, then one group per tag key (OR within a key, AND across)."""
     check_tag_keys(scope)
-    clauses = [equals("container", scope.container)]
+    clauses = [one_of("container", scope.containers)]
     for key, values in scope.tags_by_key().items():
         alternatives = [f"tags/any(t: t eq {literal(tag_term(Tag(key=key, value=value)))})" for value in values]
         clauses.append(alternatives[0] if len(alternatives) == 1 else "(" + " or ".join(alternatives) + ")")

@@ -88,9 +88,13 @@ def scope_tokens(container: str, tags: Sequence[str]) -> str:
     return " ".join([scope_token("c", container), *(scope_token("t", tag) for tag in tags)])
 
 
-def scoped_match(expression: str, container: str, tags_by_key: dict[str, tuple[str, ...]]) -> str:
-    """`{context text} : (expression) AND scope : "zc.." AND (scope : "zt.." OR ...) ...` (same key OR, keys AND)."""
-    parts = [f"{TEXT_COLUMNS} : ({expression})", f'{SCOPE_COLUMN} : "{scope_token("c", container)}"']
+def scoped_match(expression: str, containers: Sequence[str], tags_by_key: dict[str, tuple[str, ...]]) -> str:
+    """`{context text} : (expression) AND (scope : "zc.." OR ...) AND (scope : "zt.." OR ...) ...`: any of the
+    containers, and for tags the same key OR, keys AND."""
+    if not containers:
+        raise ValueError("a scoped search needs at least one container")
+    places = [f'{SCOPE_COLUMN} : "{scope_token("c", container)}"' for container in containers]
+    parts = [f"{TEXT_COLUMNS} : ({expression})", "(" + " OR ".join(places) + ")"]
     for key, values in tags_by_key.items():
         tokens = [f'{SCOPE_COLUMN} : "{scope_token("t", f"{key}:{value}")}"' for value in values]
         parts.append("(" + " OR ".join(tokens) + ")")

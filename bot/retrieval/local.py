@@ -155,9 +155,12 @@ class LocalRetriever:
 
     async def _vector_ranking(self, query: str, scope: Scope, depth: int) -> list[tuple[int, float]]:
         assert self.embedder is not None
-        rowids, matrix = await self._container_vectors(scope.container)
-        if not len(rowids):
+        loaded = [await self._container_vectors(container) for container in scope.containers]
+        loaded = [(ids, vectors) for ids, vectors in loaded if len(ids)]
+        if not loaded:
             return []
+        rowids = np.concatenate([ids for ids, _ in loaded])
+        matrix = np.vstack([vectors for _, vectors in loaded])
         if scope.tags:
             allowed = await self._run(lambda db: sql.scoped_rowids(db, scope))
             keep = np.isin(rowids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))

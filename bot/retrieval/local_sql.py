@@ -124,9 +124,10 @@ def insert_chunk(db: sqlite3.Connection, chunk: Chunk, vector: np.ndarray | None
 
 
 def scope_sql(scope: Scope, alias: str = "c") -> tuple[str, list[str]]:
-    """`alias.container = ? AND EXISTS(...)...` with its parameters: same tag key = any value, keys all required."""
-    clauses = [f"{alias}.container = ?"]
-    params = [scope.container]
+    """`alias.container IN (?...) AND EXISTS(...)...` with its parameters: same tag key = any value, keys all
+    required."""
+    clauses = [f"{alias}.container IN ({', '.join('?' * len(scope.containers))})"]
+    params = list(scope.containers)
     for key, values in scope.tags_by_key().items():
         marks = ", ".join("?" * len(values))
         clauses.append(
@@ -162,17 +163,15 @@ def keyword_ranking(
 
 def _ranked(db: sqlite3.Connection, sql: str, expression: str, scope: Scope, depth: int) -> list[tuple]:
     try:
-        return db.execute(sql, [scoped_match(expression, scope.container, scope.tags_by_key()), depth]).fetchall()
+        return db.execute(sql, [scoped_match(expression, scope.containers, scope.tags_by_key()), depth]).fetchall()
     except sqlite3.OperationalError as exc:
         raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
 
 
 def in_scope(row: tuple, scope: Scope) -> bool:
     """Defence in depth: the MATCH already applied the scope; a row outside it would mean a token collision."""
-    if row[4] != scope.container:
-        return False
-    tags = {(key, value) for key, value in json.loads(row[5])}
-    return all(any((key, value) in tags for value in values) for key, values in scope.tags_by_key().items())
+    tags = tuple(Tag(key=key, value=value) for key, value in json.loads(row[5]))
+    return scope.allows(row[4], tags)
 
 
 _STEMS: dict[str, str] = {}  # word -> porter term; the tokenizer never changes, so answers stay true

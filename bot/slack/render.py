@@ -126,7 +126,7 @@ def source_line(citation: Citation) -> str:
 
 
 def filters_line(scope: Scope) -> str:
-    return messages.applied_filters(escape(scope.container), [escape(str(tag)) for tag in scope.tags])
+    return messages.applied_filters(escape(", ".join(scope.containers)), [escape(str(tag)) for tag in scope.tags])
 
 
 def _section(text: str) -> SectionBlock:

@@ -15,8 +15,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import delete_responses
-from bot.slack.turns import Folio, TurnRequest, describe_failure, start_turn
-from bot.store import Feedback, ThreadKey
+from bot.app import Folio
+from bot.slack.turns import TurnRequest, describe_failure, start_turn
+from bot.store import ConversationStore, Feedback, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -33,18 +34,21 @@ async def store_feedback(folio: Folio, client: AsyncWebClient, thread: ThreadKey
                          feedback: Feedback) -> None:  # fmt: skip
     """Save a helpful / not helpful vote on one answer."""
     try:
-        async with folio.store.lock(thread):
-            saved = await folio.store.set_feedback(thread, turn, feedback)
+        store = _store(folio)
+        async with store.lock(thread):
+            saved = await store.set_feedback(thread, turn, feedback)
     except Exception as error:
         await tell(client, thread, user, describe_failure(error))
         return
     await tell(client, thread, user, messages.FEEDBACK_THANKS if saved else messages.CONVERSATION_GONE)
 
 
-async def think_harder(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int) -> None:
+async def think_harder(
+    folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, is_dm: bool
+) -> None:
     """Ask the question of `turn` again, with the thorough profile, as a new turn of the thread."""
     try:
-        conversation = await folio.store.load(thread)
+        conversation = await _store(folio).load(thread)
     except Exception as error:
         await tell(client, thread, user, describe_failure(error))
         return
@@ -52,14 +56,16 @@ async def think_harder(folio: Folio, client: AsyncWebClient, thread: ThreadKey, 
         await tell(client, thread, user, messages.CONVERSATION_GONE)
         return
     question = conversation.turns[turn].question
-    await start_turn(folio, client, TurnRequest(thread=thread, question=question, user=user, profile="thorough"))
+    request = TurnRequest(thread=thread, question=question, user=user, is_dm=is_dm, profile="thorough")
+    await start_turn(folio, client, request)
 
 
 async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
     """Delete Folio's messages, the provider's stored responses and the record; resumable when half done."""
     try:
-        async with folio.store.lock(thread):
-            conversation = await folio.store.load(thread)
+        store = _store(folio)
+        async with store.lock(thread):
+            conversation = await store.load(thread)
             if conversation is None:
                 await tell(client, thread, user, messages.CONVERSATION_GONE)
                 return
@@ -69,15 +75,20 @@ async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: Thre
             left_ids = await _delete_responses(folio.model, conversation.response_ids)
             left_ts = [ts for ts in conversation.message_ts if not await _delete_message(client, thread.channel, ts)]
             if left_ids or left_ts:
-                await folio.store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
+                await store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
                 await tell(client, thread, user, messages.delete_incomplete(len(left_ids) + len(left_ts)))
                 return
-            await folio.store.delete(thread)
+            await store.delete(thread)
     except Exception as error:
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
         return
     await tell(client, thread, user, messages.DELETED)
+
+
+def _store(folio: Folio) -> ConversationStore:
+    assert folio.store is not None, "build_app refuses a Folio without a store"
+    return folio.store
 
 
 async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> list[str]:

@@ -9,35 +9,21 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from openai import AsyncOpenAI
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.agent import AgentOptions, run_turn
-from bot.config import ChannelPolicy
-from bot.errors import FolioError, ModelUnavailable, NotConnected, SearchUnavailable, StoreUnavailable
+from bot.agent import run_turn
+from bot.agent.events import Listener, TurnEvent
+from bot.app import Folio
+from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
 from bot.models import Conversation, Profile, Tag
-from bot.retrieval import Retriever
 from bot.slack.progress import ThreadProgress
 from bot.slack.render import render_answer
-from bot.slack.tasks import BackgroundTasks
+from bot.slack.scope import new_thread_scope, scope_for_turn
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Folio:
-    """What the listeners need, passed in once by `build_app`; nothing here is global."""
-
-    model: AsyncOpenAI | None
-    retriever: Retriever
-    store: ConversationStore
-    policy: ChannelPolicy
-    options: AgentOptions
-    tasks: BackgroundTasks
-    turn_timeout: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,17 +59,19 @@ def describe_failure(error: BaseException) -> str:
 
 async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
     """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
+    store = _store(folio)
     progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
     try:
         async with lock:
             await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
-            existing = await folio.store.load(request.thread)
+            existing = await store.load(request.thread)
             try:
-                if existing is None:
-                    conversation = _new_conversation(folio.policy, request)
-                else:
-                    _check_still_connected(folio.policy, request, existing)
-                    conversation = existing
+                conversation = existing or _new_conversation(folio, request)
+                scope = scope_for_turn(
+                    folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm,
+                    conversation=conversation,
+                )  # fmt: skip
+                conversation.scope = scope
                 await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
                 await _answer(folio, request, conversation, progress)
             except Exception as error:
@@ -102,36 +90,36 @@ async def _report(progress: ThreadProgress, error: Exception, request: TurnReque
 
 async def _remember(folio: Folio, request: TurnRequest, ts: str) -> None:
     try:
-        await folio.store.remember_message(request.thread, ts)
+        await _store(folio).remember_message(request.thread, ts)
     except StoreUnavailable:
         log.warning("could not record message %s of %s", ts, request.thread)
 
 
-def _new_conversation(policy: ChannelPolicy, request: TurnRequest) -> Conversation:
-    scope = policy.scope_for(request.thread.channel, is_dm=request.is_dm, tags=request.tags)
+def _store(folio: Folio) -> ConversationStore:
+    assert folio.store is not None, "build_app refuses a Folio without a store"
+    return folio.store
+
+
+def _new_conversation(folio: Folio, request: TurnRequest) -> Conversation:
+    scope = new_thread_scope(
+        folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
+    )
     roots = [request.thread.thread_ts] if request.root_is_ours else []
     return Conversation(scope=scope, started_by=request.user, message_ts=roots)
-
-
-def _check_still_connected(policy: ChannelPolicy, request: TurnRequest, conversation: Conversation) -> None:
-    """A thread keeps its scope, unless an admin has since disconnected the channel or moved it to other documents."""
-    rule = policy.rule_for(request.thread.channel, is_dm=request.is_dm)
-    if rule.container != conversation.scope.container:
-        raise NotConnected(messages.SCOPE_CHANGED)
 
 
 async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, progress=progress.update,
+            profile=request.profile, events=_shown_by(progress),
         )  # fmt: skip
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
     ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index))
     conversation.message_ts.append(ts)
     try:
-        await folio.store.save(request.thread, conversation)
+        await _store(folio).save(request.thread, conversation)
     except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
         log.exception("could not save %s", request.thread)
         await progress.say(messages.NOT_SAVED)
@@ -146,7 +134,7 @@ async def start_turn(
     here on a plain reply in the thread is a follow-up (it waits for this turn, then chains from its answer).
     """
     try:
-        lock = await folio.store.take_on(request.thread, delivery=delivery, new=_claim(folio.policy, request))
+        lock = await _store(folio).take_on(request.thread, delivery=delivery, new=_claim(folio, request))
     except StoreUnavailable as error:
         progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
         folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {request.thread}")
@@ -157,9 +145,19 @@ async def start_turn(
     folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")
 
 
-def _claim(policy: ChannelPolicy, request: TurnRequest) -> Conversation | None:
+def _shown_by(progress: ThreadProgress) -> Listener:
+    """The turn's events as the thread's progress line: each step's title as it starts."""
+
+    async def show(event: TurnEvent) -> None:
+        if event.status == "started":
+            await progress.update(event.title)
+
+    return show
+
+
+def _claim(folio: Folio, request: TurnRequest) -> Conversation | None:
     """The conversation a new thread starts with; None where the policy refuses (the turn then says why)."""
     try:
-        return _new_conversation(policy, request)
+        return _new_conversation(folio, request)
     except FolioError:
         return None

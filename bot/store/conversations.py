@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from bot import messages
 from bot.errors import StoreUnavailable
 from bot.models import Conversation
 from bot.store.lock import ThreadLock
@@ -49,7 +50,7 @@ async def _redis_errors() -> AsyncIterator[None]:
         yield
     except RedisError as exc:
         log.warning("redis: %r", exc)  # the operator needs the cause; the user gets StoreUnavailable's sentence
-        raise StoreUnavailable("Redis is not reachable; conversations cannot be read or saved.") from exc
+        raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
 
 
 class ConversationStore:

@@ -18,7 +18,8 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
-from bot.errors import FolioError, StoreUnavailable
+from bot import messages
+from bot.errors import StoreUnavailable, ThreadBusy
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +38,6 @@ while true do
   redis.call('LPOP', KEYS[1])
 end
 """
-
-
-class ThreadBusy(FolioError):
-    """Earlier turns of the thread kept the lock longer than a waiter may wait."""
 
 
 class ThreadLock:
@@ -75,7 +72,7 @@ class ThreadLock:
         except RedisError as exc:
             self._queued = False
             log.warning("redis: %r", exc)
-            raise StoreUnavailable("Redis is not reachable.") from exc
+            raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
 
     def enqueue_in(self, pipe: Pipeline) -> None:
         """Add joining the queue to the caller's transaction, so it costs no round trip of its own."""
@@ -101,7 +98,7 @@ class ThreadLock:
                 await self.enqueue()
             if time.monotonic() > deadline:
                 await self._leave()
-                raise ThreadBusy("This thread is still busy with earlier questions. Please ask again in a minute.")
+                raise ThreadBusy(messages.THREAD_BUSY)
             await asyncio.sleep(pause)
             pause = min(pause * 1.5, longest)  # the queue keeps the order, so slower polling only saves Redis work
 
@@ -116,7 +113,7 @@ class ThreadLock:
             return int(await self._redis.eval(_TRY_ACQUIRE, 1, self._queue, *args))
         except RedisError as exc:
             log.warning("redis: %r", exc)
-            raise StoreUnavailable("Redis is not reachable.") from exc
+            raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
 
     async def _leave(self) -> None:
         # Never raises: a token we could not remove expires by itself, and the caller's own error matters more.

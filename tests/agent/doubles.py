@@ -34,7 +34,7 @@ def chunk(number: int, *, file: str = "handbook.pdf", page: int | None = None, d
         id=f"c{number}",
         file=file,
         page=number if page is None and not tabular else page,
-        container=SCOPE.container,
+        container=SCOPE.containers[0],
         doc_date=date,
         text=text or f"Passage {number} says fact number {number}.",
         tabular=tabular,

@@ -6,6 +6,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
+from bot.agent.events import Step
 from bot.agent import AgentOptions, run_turn
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
@@ -164,20 +165,23 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
         tools(search("costs")),
         reply("The total is 42 [S1]. [Download](sandbox:/mnt/data/total.csv)", code=(Code("print(40 + 2)", "42\n"),)),
     )
-    seen: list[str] = []
+    seen: list[Step] = []
 
-    async def progress(text: str) -> None:
-        seen.append(text)
+    async def listen(event: Step) -> None:
+        seen.append(event)
 
-    answer = await run_turn(
-        "total?", conversation, model=model, retriever=retriever, options=options, progress=progress
-    )
+    answer = await run_turn("total?", conversation, model=model, retriever=retriever, options=options, events=listen)
 
     assert [c.name for c in answer.tool_calls] == ["search_documents", "code_interpreter"]
     code_call = answer.tool_calls[1]
     assert code_call.arguments == {"code": "print(40 + 2)"} and code_call.summary.strip() == "42"
     assert answer.text == "The total is 42 [1]. Download"
-    assert seen == ["Searching: costs", "Writing the answer", "Calculating"]
+    assert [(step.kind, step.status) for step in seen] == [
+        ("search", "started"), ("search", "done"), ("write", "started"), ("calculate", "done")
+    ]
+    search_done, calculated = seen[1], seen[3]
+    assert search_done.id == seen[0].id and [ref for ref, _ in search_done.sources] == ["S1"]
+    assert calculated.detail.strip() == "42"
 
 
 async def test_without_the_code_tool_neither_tool_nor_include_is_sent(

@@ -35,7 +35,7 @@ def test_channel_scope_comes_from_the_policy(tmp_path: Path) -> None:
     policy = load_policy(write(tmp_path, GOOD))
     scope = policy.scope_for("C0FINANCE1")
     assert scope == Scope(container="finance", tags=(Tag(key="department", value="finance"),))
-    assert policy.scope_for("D0DIRECT01", is_dm=True).container == "handbook"
+    assert policy.scope_for("D0DIRECT01", is_dm=True).containers == ("handbook",)
 
 
 def test_unlisted_channel_without_default_is_not_connected(tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_unlisted_channel_without_default_is_not_connected(tmp_path: Path) -> No
 
 def test_default_serves_unlisted_channels(tmp_path: Path) -> None:
     policy = load_policy(write(tmp_path, GOOD + "default:\n  container: public\n"))
-    assert policy.scope_for("C0OTHER001").container == "public"
+    assert policy.scope_for("C0OTHER001").containers == ("public",)
 
 
 def test_dms_refused_without_dm_rule(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_filters_narrow_but_never_widen(tmp_path: Path) -> None:
     policy = load_policy(write(tmp_path, GOOD))
     year = Tag(key="year", value="2025")
     narrowed = policy.scope_for("C0FINANCE1", tags=(year,))
-    assert narrowed.container == "finance"
+    assert narrowed.containers == ("finance",)
     assert set(narrowed.tags) == {Tag(key="department", value="finance"), year}
     with pytest.raises(InvalidInput, match="only searches department:finance"):
         policy.scope_for("C0FINANCE1", tags=(Tag(key="department", value="legal"),))
@@ -105,4 +105,4 @@ def test_invalid_yaml_and_missing_file_say_what_to_do(tmp_path: Path) -> None:
 def test_shipped_example_is_valid() -> None:
     policy = load_policy(ROOT / "channels.example.yaml")
     assert policy.tag_keys == ("department", "year", "doc_type")
-    assert policy.scope_for("C0FINANCE1").container == "sample"
+    assert policy.scope_for("C0FINANCE1").containers == ("sample",)

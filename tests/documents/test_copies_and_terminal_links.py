@@ -13,7 +13,8 @@ import pytest
 from bot.cli import main
 from bot.config import Settings
 from bot.models import Chunk
-from bot.wiring import SAMPLE_CORPUS, build_agent_options
+from bot.app import SAMPLE_CORPUS
+from bot.app.builders import links
 
 COPIES = Path(".folio/documents")  # tests run in an empty folder: the default FOLIO_DATA_DIR is .folio
 
@@ -73,23 +74,23 @@ def test_tables_get_no_page_a_file_without_a_copy_no_link_and_docs_base_url_wins
 ) -> None:
     assert main(["search", "expenses", "--json"]) == 0  # indexes the sample and keeps its copies
     capsys.readouterr()
-    link_for = build_agent_options(Settings()).link_for
+    link_for = links(Settings(), file_links=True).link_for
     assert link_for(chunk("expenses.xlsx.pdf", page=1, tabular=True)).endswith("/sample/expenses.xlsx.pdf")
     assert link_for(chunk("refund_policy_2025.pdf", page=2)).endswith("/sample/refund_policy_2025.pdf#page=2")
     assert link_for(chunk("never_indexed.pdf", page=2)) is None
     assert link_for(chunk("refund_policy_2025.pdf", page=2, container="other")) is None
 
-    hosted = build_agent_options(Settings(folio_docs_base_url="https://files.example/docs")).link_for
+    hosted = links(Settings(folio_docs_base_url="https://files.example/docs"), file_links=True).link_for
     assert hosted(chunk("refund_policy_2025.pdf", page=2)) == "https://files.example/docs/refund_policy_2025.pdf#page=2"
 
-    signed = build_agent_options(Settings(folio_public_url="https://folio.example/")).link_for
+    signed = links(Settings(folio_public_url="https://folio.example/"), file_links=True).link_for
     url = signed(chunk("refund_policy_2025.pdf", page=2))
     assert url.startswith("https://folio.example/documents/sample/refund_policy_2025.pdf?expires=")
     assert url.endswith("#page=2")
     assert signed(chunk("never_indexed.pdf", page=2)) is None
     expires = int(url.split("expires=")[1].split("&")[0])
     assert abs(expires - (time.time() + 30 * 86400)) < 600  # FOLIO_LINK_TTL_DAYS defaults to 30 days
-    short = build_agent_options(Settings(folio_public_url="https://folio.example", folio_link_ttl_days=1)).link_for
+    short = links(Settings(folio_public_url="https://folio.example", folio_link_ttl_days=1), file_links=True).link_for
     expires = int(short(chunk("refund_policy_2025.pdf", page=2)).split("expires=")[1].split("&")[0])
     assert abs(expires - (time.time() + 86400)) < 600
 

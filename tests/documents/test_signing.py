@@ -10,7 +10,7 @@ import pytest
 
 from bot.config import Settings
 from bot.documents import DocumentStore, check_link, document_path, link_key, signature, signed_path
-from bot.wiring import build_link_key
+from bot.app.builders import link_signing_key as build_link_key
 
 KEY = b"k" * 32
 NOW = 1_800_000_000.0

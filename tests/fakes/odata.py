@@ -3,7 +3,8 @@
     container eq 'a''b' and (tags/any(t: t eq 'year:2025') or tags/any(t: t eq 'year:2026')) and not (page gt 3)
 
 Comparisons (eq ne gt ge lt le) of a field with a literal ('string' with '' escapes, numbers, true/false/null),
-`and`, `or`, `not`, parentheses and `coll/any(x: <expression on x>)`. Field names are checked against the index:
+`and`, `or`, `not`, parentheses, `coll/any(x: <expression on x>)` and `search.in(field, 'a|b', '|')` (each character
+of the third argument is a delimiter; without it, space and comma are). Field names are checked against the index:
 an unknown or non-filterable field is an error, as on the real service. Anything else is a syntax error, so a filter
 that is not well formed fails the test that sent it.
 """
@@ -19,7 +20,7 @@ Predicate = Callable[[Doc, dict[str, Any]], bool]  # (document, lambda variables
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<string>'(?:[^']|'')*')|(?P<number>-?\d+(?:\.\d+)?)|(?P<punct>[():,])"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:/[A-Za-z_][A-Za-z0-9_]*)*(?:/any|/all)?))"
+    r"|(?P<name>search\.in|[A-Za-z_][A-Za-z0-9_]*(?:/[A-Za-z_][A-Za-z0-9_]*)*(?:/any|/all)?))"
 )
 _OPS = {
     "eq": lambda a, b: a == b,
@@ -114,6 +115,8 @@ class _Parser:
 
     def comparison(self, scope: frozenset[str]) -> Predicate:
         name = self.take("name")
+        if name == "search.in":
+            return self.search_in(scope)
         if name.endswith("/any") or name.endswith("/all"):
             return self.lambda_expression(name, scope)
         operator = self.take("name")
@@ -124,6 +127,24 @@ class _Parser:
             return lambda doc, env: _OPS[operator](env[name], value)
         self.check_field(name, collection=False)
         return lambda doc, env: _OPS[operator](doc.get(name), value)
+
+    def search_in(self, scope: frozenset[str]) -> Predicate:
+        self.take("punct", "(")
+        name = self.take("name")
+        self.take("punct", ",")
+        listed = self.take("literal")
+        delimiters = " ,"
+        if self.at("punct", ","):
+            self.position += 1
+            delimiters = self.take("literal")
+        self.take("punct", ")")
+        if not isinstance(listed, str) or not isinstance(delimiters, str) or not delimiters:
+            self.fail("search.in takes a field, a string of values and a string of delimiters")
+        values = frozenset(re.split("[" + re.escape(delimiters) + "]", listed)) - {""}
+        if name in scope:
+            return lambda doc, env: env[name] in values
+        self.check_field(name, collection=False)
+        return lambda doc, env: doc.get(name) in values
 
     def lambda_expression(self, name: str, scope: frozenset[str]) -> Predicate:
         field, _, quantifier = name.rpartition("/")

@@ -14,7 +14,9 @@ from bot.errors import ConfigurationError
 from bot.models import Scope, Tag
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.local import LocalRetriever
-from bot.wiring import SAMPLE_CORPUS, build_retriever, ensure_sample_index
+from bot.app import SAMPLE_CORPUS
+from bot.app.builders import retriever as build_retriever
+from bot.app.sample import ensure_sample_index
 
 
 def test_index_then_search_json_returns_northwind_pages(
@@ -70,26 +72,26 @@ def test_a_data_dir_that_cannot_be_written_names_the_setting(tmp_path: Path, mon
     blocker.write_text("not a folder")
     monkeypatch.setenv("FOLIO_DATA_DIR", str(blocker / "data"))
     with pytest.raises(ConfigurationError, match="FOLIO_DATA_DIR"):
-        build_retriever(load_settings(None))
+        build_retriever(load_settings(None), embedder=None, credential=None)
 
 
 def test_the_backend_follows_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
-    local = build_retriever(load_settings(None))
+    local = build_retriever(load_settings(None), embedder=None, credential=None)
     assert isinstance(local, LocalRetriever) and local.path == tmp_path / "data" / "index.sqlite"
     monkeypatch.setenv("AZURE_SEARCH_ENDPOINT", "https://example.search.windows.net")
     monkeypatch.setenv("AZURE_SEARCH_KEY", "key")
-    remote = build_retriever(load_settings(None))
+    remote = build_retriever(load_settings(None), embedder=None, credential=None)
     assert isinstance(remote, AzureSearchRetriever) and remote.index_name == "folio"
     asyncio.run(remote.close())
 
 
 async def test_the_sample_corpus_is_indexed_once_with_its_catalog_tags(tmp_path: Path) -> None:
     index = LocalRetriever(tmp_path / "index.sqlite")
-    await ensure_sample_index(index)
+    await ensure_sample_index(index, None)
     count = await index.count("sample")
     assert count > 0
-    await ensure_sample_index(index)
+    await ensure_sample_index(index, None)
     assert await index.count("sample") == count
     tags = (Tag(key="year", value="2026"), Tag(key="doc_type", value="policy"))
     results = await index.search("refund window monthly plan", Scope(container="sample", tags=tags), top=5)
@@ -100,7 +102,7 @@ async def test_the_sample_corpus_is_indexed_once_with_its_catalog_tags(tmp_path:
 
 async def test_only_the_catalogued_sample_files_are_indexed(tmp_path: Path) -> None:
     index = LocalRetriever(tmp_path / "index.sqlite")
-    await ensure_sample_index(index)
+    await ensure_sample_index(index, None)
     results = await index.search("fictitious regenerate sample documents", Scope(container="sample"), top=10)
     await index.close()
     assert "README.md" not in {hit.file for hit in results}

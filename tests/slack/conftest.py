@@ -13,11 +13,11 @@ from aiohttp import web
 from redis.asyncio import Redis
 from slack_sdk.models.blocks import Block
 
-from bot.agent import AgentOptions
+from bot.app import open_folio
+from bot.app.builders import slack_client, slack_http_session
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
-from bot.slack.app import EVENTS_PATH, build_app, slack_http_session, web_app
-from bot.slack.tasks import BackgroundTasks
+from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -40,10 +40,6 @@ def fake_model() -> Iterator[FakeResponses]:
         assert fake.problems == []
 
 
-def doc_link(chunk) -> str:  # type: ignore[no-untyped-def]
-    return f"https://docs.example/{chunk.file}#page={chunk.page}"
-
-
 @asynccontextmanager
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
@@ -52,32 +48,33 @@ async def running_app(
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one)."""
     settings = Settings(
         slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-        folio_turn_timeout=turn_timeout,
+        folio_turn_timeout=turn_timeout, folio_docs_base_url="https://docs.example", folio_code_interpreter=False,
+        folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5",
     )  # fmt: skip
     store = ConversationStore(
         Redis.from_url(redis or redis_url), prefix=f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30
     )
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
-    tasks = BackgroundTasks()
     slack_http = slack_http_session()
-    app = build_app(
-        settings, session=slack_http, model=model, retriever=retriever, store=store, policy=ChannelPolicy.model_validate(policy or POLICY),
-        options=AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", code_interpreter=False,
-                             link_for=doc_link),
-        tasks=tasks,
-    )  # fmt: skip
-    runner = web.AppRunner(web_app(app))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
     try:
-        async with aiohttp.ClientSession() as http:
-            yield Harness(f"http://127.0.0.1:{port}{EVENTS_PATH}", slack, fake_model, store, tasks, retriever, http)
+        async with open_folio(
+            settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
+            policy=ChannelPolicy.model_validate(policy or POLICY), serving=True,
+        ) as folio:  # fmt: skip
+            runner = web.AppRunner(web_app(build_app(folio)))
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = runner.addresses[0][1]
+            try:
+                async with aiohttp.ClientSession() as http:
+                    url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http)
+            finally:
+                await folio.tasks.drain()
+                await runner.cleanup()
     finally:
-        await tasks.drain()
-        await runner.cleanup()
         await slack_http.close()
         if model is not None:
             await model.close()

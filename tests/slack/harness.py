@@ -20,7 +20,7 @@ import aiohttp
 
 from bot.models import Chunk, Scope
 from bot.retrieval import Retriever
-from bot.slack.tasks import BackgroundTasks
+from bot.tasks import BackgroundTasks
 from bot.store import ConversationStore, ThreadKey
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack

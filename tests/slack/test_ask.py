@@ -29,7 +29,7 @@ async def test_ask_restates_the_question_with_its_filters_and_answers_in_that_th
     assert f"<@{ALICE}> asked: What about balance billing?" in restated
     assert "`year:2025`, `department:hr`" in restated and "thorough" in restated
     assert harness.retriever.scopes[-1].tags == (Tag(key="year", value="2025"), Tag(key="department", value="hr"))
-    assert harness.retriever.scopes[-1].container == "benefits"
+    assert harness.retriever.scopes[-1].containers == ("benefits",)
     assert harness.model.requests[0].body["model"] == "gpt-5"  # --thorough
     conversation = await harness.store.load(harness.thread_key(root))
     assert conversation.scope.tags == harness.retriever.scopes[-1].tags and root in conversation.message_ts
@@ -56,7 +56,7 @@ async def test_filter_injection_never_widens_the_search(harness: Harness) -> Non
     status, body = await harness.command("container:legal What are the terms?")
     await harness.settle()
 
-    assert harness.retriever.scopes and all(scope.container == "benefits" for scope in harness.retriever.scopes)
+    assert harness.retriever.scopes and all(scope.containers == ("benefits",) for scope in harness.retriever.scopes)
     assert all(scope.tags == () for scope in harness.retriever.scopes)
     assert "container:legal What are the terms?" in harness.texts(ask_root(harness))[0]
 
@@ -137,4 +137,4 @@ async def test_a_thread_stops_when_its_channel_is_moved_to_other_documents(
         await harness.settle()
 
         assert harness.texts(ts)[-1] == messages.SCOPE_CHANGED
-        assert all(scope.container == "benefits" for scope in harness.retriever.scopes)
+        assert all(scope.containers == ("benefits",) for scope in harness.retriever.scopes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.slack.tasks import BackgroundTasks, LoopGate
+from bot.tasks import BackgroundTasks, LoopGate
 
 
 async def hog_the_loop(gate: LoopGate) -> None:

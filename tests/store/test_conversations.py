@@ -11,7 +11,7 @@ from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.models import Answer, Conversation, Scope, Tag
 from bot.store import THIRTY_DAYS, ConversationStore, ThreadKey
-from bot.wiring import build_store
+from bot.app.builders import store as build_store
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1700000000.000100")
 

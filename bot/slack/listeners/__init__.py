@@ -7,7 +7,7 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from bot.slack.listeners import actions, ask, messages
-from bot.slack.turns import Folio
+from bot.app import Folio
 
 
 def register(app: AsyncApp, folio: Folio) -> None:

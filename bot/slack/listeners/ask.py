@@ -11,12 +11,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.app import Folio
 from bot.config import ChannelPolicy
 from bot.errors import InvalidInput, NotConnected, StoreUnavailable
 from bot.models import Scope
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.render import render_question
-from bot.slack.turns import Folio, TurnRequest, describe_failure, start_turn
+from bot.slack.scope import new_thread_scope
+from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
@@ -29,12 +31,13 @@ def register(app: AsyncApp, folio: Folio) -> None:
     ) -> None:
         channel = command["channel_id"]
         is_dm = channel.startswith("D")
+        policy = folio.channel_policy()
         try:
-            parsed = parse_ask(command.get("text") or "", tag_keys=folio.policy.tag_keys)
+            parsed = parse_ask(command.get("text") or "", tag_keys=policy.tag_keys)
             if parsed.wants_help:
-                await ack(response_type="ephemeral", text=help_text(folio.policy, channel, is_dm=is_dm))
+                await ack(response_type="ephemeral", text=help_text(policy, channel, is_dm=is_dm))
                 return
-            scope = folio.policy.scope_for(channel, is_dm=is_dm, tags=parsed.tags)
+            scope = new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
         except (InvalidInput, NotConnected) as error:  # said only to the asker: nothing was posted yet
             await ack(response_type="ephemeral", text=str(error))
             return
@@ -42,7 +45,7 @@ def register(app: AsyncApp, folio: Folio) -> None:
         team = context.team_id or command.get("team_id") or "-"
         folio.tasks.spawn(
             _ask_in_channel(folio, client, respond, parsed, scope, team=team, channel=channel, user=command["user_id"],
-                            is_dm=is_dm, trigger=command.get("trigger_id", "")),
+                            is_dm=is_dm),
             name=f"ask {channel}",
         )  # fmt: skip
 
@@ -58,12 +61,12 @@ def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
 
 async def _ask_in_channel(
     folio: Folio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope, *,
-    team: str, channel: str, user: str, is_dm: bool, trigger: str,
+    team: str, channel: str, user: str, is_dm: bool,
 ) -> None:  # fmt: skip
     message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
+    assert folio.store is not None
     try:
-        if trigger and not await folio.store.first_delivery("delivery", f"trigger:{trigger}"):
-            return
+        await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
         posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts())
     except (StoreUnavailable, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:

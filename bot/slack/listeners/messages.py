@@ -9,15 +9,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app import Folio
 from bot.errors import StoreUnavailable
 from bot.slack.commands import clean_question
-from bot.slack.turns import Folio, TurnRequest, start_turn
+from bot.slack.middleware import DELIVERY
+from bot.slack.turns import TurnRequest, start_turn
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
-
-# Message subtypes that are a person writing; every other subtype (edits, joins, bot posts) is not a question.
-_PERSON_SUBTYPES = {None, "file_share", "thread_broadcast"}
 
 
 def register(app: AsyncApp, folio: Folio) -> None:
@@ -30,19 +29,11 @@ def register(app: AsyncApp, folio: Folio) -> None:
         await on_message_event(folio, client, context, event, mentioned=False)
 
 
-def from_a_person(event: dict[str, Any], bot_user_id: str | None) -> bool:
-    """False for Folio's own messages, other bots and non-message subtypes."""
-    if event.get("bot_id") or event.get("subtype") not in _PERSON_SUBTYPES:
-        return False
-    return bool(event.get("user")) and event.get("user") != bot_user_id
-
-
 async def on_message_event(
     folio: Folio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
 ) -> None:
-    """Decide whether a message is a question for Folio, and if so start its turn."""
-    if not from_a_person(event, context.bot_user_id):
-        return
+    """Decide whether a person's message (the middleware let only those through) is a question for Folio, and if
+    so start its turn."""
     channel, ts = event["channel"], event["ts"]
     thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
                        thread_ts=event.get("thread_ts") or ts)  # fmt: skip
@@ -53,8 +44,7 @@ async def on_message_event(
     request = TurnRequest(
         thread=thread, question=clean_question(text, bot_user_id=context.bot_user_id), user=event["user"], is_dm=is_dm
     )
-    # One key per message: the `message` event beside an `app_mention`, and Slack's retries, are the same message.
-    await start_turn(folio, client, request, delivery=f"message:{thread.team}:{channel}:{ts}")
+    await start_turn(folio, client, request, delivery=context.get(DELIVERY))
 
 
 async def _continues_a_conversation(
@@ -64,6 +54,7 @@ async def _continues_a_conversation(
         return False
     if context.bot_user_id and f"<@{context.bot_user_id}" in text:  # the app_mention event answers it
         return False
+    assert folio.store is not None
     try:
         return await folio.store.exists(thread)
     except StoreUnavailable:  # cannot tell whether this is Folio's thread, so stay quiet rather than intrude

@@ -1,7 +1,7 @@
 """GET /documents/<container>/<file>?expires=..&signature=..: the PDF a signed citation link opens, in the browser.
 
-The route is added to the Slack HTTP app (`web_app(..., documents=...)`); in Socket Mode, where Slack needs no
-HTTP server, `serve_documents` runs it alone on PORT so links under FOLIO_PUBLIC_URL still open.
+`folio serve` adds the route to the Slack HTTP app; in Socket Mode, where Slack needs no HTTP server,
+`serve_documents` runs it alone on PORT so links under FOLIO_PUBLIC_URL still open.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from bot import messages
-from bot.documents import ROUTE_PREFIX, DocumentStore, check_link
+from bot.documents import ROUTE_PREFIX, DocumentStore, Links, check_link
 from bot.slack.site import health, running_site
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,16 @@ class DocumentServer:
     store: DocumentStore
     key: bytes = field(repr=False)  # never in logs
 
-    def add_routes(self, application: web.Application) -> None:
-        """Register GET /documents/{container}/{file} on `application`."""
-        application.router.add_get(ROUTE, self.handle)
+    @classmethod
+    def for_links(cls, links: Links) -> DocumentServer | None:
+        """The server of the links `links` makes, or None when they are not signed links to Folio's copies."""
+        if links.documents is None or links.key is None or not links.public_url:
+            return None
+        return cls(store=links.documents, key=links.key)
+
+    def routes(self) -> list[web.RouteDef]:
+        """GET /documents/{container}/{file}."""
+        return [web.get(ROUTE, self.handle)]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """The file for a valid, unexpired link; 403 for a bad or expired one, 404 for a file Folio no longer has."""
@@ -74,7 +81,7 @@ async def serve_documents(
         return
 
     application = web.Application()
-    server.add_routes(application)
+    application.add_routes(server.routes())
     application.router.add_get("/healthz", health)
     announce = f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
     async with running_site(application, host, port, announce=announce, started=started):

@@ -32,10 +32,14 @@ class BackgroundTasks:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
-    async def drain(self) -> None:
-        """Wait until every task, including ones started meanwhile, has finished."""
-        while self._running:
-            await asyncio.gather(*list(self._running), return_exceptions=True)
+    async def drain(self, *, timeout: float | None = None) -> None:
+        """Wait until every task, including ones started meanwhile, has finished; TimeoutError after `timeout`."""
+
+        async def every() -> None:
+            while self._running:
+                await asyncio.gather(*list(self._running), return_exceptions=True)
+
+        await asyncio.wait_for(every(), timeout)
         await self.gate.stop()
 
     async def cancel(self) -> None:

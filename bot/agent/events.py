@@ -1,0 +1,51 @@
+"""What a turn reports while it runs, for the surface showing it (Slack task cards, the terminal's status line).
+
+    Step(id="search-2", kind="search", title="Searching: payment terms Acme", status="started")
+    Step(id="search-2", kind="search", title=..., status="done", detail="3 sources", sources=(("S1", chunk), ...))
+
+A step is reported when it starts and again when it ends, under the same id. Listeners are awaited in the turn's
+own task, so a slow one slows the turn: surfaces batch and rate-limit on their side.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bot.models import Chunk
+
+StepKind = Literal["rewrite", "search", "calculate", "write"]
+StepStatus = Literal["started", "done", "failed"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a turn, as it starts or ends."""
+
+    id: str  # stable within the turn: the started and the done report of one step share it
+    kind: StepKind
+    title: str  # what a person reads: "Searching: payment terms Acme"
+    status: StepStatus = "started"
+    detail: str = ""  # the rewritten question, "3 sources", the code's output
+    sources: tuple[tuple[str, Chunk], ...] = ()  # (S#, passage) newly shown by a search
+
+
+TurnEvent = Step
+Listener = Callable[[TurnEvent], Awaitable[None]]
+
+
+async def ignore(_: TurnEvent) -> None:
+    """The listener of a turn nobody watches."""
+    return None
+
+
+@dataclass
+class StepIds:
+    """Hands out step ids: `search-1`, `search-2`, ..."""
+
+    _counter: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def next(self, kind: StepKind) -> str:
+        return f"{kind}-{next(self._counter)}"

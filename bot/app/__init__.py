@@ -1,0 +1,132 @@
+"""The composition root: `open_folio(settings)` builds every client Folio needs once, and closes each one it opened.
+
+    async with open_folio(settings) as folio:          # a command, or `folio serve`
+        ...
+    async with open_folio(settings, model=fake.client(), retriever=index, store=store, slack=client) as folio:
+        ...                                            # tests: their own clients, through the same keywords
+
+Clients passed in belong to the caller and are not closed here. Only this package builds clients; `bot.slack`
+and `bot.cli` take the `Folio` it yields.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from openai import AsyncOpenAI
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.agent import AgentOptions
+from bot.app import builders
+from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
+from bot.config import ChannelPolicy, Settings, load_policy
+from bot.documents import DocumentStore, Links
+from bot.errors import ConfigurationError
+from bot.retrieval import SearchIndex
+from bot.retrieval.local import LocalRetriever
+from bot.store import ConversationStore
+from bot.tasks import BackgroundTasks
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE = 30.0  # seconds running turns may take to finish before the clients they use are closed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Folio:
+    """Everything a surface (Slack, a command) needs, built once by `open_folio`; nothing here is global."""
+
+    settings: Settings
+    model: AsyncOpenAI | None  # None: search-only answers
+    retriever: SearchIndex  # searches (Retriever) and is written by ingestion (IndexWriter)
+    options: AgentOptions
+    links: Links
+    policy: ChannelPolicy | None  # None when there is no channel policy file
+    store: ConversationStore | None  # conversations in Redis: present when serving Slack
+    slack: AsyncWebClient | None  # the Web API client: present when serving Slack
+    tasks: BackgroundTasks
+
+    @property
+    def documents(self) -> DocumentStore | None:
+        """Folio's copies of indexed files (None when FOLIO_DOCS_BASE_URL serves the files instead)."""
+        return self.links.documents
+
+    @property
+    def turn_timeout(self) -> float:
+        return self.settings.folio_turn_timeout
+
+    def channel_policy(self) -> ChannelPolicy:
+        """The channel policy, or ConfigurationError saying how to create it."""
+        if self.policy is None:
+            path = self.settings.folio_channels_file
+            raise ConfigurationError(
+                f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
+                "or set FOLIO_CHANNELS_FILE to its path."
+            )
+        return self.policy
+
+
+@asynccontextmanager
+async def open_folio(
+    settings: Settings,
+    *,
+    model: AsyncOpenAI | None = None,
+    retriever: SearchIndex | None = None,
+    store: ConversationStore | None = None,
+    slack: AsyncWebClient | None = None,
+    policy: ChannelPolicy | None = None,
+    serving: bool = False,
+    file_links: bool = False,
+) -> AsyncIterator[Folio]:
+    """Build Folio from `settings`, yield it, then let running turns finish and close what was built here.
+
+    `serving` builds what Slack needs besides search and the model (the conversation store and the Web API client);
+    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only).
+    A local index that `open_folio` opens itself holds the shipped sample corpus (FOLIO_SAMPLE_CORPUS).
+    """
+    async with AsyncExitStack() as stack:
+        credential = None
+        if builders.needs_entra_id(settings) and (model is None or retriever is None):
+            credential = builders.entra_credential()
+            stack.push_async_callback(credential.close)
+        if model is None:
+            model = builders.model_client(settings, credential)
+            if model is not None:
+                stack.push_async_callback(model.close)
+        links = builders.links(settings, file_links=file_links)
+        if retriever is None:
+            embedder = builders.embedder(settings, model)
+            retriever = builders.retriever(settings, embedder=embedder, credential=credential)
+            stack.push_async_callback(retriever.close)
+            if settings.folio_sample_corpus and isinstance(retriever, LocalRetriever):
+                await ensure_sample_index(retriever, links.documents)
+        if store is None and serving:
+            store = builders.store(settings)
+            stack.push_async_callback(store.close)
+        if slack is None and serving and settings.slack_configured:
+            session = builders.slack_http_session()
+            stack.push_async_callback(session.close)
+            slack = builders.slack_client(settings, session)
+        if policy is None and settings.folio_channels_file.exists():
+            policy = load_policy(settings.folio_channels_file)
+        tasks = BackgroundTasks()
+        stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
+        yield Folio(
+            settings=settings, model=model, retriever=retriever, options=builders.agent_options(settings, links),
+            links=links, policy=policy, store=store, slack=slack, tasks=tasks,
+        )  # fmt: skip
+
+
+async def _finish(tasks: BackgroundTasks) -> None:
+    """Let running turns end (they post their answers), then cancel what is left."""
+    try:
+        await tasks.drain(timeout=SHUTDOWN_GRACE)
+    except TimeoutError:
+        log.warning("stopping %d turns that did not finish in %.0f s", len(tasks), SHUTDOWN_GRACE)
+        await tasks.cancel()
+
+
+__all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio"]

