@@ -6,7 +6,7 @@ import asyncio
 
 from tests.fakes.openai_responses import reply, search, tools
 from tests.fakes.slack_api import BOT_ID
-from tests.slack.harness import CHANNEL, Harness
+from tests.slack.harness import CHANNEL, Harness, wait_until
 
 
 def answer_script(topic: str = "balance billing protection", text: str = "You are protected [S1].") -> tuple:
@@ -101,8 +101,7 @@ async def test_a_reply_sent_while_the_first_answer_is_written_waits_for_it_and_c
 ) -> None:
     harness.model.script(tools(search("balance billing protection")), reply("First answer [S1].", latency=0.5))
     ts = await harness.mention("What protection is there against balance billing?")
-    while len(harness.model.requests) < 2:  # the first turn is now waiting for its final answer
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: len(harness.model.requests) >= 2)  # the first turn now waits for its final answer
     harness.model.script(reply("Follow-up answer [S1]."))
 
     await harness.message("Does that hold out of network?", thread_ts=ts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -32,8 +33,10 @@ async def test_turns_run_one_at_a_time_in_the_order_they_lined_up(store: Convers
 async def test_other_threads_do_not_wait(store: ConversationStore) -> None:
     async with store.lock(THREAD):
         other = store.lock(ThreadKey(team="T1", channel="C1", thread_ts="2.0"), wait_seconds=1)
+        started = time.monotonic()
         async with other:
-            pass
+            waited = time.monotonic() - started
+    assert waited < 0.2  # taken at once, not after this thread's holder let go
 
 
 async def test_a_holder_that_died_is_skipped_once_its_hold_expires(redis_url: str) -> None:
@@ -43,9 +46,11 @@ async def test_a_holder_that_died_is_skipped_once_its_hold_expires(redis_url: st
     dead = store.lock(THREAD)
     await dead.__aenter__()  # acquired and never released, like a crashed process
 
+    started = time.monotonic()
     async with store.lock(THREAD, wait_seconds=5):
-        pass
+        waited = time.monotonic() - started
     await store.close()
+    assert 0.1 < waited < 2  # waited for the dead holder's 0.2 s hold to lapse, then took the lock
 
 
 async def test_a_waiter_gives_up_with_a_clear_error(store: ConversationStore) -> None:
