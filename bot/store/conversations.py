@@ -171,6 +171,10 @@ class ConversationStore:
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 
+    def keyspace(self, name: str) -> tuple[Redis, str]:
+        """The connection and a key prefix for another kind of Folio state in the same Redis (e.g. `access`)."""
+        return self._redis, f"{self._prefix}:{name}"
+
     async def ping(self) -> None:
         """Raise StoreUnavailable unless Redis answers."""
         async with _redis_errors():
