@@ -198,11 +198,12 @@ def default_prompt(container: str) -> tuple[str, str]:
     return f"About {container}", f"What do the {container} documents cover?"
 
 
-def assistant_greeting(containers: list[str]) -> str:
-    """The first message of an assistant thread (mrkdwn; container names already escaped)."""
-    where = ", ".join(f"*{name}*" for name in containers)
-    searched = f"I search {where} for you" if containers else "I have no documents to search for you yet"
-    return f"Hi! {searched}, and every answer links to the page it comes from. What would you like to know?"
+def assistant_greeting(containers: list[str] | None) -> str:
+    """The first message of an assistant thread (mrkdwn; container names already escaped; None: not known yet)."""
+    if containers is not None and not containers:
+        return "Hi! " + NO_ACCESS
+    where = f"I search {', '.join(f'*{name}*' for name in containers)} for you" if containers else "I search your documents"
+    return f"Hi! {where}, and every answer links to the page it comes from. What would you like to know?"
 
 
 def access_lines(containers: list[str], matched: list[str]) -> list[str]:

@@ -24,7 +24,7 @@ from redis.asyncio import Redis
 from bot import messages
 from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy, narrow
-from bot.errors import NotConnected
+from bot.errors import AccessUnavailable, NotConnected
 from bot.models import Scope, Tag
 from bot.access.membership import Memberships, redis_errors
 from bot.store import THIRTY_DAYS, ThreadKey
@@ -65,6 +65,25 @@ class Access:
             return None
         groups = await self.memberships.groups_of(team, user, list(rules.groups))
         return grant_for(rules, user=user, groups=groups)
+
+    async def team(self) -> str:
+        """The workspace the bot token belongs to (the cache's keys name it, as events do)."""
+        return await self.memberships.team()
+
+    async def unknown_groups(self, policy: ChannelPolicy) -> list[str]:
+        """The policy's group handles Slack does not know; logged by name at start (their rules give nobody
+        anything). Empty when Slack cannot be asked now: lookups will say so when it matters."""
+        if policy.access is None or not policy.access.groups:
+            return []
+        try:
+            ids = await self.memberships.group_ids(await self.team(), list(policy.access.groups))
+        except AccessUnavailable:
+            log.warning("could not check the policy's user group handles: Slack did not answer")
+            return []
+        unknown = [key for key, group in ids.items() if group is None]
+        if unknown:
+            log.warning(messages.unknown_groups(unknown))
+        return unknown
 
     async def choose(
         self, policy: ChannelPolicy, *, thread: ThreadKey, user: str, tags: tuple[Tag, ...] = ()

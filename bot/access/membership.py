@@ -69,6 +69,13 @@ class Memberships:
         self._ttl = ttl
         self._clock = clock
 
+    async def team(self) -> str:
+        """The bot token's workspace ID (auth.test), for commands that do not come with an event."""
+        try:
+            return str((await self._slack.auth_test())["team_id"])
+        except _UNREACHABLE as exc:
+            raise AccessUnavailable(messages.ACCESS_UNKNOWN) from exc
+
     # --- user groups --------------------------------------------------------------------------------------------
     async def groups_of(self, team: str, user: str, groups: Collection[str]) -> frozenset[str]:
         """Which of `groups` (policy keys: handles or IDs) `user` is in; AccessUnavailable when Slack cannot say
@@ -104,6 +111,10 @@ class Memberships:
         if entry is not None:
             at, users = entry
             await self._put(key, sorted(set(users) - set(removed)), at=at)
+
+    async def disable_group(self, team: str, group_id: str) -> None:
+        """A disabled group gives nobody anything."""
+        await self._put(f"group:{team}:{group_id}", [])
 
     async def forget_handles(self, team: str) -> None:
         """A group was renamed or disabled: ask usergroups.list again on the next lookup."""

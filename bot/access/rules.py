@@ -26,6 +26,7 @@ class Grant:
     user: str
     containers: tuple[str, ...]  # sorted; empty when no rule gives the person anything
     matched: tuple[str, ...]
+    member_of: tuple[str, ...] = ()  # the policy's groups (handles or IDs, as written) the person is in
 
     def scope(self) -> Scope:
         """The person's containers as a Scope, or NotConnected saying how an admin gives them some."""
@@ -49,7 +50,8 @@ def grant_for(rules: AccessRules, *, user: str, groups: Iterable[str]) -> Grant:
     if rules.default:
         containers.update(rules.default)
         matched.append(f"default: {', '.join(rules.default)}")
-    return Grant(user=user, containers=tuple(sorted(containers)), matched=tuple(matched))
+    in_groups = tuple(key for key in rules.groups if key in member_of)
+    return Grant(user=user, containers=tuple(sorted(containers)), matched=tuple(matched), member_of=in_groups)
 
 
 def prompts_for(policy: ChannelPolicy, containers: Iterable[str]) -> tuple[Prompt, ...]:
