@@ -26,8 +26,8 @@ from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy, narrow
 from bot.errors import AccessUnavailable, NotConnected
 from bot.models import Scope, Tag
-from bot.access.membership import Memberships, redis_errors
-from bot.store import THIRTY_DAYS, ThreadKey
+from bot.access.membership import Memberships
+from bot.store import THIRTY_DAYS, ThreadKey, redis_errors
 
 log = logging.getLogger(__name__)
 

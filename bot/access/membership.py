@@ -17,18 +17,17 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
 import aiohttp
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.errors import AccessUnavailable, StoreUnavailable
+from bot.errors import AccessUnavailable
+from bot.store import redis_errors
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +44,6 @@ class SlackUnreachable(Exception):
 def is_group_id(key: str) -> bool:
     """Policy group keys are handles (finance-team) or IDs (S0123ABCD); config validated them."""
     return key[:1] == "S" and key.isupper()
-
-
-@asynccontextmanager
-async def redis_errors() -> AsyncIterator[None]:
-    """Redis failing leaves as StoreUnavailable, as in `bot.store`."""
-    try:
-        yield
-    except RedisError as exc:
-        log.warning("redis: %r", exc)
-        raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
 
 
 class Memberships:
@@ -167,6 +156,7 @@ class Memberships:
                 log.warning("Slack did not answer for %s (%s); using the answer of %.0f s ago", name, exc,
                             self._clock() - entry[0])  # fmt: skip
                 return entry[1]
+            log.warning("Slack did not answer for %s (%s) and nothing is cached: refusing", name, exc)
             raise AccessUnavailable(messages.ACCESS_UNKNOWN) from exc
         await self._put(name, value)
         return value
