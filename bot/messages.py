@@ -202,8 +202,8 @@ def assistant_greeting(containers: list[str] | None) -> str:
     """The first message of an assistant thread (mrkdwn; container names already escaped; None: not known yet)."""
     if containers is not None and not containers:
         return "Hi! " + NO_ACCESS
-    where = f"I search {', '.join(f'*{name}*' for name in containers)} for you" if containers else "I search your documents"
-    return f"Hi! {where}, and every answer links to the page it comes from. What would you like to know?"
+    where = ", ".join(f"*{name}*" for name in containers) if containers else "your documents"
+    return f"Hi! I search {where} for you, and every answer links to its page. What would you like to know?"
 
 
 def access_lines(containers: list[str], matched: list[str]) -> list[str]:

@@ -9,4 +9,6 @@ from bot.access.directory import Access, AssistantThread, ScopeChoice
 from bot.access.membership import Memberships
 from bot.access.rules import MAX_PROMPTS, Grant, grant_for, prompts_for
 
-__all__ = ["MAX_PROMPTS", "Access", "AssistantThread", "Grant", "Memberships", "ScopeChoice", "grant_for", "prompts_for"]
+__all__ = [
+    "MAX_PROMPTS", "Access", "AssistantThread", "Grant", "Memberships", "ScopeChoice", "grant_for", "prompts_for",
+]

@@ -210,8 +210,8 @@ class FakeSlack:
 
     def _usergroups_list(self, params: Json) -> Json:
         disabled, users = _flag(params.get("include_disabled")), _flag(params.get("include_users"))
-        groups = [group.as_json(with_users=users) for group in self.usergroups.values() if disabled or not group.disabled]
-        return {"ok": True, "usergroups": groups}
+        listed = [group for group in self.usergroups.values() if disabled or not group.disabled]
+        return {"ok": True, "usergroups": [group.as_json(with_users=users) for group in listed]}
 
     def _usergroups_users_list(self, params: Json) -> Json:
         if not params.get("usergroup"):

@@ -38,7 +38,8 @@ async def app(
     slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
     slack.channel_members[FIN_CHANNEL] = [f"U0PERSON{n:02d}" for n in range(150)] + [ALICE]  # two pages
     fake_model.respond_with(searching_model)
-    async with running_app(slack, fake_model, redis_url, access_index, policy={**POLICY, "prompts": PROMPTS}) as running:
+    policy = {**POLICY, "prompts": PROMPTS}
+    async with running_app(slack, fake_model, redis_url, access_index, policy=policy) as running:
         yield running
 
 

@@ -104,7 +104,8 @@ async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
         scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=())
     except NotConnected:
         return messages.ask_help(list(policy.tag_keys), [], None)
-    return messages.ask_help(list(policy.tag_keys), [str(tag) for tag in scope.tags], escape(", ".join(scope.containers)))
+    tags, containers = [str(tag) for tag in scope.tags], escape(", ".join(scope.containers))
+    return messages.ask_help(list(policy.tag_keys), tags, containers)
 
 
 async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
