@@ -9,6 +9,7 @@
     ├── ModelUnavailable        the model service failed after the SDK's retries
     ├── HistoryExpired          the provider no longer holds the thread's previous response
     ├── StoreUnavailable        Redis could not be reached
+    ├── AccessUnavailable       Slack could not say who is in which user group, and nothing was cached
     └── ThreadBusy              earlier turns of a Slack thread held it longer than a new one may wait
 
 SDK exceptions (openai, azure, redis, slack_sdk) are translated where they are caught: `raise X(...) from exc`.
@@ -52,6 +53,10 @@ class HistoryExpired(FolioError):
 
 class StoreUnavailable(FolioError):
     """Conversation state (Redis) could not be read or written."""
+
+
+class AccessUnavailable(FolioError):
+    """Slack could not say which user groups a person is in, and no earlier answer is cached: refuse, never widen."""
 
 
 class ThreadBusy(FolioError):

@@ -130,9 +130,10 @@ def asked(user: str, question: str) -> str:
     return f"<@{user}> asked: {question}"
 
 
-def applied_filters(container: str, tags: list[str]) -> str:
+def applied_filters(container: str, tags: list[str], basis: str | None = None) -> str:
     shown = ", ".join(f"`{tag}`" for tag in tags) if tags else "none"
-    return f"Searched *{container}* · Applied filters: {shown}"
+    why = f" ({basis})" if basis else ""
+    return f"Searched *{container}*{why} · Applied filters: {shown}"
 
 
 def delete_not_allowed(starter: str | None) -> str:
@@ -170,4 +171,60 @@ def bad_filter_value(token: str) -> str:
     return (
         f"`{token}` is not a filter I can use: values are letters, digits and `. - _ / + @`, with no spaces. "
         "Fix the filter and ask again."
+    )
+
+
+# --- access per person and the assistant (issue 13, issue 11 item 3) ------------------------------------------------
+NO_ACCESS = (
+    "You have no documents to search in direct messages. An admin can give you some under `access:` in the "
+    "channel policy file; meanwhile, ask in a channel that is connected."
+)
+ACCESS_UNKNOWN = (
+    "I could not check your Slack user groups just now, so I cannot tell which documents you may search. "
+    "Please try again in a few minutes; if it keeps failing, tell an admin."
+)
+BASIS_ACCESS = "what you may read"
+BASIS_DM = "the direct-message documents"
+PROMPTS_TITLE = "Try asking:"
+
+
+def basis_viewed(channel: str) -> str:
+    """Why an assistant thread searched a channel's documents (mrkdwn, for the answer's footer)."""
+    return f"as in <#{channel}>, the channel you are viewing"
+
+
+def default_prompt(container: str) -> tuple[str, str]:
+    """The suggested prompt (title, message) for a container the policy gives none for."""
+    return f"About {container}", f"What do the {container} documents cover?"
+
+
+def assistant_greeting(containers: list[str] | None) -> str:
+    """The first message of an assistant thread (mrkdwn; container names already escaped; None: not known yet)."""
+    if containers is not None and not containers:
+        return "Hi! " + NO_ACCESS
+    where = ", ".join(f"*{name}*" for name in containers) if containers else "your documents"
+    return f"Hi! I search {where} for you, and every answer links to its page. What would you like to know?"
+
+
+def access_lines(containers: list[str], matched: list[str]) -> list[str]:
+    """What `/ask access` says about direct messages: the containers and the rules that gave them."""
+    if not containers:
+        return [NO_ACCESS]
+    rules = "; ".join(matched)
+    return [f"In a direct message with me you can search *{', '.join(containers)}* ({rules})."]
+
+
+def channel_access_line(channel: str, container: str | None, tags: list[str]) -> str:
+    """What `/ask access` says about the channel it was typed in."""
+    if container is None:
+        return f"<#{channel}> is not connected to any documents."
+    always = f", always with {', '.join(f'`{tag}`' for tag in tags)}" if tags else ""
+    return f"In <#{channel}> I search *{container}*{always}."
+
+
+def unknown_groups(handles: list[str]) -> str:
+    """The start-up report of policy group handles Slack does not know (their rules give nobody anything)."""
+    return (
+        f"channel policy: Slack knows no user group with the handle {', '.join(handles)}; "
+        "those access rules give nobody anything. Fix the handle or use the group's ID (S0123ABCD)."
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from openai import AsyncOpenAI
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access import Access
 from bot.agent import AgentOptions
 from bot.app import builders
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
@@ -48,6 +49,7 @@ class Folio:
     store: ConversationStore | None  # conversations in Redis: present when serving Slack
     slack: AsyncWebClient | None  # the Web API client: present when serving Slack
     tasks: BackgroundTasks
+    access: Access | None = None  # who may search what in DMs and the assistant: present with a store and Slack
 
     @property
     def documents(self) -> DocumentStore | None:
@@ -112,11 +114,12 @@ async def open_folio(
             slack = builders.slack_client(settings, session)
         if policy is None and settings.folio_channels_file.exists():
             policy = load_policy(settings.folio_channels_file)
+        access = builders.access(settings, store, slack) if store is not None and slack is not None else None
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(
             settings=settings, model=model, retriever=retriever, options=builders.agent_options(settings, links),
-            links=links, policy=policy, store=store, slack=slack, tasks=tasks,
+            links=links, policy=policy, store=store, slack=slack, tasks=tasks, access=access,
         )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from slack_sdk.web.async_client import AsyncWebClient
 
+    from bot.access import Access
     from bot.agent import AgentOptions
     from bot.documents import Links
     from bot.retrieval.azure import AzureSearchRetriever, AzureVectorizer
@@ -237,6 +238,7 @@ def documents_folder(data_dir: Path) -> Path:
 
 def agent_options(settings: Settings, links: Links) -> AgentOptions:
     """The agent's options from Settings, with citations linked by `links`."""
+    from bot.access import Access
     from bot.agent import AgentOptions
 
     return AgentOptions(
@@ -254,3 +256,12 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
     )
 
 
+
+
+def access(settings: Settings, store: ConversationStore, slack: AsyncWebClient) -> Access:
+    """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL)."""
+    from bot.access import Access, Memberships
+
+    redis, prefix = store.keyspace("access")
+    memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl)
+    return Access(redis, memberships, prefix=prefix)

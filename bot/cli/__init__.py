@@ -10,11 +10,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.cli import ask, bench, chat, eval, index, search, serve
+from bot.cli import access, ask, bench, chat, eval, index, search, serve
 from bot.cli.common import HelpFormatter
 from bot.errors import FolioError
 
-COMMANDS = (index, search, ask, chat, serve, eval, bench)
+COMMANDS = (index, search, ask, chat, serve, access, eval, bench)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -30,6 +30,7 @@ examples:
   folio ask "What are the payment terms with Acme?" --container legal
   folio chat
   folio serve                      # Slack (terminal chat when no Slack tokens are set)
+  folio access U0123ABCD           # what that person may search in direct messages, and why
 
 run `folio COMMAND --help` for the options of one command.
 """

@@ -70,6 +70,8 @@ async def serve(
         assert folio.store is not None
         await folio.store.ping()
         app = build_app(folio)
+        if folio.access is not None:  # a group handle Slack does not know is reported now, by name
+            await folio.access.unknown_groups(folio.channel_policy())
         documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")

@@ -9,8 +9,18 @@
       container: handbook
     default:                                   # optional: channels not listed above
       container: handbook
+    access:                                    # optional: what each person may search in DMs (replaces dm:)
+      groups:                                  # Slack user group handle or ID -> containers
+        finance-team: [finance]
+      users:                                   # Slack user ID -> containers, added to their groups'
+        U0CFO0001: [board]
+      default: [handbook]                      # everyone; omit to give others nothing in DMs
+    prompts:                                   # optional: suggested prompts in the assistant, per container
+      finance:
+        - {title: Payment terms, message: What are the payment terms with Acme?}
 
-A channel that is not listed, with no `default`, is not connected to any documents. So are DMs without `dm`.
+A channel that is not listed, with no `default`, is not connected to any documents. So are DMs without `dm` or
+`access` (which `bot.access` reads).
 Errors name the file and line, e.g. `channels.yaml line 7: channels.C0123ABCD.container: field required`.
 """
 
@@ -18,16 +28,29 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bot import messages
 from bot.errors import ConfigurationError, InvalidInput, NotConnected
 from bot.models import TAG_KEY, Scope, Tag
 
 _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+_GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
+_GROUP_HANDLE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")  # Slack keeps handles lower-case, without spaces or @
 _SCALARS = yaml.constructor.SafeConstructor()  # turns one scalar node into str / int / bool / None
 
 
@@ -57,6 +80,53 @@ class ChannelRule(BaseModel):
         return Scope(container=self.container, tags=self.tags)
 
 
+def _containers(value: Any) -> tuple[str, ...]:
+    """A non-empty list of container names, as written (`[finance, legal]`)."""
+    if not isinstance(value, list | tuple) or not value:
+        raise ValueError("expected a list of one or more containers, such as [finance, legal]")
+    names = []
+    for name in value:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{name!r} is not a container name")
+        names.append(name.strip())
+    return tuple(dict.fromkeys(names))
+
+
+Containers = Annotated[tuple[str, ...], BeforeValidator(_containers)]
+
+
+def _group_key(key: str) -> str:
+    if _GROUP_ID.match(key) or _GROUP_HANDLE.match(key):
+        return key
+    raise ValueError(f"{key!r} is not a Slack user group handle (finance-team) or ID (S0123ABCD)")
+
+
+def _user_key(key: str) -> str:
+    if _USER_ID.match(key):
+        return key
+    raise ValueError(f"{key!r} is not a Slack user ID (it looks like U0123ABCD)")
+
+
+class AccessRules(BaseModel):
+    """Who may search what in direct messages and the assistant: a person's containers are the union of their
+    groups', their own and the default. Group membership comes from Slack (see `bot.access.membership`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    groups: dict[Annotated[str, AfterValidator(_group_key)], Containers] = Field(default_factory=dict)
+    users: dict[Annotated[str, AfterValidator(_user_key)], Containers] = Field(default_factory=dict)
+    default: Containers = ()
+
+
+class Prompt(BaseModel):
+    """One suggested prompt in Slack's assistant: the button's title and the message it sends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: str = Field(min_length=1)
+    message: str = Field(min_length=1)
+
+
 class ChannelPolicy(BaseModel):
     """The validated policy file. `scope_for(...)` is the only way a Scope gets its container."""
 
@@ -66,6 +136,8 @@ class ChannelPolicy(BaseModel):
     channels: dict[str, ChannelRule] = Field(default_factory=dict)
     dm: ChannelRule | None = None
     default: ChannelRule | None = None
+    access: AccessRules | None = None
+    prompts: dict[str, tuple[Prompt, ...]] = Field(default_factory=dict)
 
     @field_validator("tag_keys")
     @classmethod
@@ -82,6 +154,13 @@ class ChannelPolicy(BaseModel):
             if not _CHANNEL_ID.match(channel_id):
                 raise ValueError(f"{channel_id!r} is not a Slack channel ID (it looks like C0123ABCD)")
         return channels
+
+    @field_validator("access")
+    @classmethod
+    def _one_dm_rule(cls, access: AccessRules | None, info: ValidationInfo) -> AccessRules | None:
+        if access is not None and info.data.get("dm") is not None:
+            raise ValueError("access decides what each person searches in direct messages; remove the dm entry")
+        return access
 
     @model_validator(mode="after")
     def _known_tag_keys(self) -> ChannelPolicy:
@@ -141,12 +220,12 @@ def load_policy(path: Path) -> ChannelPolicy:
     lines: dict[tuple[str, ...], int] = {}
     data = _to_python(node, (), lines, path)
     if not isinstance(data, dict):
-        raise ConfigurationError(f"{path} line 1: expected a mapping with tag_keys, channels, dm and default")
+        raise ConfigurationError(f"{path} line 1: expected a mapping with tag_keys, channels, dm, default and access")
     try:
         return ChannelPolicy.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        loc = tuple(str(part) for part in error["loc"])
+        loc = tuple(str(part) for part in error["loc"] if part != "[key]")  # a bad key: its own line
         line = _nearest_line(loc, lines)
         where = ".".join(loc) or "file"
         raise ConfigurationError(f"{path} line {line}: {where}: {error['msg']}") from exc

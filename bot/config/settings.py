@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     folio_data_dir: Path = Field(Path(".folio"), description="local index, embedded Redis, downloads")
     folio_sample_corpus: bool = Field(True, description="index the shipped sample corpus into container `sample`")
     folio_channels_file: Path = Field(Path("channels.yaml"), description="channel policy file")
+    folio_access_ttl: int = Field(300, ge=1, le=86400, description="seconds Slack membership is cached")
     folio_docs_base_url: str | None = Field(None, description="base URL where the PDFs are served; links add #page=N")
     folio_public_url: str | None = Field(None, description="Folio's own URL, for its signed document links")
     folio_link_secret: SecretStr | None = Field(None, description="signs document links; unset = from the Slack secret")

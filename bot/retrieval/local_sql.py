@@ -232,8 +232,9 @@ def stemmed(row: tuple) -> str:
 
 
 def page_key(row: tuple) -> object:
-    # Chunks of a text file have no page: each is its own place.
-    return (row[2], row[3]) if row[3] is not None else row[1]
+    # Chunks of a text file have no page: each is its own place. The container is part of the place: a scope over
+    # several containers may hold two files of the same name.
+    return (row[4], row[2], row[3]) if row[3] is not None else row[1]
 
 
 def row_to_chunk(row: tuple, score: float) -> Chunk:

@@ -125,8 +125,11 @@ def source_line(citation: Citation) -> str:
     return f"[{citation.label}] {link(citation.url, citation.title)}{where} · {escape(citation.container)}"
 
 
-def filters_line(scope: Scope) -> str:
-    return messages.applied_filters(escape(", ".join(scope.containers)), [escape(str(tag)) for tag in scope.tags])
+def filters_line(scope: Scope, basis: str | None = None) -> str:
+    """`Searched *finance, legal* (what you may read) · Applied filters: none`: every container searched, and why
+    when a DM's asker decided it (`basis` is Folio's own mrkdwn)."""
+    containers = escape(", ".join(scope.containers))
+    return messages.applied_filters(containers, [escape(str(tag)) for tag in scope.tags], basis)
 
 
 def _section(text: str) -> SectionBlock:
@@ -159,12 +162,12 @@ def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
     return ActionsBlock(elements=buttons)
 
 
-def render_answer(answer: Answer, *, scope: Scope, turn_index: int) -> SlackMessage:
+def render_answer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
     """The answer with inline citation links, its sources, the applied filters and the buttons."""
     head: list[Block] = [_context("\n".join(escape(notice) for notice in answer.notices))] if answer.notices else []
     sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
     tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
-    tail += [_context(filters_line(scope)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+    tail += [_context(filters_line(scope, basis)), _buttons(turn_index, think_harder=answer.profile == "fast")]
     room = BLOCK_LIMIT - len(head) - len(tail)
     body = split_mrkdwn(answer_mrkdwn(answer)) or [escape(messages.NOT_IN_DOCUMENTS)]
     if len(body) > room:

@@ -20,7 +20,8 @@ from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUna
 from bot.models import Conversation, Profile, Tag
 from bot.slack.progress import ThreadProgress
 from bot.slack.render import render_answer
-from bot.slack.scope import new_thread_scope, scope_for_turn
+from bot.access import ScopeChoice
+from bot.slack.scope import asker_scope, new_thread_scope, scope_for_turn
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -66,14 +67,18 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
             await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
             existing = await store.load(request.thread)
             try:
-                conversation = existing or _new_conversation(folio, request)
-                scope = scope_for_turn(
+                chosen = await asker_scope(
+                    folio.channel_policy(), folio.access, thread=request.thread, user=request.user,
+                    is_dm=request.is_dm, tags=existing.scope.tags if existing else request.tags,
+                )  # fmt: skip
+                conversation = existing or _new_conversation(folio, request, chosen)
+                scope = chosen.scope if chosen else scope_for_turn(
                     folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm,
                     conversation=conversation,
                 )  # fmt: skip
                 conversation.scope = scope
                 await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-                await _answer(folio, request, conversation, progress)
+                await _answer(folio, request, conversation, progress, basis=chosen.basis if chosen else None)
             except Exception as error:
                 shown = await _report(progress, error, request)
                 if shown and existing is not None:  # so that deleting the conversation removes this message too
@@ -100,15 +105,17 @@ def _store(folio: Folio) -> ConversationStore:
     return folio.store
 
 
-def _new_conversation(folio: Folio, request: TurnRequest) -> Conversation:
-    scope = new_thread_scope(
+def _new_conversation(folio: Folio, request: TurnRequest, chosen: ScopeChoice | None = None) -> Conversation:
+    scope = chosen.scope if chosen else new_thread_scope(
         folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
     )
     roots = [request.thread.thread_ts] if request.root_is_ours else []
     return Conversation(scope=scope, started_by=request.user, message_ts=roots)
 
 
-async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:
+async def _answer(
+    folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *, basis: str | None
+) -> None:
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
@@ -116,7 +123,7 @@ async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation
         )  # fmt: skip
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
-    ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index))
+    ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index, basis=basis))
     conversation.message_ts.append(ts)
     try:
         await _store(folio).save(request.thread, conversation)

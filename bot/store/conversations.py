@@ -45,7 +45,8 @@ class ThreadKey:
 
 
 @asynccontextmanager
-async def _redis_errors() -> AsyncIterator[None]:
+async def redis_errors() -> AsyncIterator[None]:
+    """A Redis failure leaves as StoreUnavailable (the sentence a person reads), its cause logged for the operator."""
     try:
         yield
     except RedisError as exc:
@@ -76,7 +77,7 @@ class ConversationStore:
 
     async def load(self, thread: ThreadKey) -> Conversation | None:
         """The thread's conversation, or None when Folio has none (never answered, deleted or expired)."""
-        async with _redis_errors():
+        async with redis_errors():
             raw = await self._redis.get(self._key(thread))
         if raw is None:
             return None
@@ -88,17 +89,17 @@ class ConversationStore:
 
     async def exists(self, thread: ThreadKey) -> bool:
         """Whether Folio holds a conversation for this thread (a cheap check for every threaded message)."""
-        async with _redis_errors():
+        async with redis_errors():
             return bool(await self._redis.exists(self._key(thread)))
 
     async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
         """Write the conversation and restart its 30-day expiry."""
-        async with _redis_errors():
+        async with redis_errors():
             await self._redis.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
 
     async def delete(self, thread: ThreadKey) -> None:
         """Forget the thread."""
-        async with _redis_errors():
+        async with redis_errors():
             await self._redis.delete(self._key(thread))
 
     async def set_feedback(self, thread: ThreadKey, turn_index: int, feedback: Feedback) -> bool:
@@ -127,12 +128,12 @@ class ConversationStore:
             await self._keep_ttl_save(thread, conversation)
 
     async def _keep_ttl_save(self, thread: ThreadKey, conversation: Conversation) -> None:
-        async with _redis_errors():
+        async with redis_errors():
             await self._redis.set(self._key(thread), conversation.model_dump_json(), keepttl=True)
 
     async def first_delivery(self, kind: str, ident: str, *, ttl_seconds: int = _SEEN_TTL) -> bool:
         """True the first time `kind:ident` is seen, False for every later delivery of the same thing."""
-        async with _redis_errors():
+        async with redis_errors():
             created = await self._redis.set(self._seen_key(kind, ident), "1", nx=True, ex=ttl_seconds)
         return bool(created)
 
@@ -149,7 +150,7 @@ class ConversationStore:
         written continue the conversation: `exists()` is true from the moment Folio takes the thread on.
         """
         lock = self.lock(thread)
-        async with _redis_errors():
+        async with redis_errors():
             async with self._redis.pipeline(transaction=True) as pipe:
                 if delivery is not None:
                     pipe.set(self._seen_key("delivery", delivery), "1", nx=True, ex=_SEEN_TTL)
@@ -171,9 +172,13 @@ class ConversationStore:
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 
+    def keyspace(self, name: str) -> tuple[Redis, str]:
+        """The connection and a key prefix for another kind of Folio state in the same Redis (e.g. `access`)."""
+        return self._redis, f"{self._prefix}:{name}"
+
     async def ping(self) -> None:
         """Raise StoreUnavailable unless Redis answers."""
-        async with _redis_errors():
+        async with redis_errors():
             await self._redis.ping()
 
     async def close(self) -> None:

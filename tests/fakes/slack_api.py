@@ -7,6 +7,9 @@
         slack.calls                                          # every call: method + params (form or JSON, as sent)
         slack.thread("C1", "1700000000.000100")              # Folio's visible messages in a thread, oldest first
         slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
+        slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
+        slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
+        slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
 
 It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
 delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
@@ -51,6 +54,24 @@ class Message:
     thread_ts: str | None = None
 
 
+@dataclass
+class UserGroup:
+    """A Slack user group as usergroups.list describes it; `disabled` groups are listed only when asked for."""
+
+    id: str
+    handle: str
+    users: list[str]
+    disabled: bool = False
+
+    def as_json(self, *, with_users: bool) -> Json:
+        group = {"id": self.id, "team_id": TEAM, "is_usergroup": True, "name": self.handle.title(),
+                 "description": "", "handle": self.handle, "is_external": False, "date_create": 1700000000,
+                 "date_update": 1700000000, "date_delete": 1700000001 if self.disabled else 0, "auto_type": None,
+                 "created_by": "U0ADMIN01", "updated_by": "U0ADMIN01", "deleted_by": None,
+                 "prefs": {"channels": [], "groups": []}, "user_count": len(self.users)}  # fmt: skip
+        return {**group, "users": list(self.users)} if with_users else group
+
+
 @dataclass(frozen=True)
 class _Failure:
     error: str
@@ -71,6 +92,10 @@ class FakeSlack:
         self.calls: list[SlackCall] = []
         self.connections = 0  # TCP connections accepted: a client that keeps its connections alive opens few
         self.messages: dict[tuple[str, str], Message] = {}
+        self.usergroups: dict[str, UserGroup] = {}
+        self.channel_members: dict[str, list[str]] = {}
+        self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
+        self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -98,6 +123,11 @@ class FakeSlack:
         """The next `times` calls of `method` are HTTP 429 `ratelimited` with a Retry-After header."""
         with self._lock:
             self._failures[method].extend(_Failure("ratelimited", 429, retry_after) for _ in range(times))
+
+    def add_usergroup(self, group_id: str, handle: str, users: list[str], *, disabled: bool = False) -> None:
+        """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
+        with self._lock:
+            self.usergroups[group_id] = UserGroup(group_id, handle, list(users), disabled)
 
     def calls_of(self, method: str) -> list[Json]:
         with self._lock:
@@ -178,6 +208,53 @@ class FakeSlack:
         profile = {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}
         return {"ok": True, "user": profile}
 
+    def _usergroups_list(self, params: Json) -> Json:
+        disabled, users = _flag(params.get("include_disabled")), _flag(params.get("include_users"))
+        listed = [group for group in self.usergroups.values() if disabled or not group.disabled]
+        return {"ok": True, "usergroups": [group.as_json(with_users=users) for group in listed]}
+
+    def _usergroups_users_list(self, params: Json) -> Json:
+        if not params.get("usergroup"):
+            return {"ok": False, "error": "invalid_arguments"}
+        group = self.usergroups.get(params["usergroup"])
+        if group is None:
+            return {"ok": False, "error": "no_such_subteam"}
+        if group.disabled and not _flag(params.get("include_disabled")):
+            return {"ok": True, "users": []}
+        return {"ok": True, "users": list(group.users)}
+
+    def _conversations_members(self, params: Json) -> Json:
+        members = self.channel_members.get(params.get("channel", ""))
+        if members is None:
+            return {"ok": False, "error": "channel_not_found"}
+        limit = int(params.get("limit") or 100)
+        start = int(params.get("cursor") or 0)
+        if not 1 <= limit <= 1000:
+            return {"ok": False, "error": "invalid_limit"}
+        end = start + limit
+        following = str(end) if end < len(members) else ""
+        return {"ok": True, "members": members[start:end], "response_metadata": {"next_cursor": following}}
+
+    def _assistant_threads_setTitle(self, params: Json) -> Json:
+        if not (params.get("channel_id") and params.get("thread_ts") and params.get("title")):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.titles[(params["channel_id"], params["thread_ts"])] = params["title"]
+        return {"ok": True}
+
+    def _assistant_threads_setSuggestedPrompts(self, params: Json) -> Json:
+        prompts = params.get("prompts")
+        if isinstance(prompts, str):  # a form body carries it as JSON text
+            prompts = json.loads(prompts)
+        well_formed = isinstance(prompts, list) and 1 <= len(prompts) <= 4 and all(
+            isinstance(p, dict) and set(p) == {"title", "message"} and all(isinstance(v, str) and v for v in p.values())
+            for p in prompts
+        )  # fmt: skip
+        if not params.get("channel_id") or not well_formed:
+            return {"ok": False, "error": "invalid_arguments"}
+        self.prompts[(params["channel_id"], params.get("thread_ts"))] = {"title": params.get("title"),
+                                                                         "prompts": prompts}  # fmt: skip
+        return {"ok": True}
+
     def _apps_connections_open(self, params: Json) -> Json:
         if self.socket_url is None:
             return {"ok": False, "error": "not_allowed_token_type"}
@@ -185,6 +262,11 @@ class FakeSlack:
 
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}
+
+
+def _flag(value: Any) -> bool:
+    """A boolean argument as slack_sdk sends it: true/false in JSON, 1/0 or true/false in a query string."""
+    return value is True or str(value).lower() in {"1", "true"}
 
 
 def _parse_body(raw: bytes, content_type: str) -> Json:

@@ -43,13 +43,13 @@ def fake_model() -> Iterator[FakeResponses]:
 @asynccontextmanager
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
-    turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None,
+    turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one)."""
     settings = Settings(
         slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
         folio_turn_timeout=turn_timeout, folio_docs_base_url="https://docs.example", folio_code_interpreter=False,
-        folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5",
+        folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5", folio_access_ttl=access_ttl,
     )  # fmt: skip
     store = ConversationStore(
         Redis.from_url(redis or redis_url), prefix=f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30
@@ -88,3 +88,28 @@ async def harness(
 ) -> AsyncIterator[Harness]:
     async with running_app(slack, fake_model, redis_url, corpus_index) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def access_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
+    """A local index with two containers: `finance` (the shipped sample corpus: refund policies, supplier contracts,
+    expenses) and `handbook` (../shared/corpus/employee_handbook.pdf). Read only; the session shares it."""
+    import asyncio
+
+    from bot.app.sample import SAMPLE_CORPUS
+    from bot.ingest import index_files
+
+    path = tmp_path_factory.mktemp("access_index") / "index.sqlite"
+
+    async def build() -> None:
+        retriever = LocalRetriever(path)
+        try:
+            finance = await index_files(sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance")
+            handbook = await index_files([shared_dir / "corpus" / "employee_handbook.pdf"], retriever,
+                                         container="handbook")  # fmt: skip
+        finally:
+            await retriever.close()
+        assert not finance.failed and not handbook.failed
+
+    asyncio.run(build())
+    return path

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -34,8 +36,11 @@ def test_the_manifest_subscribes_to_what_the_listeners_handle() -> None:
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
 
-    assert events == {"app_mention", "message.channels", "message.groups", "message.im"}
+    assert events == {"app_mention", "message.channels", "message.groups", "message.im",
+                      "assistant_thread_started", "assistant_thread_context_changed", "app_home_opened",
+                      "app_context_changed", "subteam_members_changed", "subteam_updated"}  # fmt: skip
     assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read"} <= scopes
+    assert {"assistant:write", "usergroups:read", "channels:read", "groups:read"} <= scopes
     assert [command["command"] for command in manifest["features"]["slash_commands"]] == ["/ask"]
     assert manifest["settings"]["interactivity"]["is_enabled"] and manifest["settings"]["socket_mode_enabled"]
 
@@ -47,3 +52,22 @@ def test_a_broken_manifest_is_caught(shared_dir: Path) -> None:
     schema = json.loads((specs / "manifest.schema.1.0.0.json").read_text())
     errors = list(jsonschema.Draft7Validator(schema).iter_errors(manifest))
     assert errors
+
+
+def test_the_view_feature_is_slacks_current_one_within_its_limits(shared_dir: Path) -> None:
+    view = load_manifest()["features"]["agent_view"]
+    specs = shared_dir / "specs" / "slack"
+    for name in ("manifest.schema.1.0.0.json", "manifest.schema.2.0.0.json"):
+        definition = json.loads((specs / name).read_text())["definitions"]["app-manifests.v1.features.agent_view"]
+        jsonschema.Draft7Validator(definition).validate(view)
+    assert 1 <= len(view["suggested_prompts"]) <= 4 and len(view["agent_description"]) <= 300
+    assert "assistant_view" not in load_manifest()["features"]  # one experience per app
+
+
+def test_every_subscribed_event_has_a_listener() -> None:
+    from bot.slack.listeners import assistant, messages, subteams
+
+    sources = "".join(inspect.getsource(module) for module in (messages, assistant, subteams))
+    handled = set(re.findall(r'@app\.event\("([a-z_]+)"\)', sources))
+    subscribed = {event.split(".")[0] for event in load_manifest()["settings"]["event_subscriptions"]["bot_events"]}
+    assert subscribed == handled  # message.im and its kin arrive as `message`

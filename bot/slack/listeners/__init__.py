@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.listeners import actions, ask, messages
+from bot.slack.listeners import actions, ask, assistant, messages, subteams
 from bot.app import Folio
 
 
 def register(app: AsyncApp, folio: Folio) -> None:
     """Attach every listener to `app`."""
-    for module in (messages, ask, actions):
+    for module in (messages, ask, actions, assistant, subteams):
         module.register(app, folio)

@@ -1,8 +1,12 @@
-"""`/ask [key:value ...] [--thorough] question`: restate the question publicly, then answer in its thread."""
+"""`/ask [key:value ...] [--thorough] question`: restate the question publicly, then answer in its thread.
+
+`/ask help` shows the syntax and what is searched here; `/ask access` what this channel and the person's DMs search.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
@@ -13,15 +17,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.app import Folio
 from bot.config import ChannelPolicy
-from bot.errors import InvalidInput, NotConnected, StoreUnavailable
-from bot.models import Scope
+from bot.errors import FolioError, InvalidInput, NotConnected
+from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
-from bot.slack.render import render_question
-from bot.slack.scope import new_thread_scope
+from bot.slack.render import escape, render_question
+from bot.slack.scope import asker_scope, new_thread_scope
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
+
+ACCESS_WORD = "access"  # `/ask access`, that single word: what the person may search
 
 
 def register(app: AsyncApp, folio: Folio) -> None:
@@ -29,23 +35,32 @@ def register(app: AsyncApp, folio: Folio) -> None:
     async def on_ask(
         ack: AsyncAck, command: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient, respond: AsyncRespond
     ) -> None:
-        channel = command["channel_id"]
+        channel, user = command["channel_id"], command["user_id"]
         is_dm = channel.startswith("D")
+        team = context.team_id or command.get("team_id") or "-"
         policy = folio.channel_policy()
+        by_asker = is_dm and folio.access is not None  # the asker's access decides: look it up after the ack
+        if (command.get("text") or "").strip().lower() == ACCESS_WORD:
+            await ack()
+            folio.tasks.spawn(_tell(respond, access_text(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
+                              name=f"access {user}")  # fmt: skip
+            return
         try:
             parsed = parse_ask(command.get("text") or "", tag_keys=policy.tag_keys)
+            if parsed.wants_help and by_asker:
+                await ack()
+                folio.tasks.spawn(_tell(respond, _dm_help(folio, team=team, channel=channel, user=user)), name="help")
+                return
             if parsed.wants_help:
                 await ack(response_type="ephemeral", text=help_text(policy, channel, is_dm=is_dm))
                 return
-            scope = new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
+            scope = None if by_asker else new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
         except (InvalidInput, NotConnected) as error:  # said only to the asker: nothing was posted yet
             await ack(response_type="ephemeral", text=str(error))
             return
         await ack()
-        team = context.team_id or command.get("team_id") or "-"
         folio.tasks.spawn(
-            _ask_in_channel(folio, client, respond, parsed, scope, team=team, channel=channel, user=command["user_id"],
-                            is_dm=is_dm),
+            _ask_in_channel(folio, client, respond, parsed, scope, team=team, channel=channel, user=user, is_dm=is_dm),
             name=f"ask {channel}",
         )  # fmt: skip
 
@@ -59,16 +74,72 @@ def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
     return messages.ask_help(list(policy.tag_keys), [str(tag) for tag in rule.tags], rule.container)
 
 
+async def access_text(folio: Folio, *, team: str, channel: str, user: str, is_dm: bool) -> str:
+    """`/ask access`: what this channel searches (in a channel), and what the person may search in a DM."""
+    policy = folio.channel_policy()
+    lines = [] if is_dm else [_channel_line(policy, channel)]
+    if policy.access is not None and folio.access is not None:
+        grant = await folio.access.grant(policy, team=team, user=user)
+        assert grant is not None
+        lines += messages.access_lines([escape(c) for c in grant.containers], [escape(m) for m in grant.matched])
+    elif policy.dm is not None:
+        lines += messages.access_lines([escape(policy.dm.container)], ["dm"])
+    else:
+        lines.append(messages.DM_NOT_CONNECTED)
+    return "\n".join(lines)
+
+
+def _channel_line(policy: ChannelPolicy, channel: str) -> str:
+    try:
+        rule = policy.rule_for(channel)
+    except NotConnected:
+        return messages.channel_access_line(channel, None, [])
+    return messages.channel_access_line(channel, escape(rule.container), [escape(str(tag)) for tag in rule.tags])
+
+
+async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
+    """`/ask help` in a DM where the asker's access decides: the syntax and the person's containers."""
+    policy = folio.channel_policy()
+    try:
+        scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=())
+    except NotConnected:
+        return messages.ask_help(list(policy.tag_keys), [], None)
+    tags, containers = [str(tag) for tag in scope.tags], escape(", ".join(scope.containers))
+    return messages.ask_help(list(policy.tag_keys), tags, containers)
+
+
+async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
+    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters."""
+    policy = folio.channel_policy()
+    thread = ThreadKey(team=team, channel=channel, thread_ts="-")
+    chosen = await asker_scope(policy, folio.access, thread=thread, user=user, is_dm=True, tags=tags)
+    return chosen.scope if chosen else new_thread_scope(policy, channel=channel, is_dm=True, tags=tags)
+
+
+async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
+    """Answer only the person who typed the command, failures included."""
+    try:
+        said = await text
+    except FolioError as error:
+        said = str(error)
+    try:
+        await respond(response_type="ephemeral", text=said)
+    except Exception:
+        log.exception("could not answer a command ephemerally")
+
+
 async def _ask_in_channel(
-    folio: Folio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope, *,
+    folio: Folio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope | None, *,
     team: str, channel: str, user: str, is_dm: bool,
 ) -> None:  # fmt: skip
-    message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
     assert folio.store is not None
     try:
+        if scope is None:  # a DM where the asker's access decides
+            scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)
+        message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
         posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts())
-    except (StoreUnavailable, SlackApiError) as error:  # no thread exists yet: answer through the response_url
+    except (FolioError, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:
             await respond(response_type="ephemeral", text=describe_failure(error))
         except Exception:

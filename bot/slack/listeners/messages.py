@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import Folio
 from bot.errors import StoreUnavailable
+from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
 from bot.slack.middleware import DELIVERY
 from bot.slack.turns import TurnRequest, start_turn
@@ -45,6 +46,8 @@ async def on_message_event(
         thread=thread, question=clean_question(text, bot_user_id=context.bot_user_id), user=event["user"], is_dm=is_dm
     )
     await start_turn(folio, client, request, delivery=context.get(DELIVERY))
+    if is_dm and folio.access is not None:  # an assistant thread's first question becomes its title
+        folio.tasks.spawn(name_thread(folio.access, client, thread, request.user, request.question), name="title")
 
 
 async def _continues_a_conversation(

@@ -1,0 +1,189 @@
+"""Who is in which Slack user group, and who is in which channel: asked of Slack, cached in Redis for every replica.
+
+    {prefix}:handles:{team}                   handle -> group ID, from usergroups.list
+    {prefix}:group:{team}:{group}             the group's members, from usergroups.users.list
+    {prefix}:channel:{team}:{channel}:{user}  whether the user is in the channel, from conversations.members
+
+Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used as it stands; older, Slack is asked
+again. When Slack cannot be asked, an entry up to a day older is used instead (and logged); with none, a group lookup
+raises AccessUnavailable rather than guess, and a channel lookup answers "not a member". `subteam_members_changed`
+and `subteam_updated` events refresh a group at once. Slack's answers only ever say whether a person is in a group
+the policy names: they can switch an admin's rule on or off, never add a container.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from typing import Any
+
+import aiohttp
+from redis.asyncio import Redis
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages
+from bot.errors import AccessUnavailable
+from bot.store import redis_errors
+
+log = logging.getLogger(__name__)
+
+KEEP_STALE = 24 * 3600  # seconds an answer is kept beyond its TTL, for when Slack cannot be asked
+_PAGE = 1000  # conversations.members' largest page
+_UNREACHABLE = (SlackClientError, aiohttp.ClientError, TimeoutError)  # SlackApiError is a SlackClientError
+_NO_SUCH_GROUP = {"no_such_subteam"}  # Slack's definite "no such group": no members, not an outage
+
+
+class SlackUnreachable(Exception):
+    """Slack did not answer the question (outage, rate limit after retries, missing scope)."""
+
+
+def is_group_id(key: str) -> bool:
+    """Policy group keys are handles (finance-team) or IDs (S0123ABCD); config validated them."""
+    return key[:1] == "S" and key.isupper()
+
+
+class Memberships:
+    """Slack user group and channel membership, cached in Redis with a TTL."""
+
+    def __init__(
+        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._redis = redis
+        self._slack = slack
+        self._prefix = prefix
+        self._ttl = ttl
+        self._clock = clock
+
+    async def team(self) -> str:
+        """The bot token's workspace ID (auth.test), for commands that do not come with an event."""
+        try:
+            return str((await self._slack.auth_test())["team_id"])
+        except _UNREACHABLE as exc:
+            raise AccessUnavailable(messages.ACCESS_UNKNOWN) from exc
+
+    # --- user groups --------------------------------------------------------------------------------------------
+    async def groups_of(self, team: str, user: str, groups: Collection[str]) -> frozenset[str]:
+        """Which of `groups` (policy keys: handles or IDs) `user` is in; AccessUnavailable when Slack cannot say
+        and nothing is cached."""
+        if not groups:
+            return frozenset()
+        ids = await self.group_ids(team, groups)
+        keys = [key for key in groups if ids.get(key)]
+        members = await asyncio.gather(*(self.members(team, ids[key]) for key in keys))
+        return frozenset(key for key, users in zip(keys, members, strict=True) if user in users)
+
+    async def group_ids(self, team: str, groups: Iterable[str]) -> dict[str, str | None]:
+        """Policy key -> Slack group ID; None for a handle Slack does not know (that rule gives nobody anything)."""
+        keys = list(groups)
+        handles = [key for key in keys if not is_group_id(key)]
+        known = await self._cached(f"handles:{team}", lambda: self._fetch_handles(team)) if handles else {}
+        return {key: key if is_group_id(key) else known.get(key) for key in keys}
+
+    async def members(self, team: str, group_id: str) -> frozenset[str]:
+        """The user IDs in one group."""
+        return frozenset(await self._cached(f"group:{team}:{group_id}", lambda: self._fetch_members(group_id)))
+
+    async def refresh_group(self, team: str, group_id: str, *, removed: Iterable[str] = ()) -> None:
+        """A group changed (subteam event): ask Slack again now; when it cannot answer, at least drop the people
+        the event says were removed, so a removal never waits for the TTL."""
+        key = f"group:{team}:{group_id}"
+        try:
+            await self._put(key, await self._fetch_members(group_id))
+            return
+        except SlackUnreachable:
+            log.warning("could not refresh user group %s; applying the event's removals", group_id)
+        entry = await self._get(key)
+        if entry is not None:
+            at, users = entry
+            await self._put(key, sorted(set(users) - set(removed)), at=at)
+
+    async def disable_group(self, team: str, group_id: str) -> None:
+        """A disabled group gives nobody anything."""
+        await self._put(f"group:{team}:{group_id}", [])
+
+    async def forget_handles(self, team: str) -> None:
+        """A group was renamed or disabled: ask usergroups.list again on the next lookup."""
+        async with redis_errors():
+            await self._redis.delete(self._key(f"handles:{team}"))
+
+    async def _fetch_handles(self, team: str) -> dict[str, str]:
+        response = await self._ask(lambda: self._slack.usergroups_list(include_disabled=False))
+        groups = response.get("usergroups") or []
+        return {str(group["handle"]): str(group["id"]) for group in groups if group.get("handle") and group.get("id")}
+
+    async def _fetch_members(self, group_id: str) -> list[str]:
+        try:
+            response = await self._ask(lambda: self._slack.usergroups_users_list(usergroup=group_id))
+        except SlackUnreachable as exc:
+            if isinstance(exc.__cause__, SlackApiError) and exc.__cause__.response.get("error") in _NO_SUCH_GROUP:
+                return []
+            raise
+        return [str(user) for user in response.get("users") or []]
+
+    # --- channels -----------------------------------------------------------------------------------------------
+    async def in_channel(self, team: str, channel: str, user: str) -> bool:
+        """Whether `user` is a member of `channel`; False when Slack cannot say and nothing is cached."""
+        try:
+            return bool(await self._cached(f"channel:{team}:{channel}:{user}", lambda: self._find(channel, user)))
+        except AccessUnavailable:
+            return False
+
+    async def _find(self, channel: str, user: str) -> bool:
+        cursor: str | None = None
+        while True:
+            response = await self._ask(
+                lambda: self._slack.conversations_members(channel=channel, cursor=cursor, limit=_PAGE)
+            )
+            if user in (response.get("members") or []):
+                return True
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if cursor is None:
+                return False
+
+    # --- the cache ----------------------------------------------------------------------------------------------
+    async def _cached(self, name: str, fetch: Callable[[], Awaitable[Any]]) -> Any:
+        entry = await self._get(name)
+        if entry is not None and self._clock() - entry[0] < self._ttl:
+            return entry[1]
+        try:
+            value = await fetch()
+        except SlackUnreachable as exc:
+            if entry is not None:
+                log.warning("Slack did not answer for %s (%s); using the answer of %.0f s ago", name, exc,
+                            self._clock() - entry[0])  # fmt: skip
+                return entry[1]
+            log.warning("Slack did not answer for %s (%s) and nothing is cached: refusing", name, exc)
+            raise AccessUnavailable(messages.ACCESS_UNKNOWN) from exc
+        await self._put(name, value)
+        return value
+
+    async def _ask(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            return await call()
+        except _UNREACHABLE as exc:
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
+            raise SlackUnreachable(error) from exc
+
+    def _key(self, name: str) -> str:
+        return f"{self._prefix}:{name}"
+
+    async def _get(self, name: str) -> tuple[float, Any] | None:
+        async with redis_errors():
+            raw = await self._redis.get(self._key(name))
+        if raw is None:
+            return None
+        try:
+            entry = json.loads(raw)
+            return float(entry["at"]), entry["value"]
+        except (ValueError, KeyError, TypeError):
+            log.warning("unreadable access cache entry %s; asking Slack again", name)
+            return None
+
+    async def _put(self, name: str, value: Any, *, at: float | None = None) -> None:
+        entry = json.dumps({"at": self._clock() if at is None else at, "value": value})
+        async with redis_errors():
+            await self._redis.set(self._key(name), entry, ex=int(self._ttl + KEEP_STALE))

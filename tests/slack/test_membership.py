@@ -1,0 +1,145 @@
+"""Slack user group and channel membership, through the real AsyncWebClient against the fake Slack, cached in Redis.
+
+A clock stands in for time, so a TTL passes without waiting. Slack's answers can switch an admin's rule on or off,
+never add a container: hostile handles and user IDs coming back from Slack match nothing the policy did not name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.access import Memberships, grant_for
+from bot.config import AccessRules
+from bot.errors import AccessUnavailable
+from tests.fakes.slack_api import TEAM, FakeSlack
+
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+RULES = AccessRules.model_validate({"groups": {"finance-team": ["finance"], "S0LEGAL01": ["legal"]}})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def memberships(slack: FakeSlack, redis: Redis, clock: Clock) -> Memberships:
+    client = AsyncWebClient(token=slack.token, base_url=slack.base_url)
+    return Memberships(redis, client, prefix=f"test-{uuid.uuid4().hex[:8]}:access", ttl=60, clock=clock)
+
+
+async def groups(memberships: Memberships, user: str) -> frozenset[str]:
+    return await memberships.groups_of(TEAM, user, list(RULES.groups))
+
+
+async def test_handles_and_ids_both_name_groups(slack: FakeSlack, memberships: Memberships) -> None:
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+    slack.add_usergroup("S0LEGAL01", "legal-team", [ALICE, BOB])
+
+    assert await groups(memberships, ALICE) == {"finance-team", "S0LEGAL01"}
+    assert await groups(memberships, BOB) == {"S0LEGAL01"}
+
+
+async def test_answers_are_cached_for_the_ttl_then_asked_again(
+    slack: FakeSlack, memberships: Memberships, clock: Clock
+) -> None:
+    slack.add_usergroup("S0FIN0001", "finance-team", [])
+    assert await groups(memberships, ALICE) == set()
+    slack.usergroups["S0FIN0001"].users.append(ALICE)
+
+    clock.now += 59
+    assert await groups(memberships, ALICE) == set()
+    clock.now += 2
+    assert await groups(memberships, ALICE) == {"finance-team"}
+    assert len(slack.calls_of("usergroups.list")) == 2
+
+
+async def test_a_removal_event_applies_at_once_even_when_slack_cannot_be_asked(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE, BOB])
+    assert await groups(memberships, ALICE) == {"finance-team"}
+    slack.fail("usergroups.users.list", "service_unavailable", status=503)
+
+    await memberships.refresh_group(TEAM, "S0FIN0001", removed=[ALICE])
+
+    assert await groups(memberships, ALICE) == set() and await groups(memberships, BOB) == {"finance-team"}
+
+
+async def test_slack_down_uses_the_last_answer_and_with_none_refuses(
+    slack: FakeSlack, memberships: Memberships, clock: Clock
+) -> None:
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+    slack.fail("usergroups.list", "service_unavailable", status=503)
+    with pytest.raises(AccessUnavailable):
+        await groups(memberships, ALICE)
+
+    assert await groups(memberships, ALICE) == {"finance-team"}  # Slack answers again
+    clock.now += 3600
+    slack.usergroups["S0FIN0001"].users.remove(ALICE)
+    slack.fail("usergroups.list", "ratelimited", status=429)  # no retry handler on this client: unreachable
+    slack.fail("usergroups.users.list", "service_unavailable", status=503, times=2)  # both groups
+    assert await groups(memberships, ALICE) == {"finance-team"}  # the answer of an hour ago
+    clock.now += 24 * 3600
+    await memberships.members(TEAM, "S0FIN0001")  # Slack answers again, and the removal shows
+    assert await groups(memberships, ALICE) == set()
+
+
+async def test_a_group_slack_does_not_know_gives_nobody_anything(slack: FakeSlack, memberships: Memberships) -> None:
+    slack.add_usergroup("S0OTHER01", "finance-tem", [ALICE])  # a typo on one side
+
+    assert await memberships.group_ids(TEAM, ["finance-team", "S0LEGAL01"]) == {"finance-team": None,
+                                                                                "S0LEGAL01": "S0LEGAL01"}  # fmt: skip
+    assert await groups(memberships, ALICE) == set()  # S0LEGAL01: no_such_subteam, an answer, not an outage
+
+
+@pytest.mark.parametrize(
+    ("handle", "users"),
+    [
+        ("finance-team' or 1 eq 1", [f"{ALICE}' or ''='"]),
+        ("*", ["*"]),
+        ("finance-team ", [ALICE.lower(), f" {ALICE}"]),
+        ("FINANCE-TEAM", ["U0ALICE01|U0BOB0001"]),
+    ],
+)
+async def test_hostile_answers_from_slack_never_widen(
+    slack: FakeSlack, memberships: Memberships, handle: str, users: list[str]
+) -> None:
+    slack.add_usergroup("S0EVIL001", handle, users)
+    slack.add_usergroup("S0FIN0001", "finance-team", [BOB])
+
+    member_of = await groups(memberships, ALICE)
+
+    assert member_of == set()
+    assert grant_for(RULES, user=ALICE, groups=member_of).containers == ()
+
+
+async def test_channel_membership_reads_every_page_and_defaults_to_not_a_member(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    slack.channel_members["C0FINANCE1"] = [f"U0P{n:06d}" for n in range(2500)] + [ALICE]
+
+    assert await memberships.in_channel(TEAM, "C0FINANCE1", ALICE)
+    assert len(slack.calls_of("conversations.members")) == 3
+    assert not await memberships.in_channel(TEAM, "C0FINANCE1", BOB)
+    assert not await memberships.in_channel(TEAM, "C0UNKNOWN1", ALICE)  # channel_not_found: not a member
