@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bot import messages
 from bot.agent import prompts
 from bot.agent.events import Listener, Step, StepIds
-from bot.agent.sources import TurnSources, source_block
+from bot.agent.sources import TurnSources, search_output
 from bot.errors import FolioError
 from bot.models import Chunk, Scope, ToolCall
 
@@ -185,19 +185,19 @@ async def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) ->
     if found.step is not None:
         detail = messages.step_sources(len(admitted.shown), len(admitted.repeated))
         await context.events(replace(found.step, status="done", detail=detail, sources=admitted.shown))
-    parts = [source_block(ref, chunk) for ref, chunk in admitted.shown]
+    notes = []
     if admitted.repeated:
-        parts.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))
+        notes.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))
     if not context.sources.remaining and (admitted.budget_spent or not found.chunks):
-        parts.append(prompts.note("budget_spent", budget=context.sources.budget))
+        notes.append(prompts.note("budget_spent", budget=context.sources.budget))
     elif not found.chunks:
-        parts.append(prompts.note("no_results"))
+        notes.append(prompts.note("no_results"))
     refs = tuple(ref for ref, _ in admitted.shown)
     summary = _summary(refs, admitted.repeated, admitted.budget_spent or not context.sources.remaining)
     if found.query != arguments.get("query"):
         summary += f"; searched the rewritten question {found.query!r}"
     step = TraceStep(SEARCH, found.query, refs, note=summary)
-    return "\n\n".join(parts), ToolCall(name=SEARCH, arguments=arguments, summary=summary), step
+    return search_output(admitted.shown, notes), ToolCall(name=SEARCH, arguments=arguments, summary=summary), step
 
 
 def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> str:

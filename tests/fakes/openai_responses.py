@@ -129,6 +129,16 @@ class Request:
         return [item for item in output if item.get("type") == "function_call"]
 
 
+def shown_sources(output: str) -> list[Json]:
+    """The sources of one search_documents output, read as its format defines them (one JSON object each):
+    what a scripted model "sees". Notes and failures carry no sources."""
+    try:
+        shown = json.loads(output)
+    except json.JSONDecodeError:
+        return []
+    return list(shown.get("sources", [])) if isinstance(shown, dict) else []
+
+
 class FakeResponses:
     """The fake server; use as a context manager or call `close()`."""
 
