@@ -19,7 +19,7 @@ from openai.types.responses import Response
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.events import Listener, Step, ignore
+from bot.agent.events import Listener, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
@@ -226,6 +226,7 @@ def _history_gone(exc: openai.APIStatusError) -> bool:
 async def _record(turn: _Turn, response: Response) -> None:
     """Keep the response id (for deletion), its tokens, and its code runs, which the server executed itself."""
     turn.response_ids.append(response.id)
+    await turn.tools.events(ResponseCreated(response.id))
     used = response.usage
     if used is not None:
         turn.usage = turn.usage + Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens)

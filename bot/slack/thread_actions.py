@@ -83,7 +83,8 @@ async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: Thre
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
         return
-    await tell(client, thread, user, messages.DELETED)
+    done = messages.deleted(messages=len(conversation.message_ts), responses=len(conversation.response_ids))
+    await tell(client, thread, user, done)
 
 
 def _store(folio: Folio) -> ConversationStore:

@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import run_turn
-from bot.agent.events import Listener, TurnEvent
+from bot.agent.events import Listener, ResponseCreated, TurnEvent
 from bot.app import Folio
 from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
 from bot.models import Conversation, Profile, Tag
@@ -112,7 +112,7 @@ async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, events=_shown_by(progress),
+            profile=request.profile, events=_listener(_store(folio), request.thread, progress),
         )  # fmt: skip
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
@@ -145,14 +145,16 @@ async def start_turn(
     folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")
 
 
-def _shown_by(progress: ThreadProgress) -> Listener:
-    """The turn's events as the thread's progress line: each step's title as it starts."""
+def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:
+    """The turn's events: each response id recorded the moment it exists, each step's title shown as it starts."""
 
-    async def show(event: TurnEvent) -> None:
-        if event.status == "started":
+    async def hear(event: TurnEvent) -> None:
+        if isinstance(event, ResponseCreated):  # before the turn can fail: deleting the thread must reach it
+            await store.add_response(thread, event.response_id)
+        elif event.status == "started":
             await progress.update(event.title)
 
-    return show
+    return hear
 
 
 def _claim(folio: Folio, request: TurnRequest) -> Conversation | None:

@@ -6,7 +6,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
-from bot.agent.events import Step
+from bot.agent.events import Step, TurnEvent
 from bot.agent import AgentOptions, run_turn
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
@@ -170,10 +170,10 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
         tools(search("costs")),
         reply("The total is 42 [S1]. [Download](sandbox:/mnt/data/total.csv)", code=(Code("print(40 + 2)", "42\n"),)),
     )
-    seen: list[Step] = []
+    heard: list[TurnEvent] = []
 
-    async def listen(event: Step) -> None:
-        seen.append(event)
+    async def listen(event: TurnEvent) -> None:
+        heard.append(event)
 
     answer = await run_turn("total?", conversation, model=model, retriever=retriever, options=options, events=listen)
 
@@ -181,9 +181,11 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     code_call = answer.tool_calls[1]
     assert code_call.arguments == {"code": "print(40 + 2)"} and code_call.summary.strip() == "42"
     assert answer.text == "The total is 42 [1]. Download"
-    assert [(step.kind, step.status) for step in seen] == [
-        ("search", "started"), ("search", "done"), ("write", "started"), ("calculate", "done")
-    ]
+    assert [(e.kind, e.status) if isinstance(e, Step) else e.response_id for e in heard] == [
+        "resp_000001", ("search", "started"), ("search", "done"), ("write", "started"),
+        "resp_000002", ("calculate", "done"),
+    ]  # each response id is heard the moment it exists, before the turn goes on  # fmt: skip
+    seen = [event for event in heard if isinstance(event, Step)]
     search_done, calculated = seen[1], seen[3]
     assert search_done.id == seen[0].id and [ref for ref, _ in search_done.sources] == ["S1"]
     assert calculated.detail.strip() == "42"
