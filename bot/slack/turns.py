@@ -67,13 +67,12 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
             existing = await store.load(request.thread)
             try:
                 conversation = existing or _new_conversation(folio, request)
-                scope = scope_for_turn(
+                changed = conversation.rescope(scope_for_turn(
                     folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm,
                     conversation=conversation,
-                )  # fmt: skip
-                conversation.scope = scope
+                ))  # fmt: skip
                 await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-                await _answer(folio, request, conversation, progress)
+                await _answer(folio, request, conversation, progress, scope_changed=changed)
             except Exception as error:
                 shown = await _report(progress, error, request)
                 if shown and existing is not None:  # so that deleting the conversation removes this message too
@@ -105,15 +104,19 @@ def _new_conversation(folio: Folio, request: TurnRequest) -> Conversation:
         folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
     )
     roots = [request.thread.thread_ts] if request.root_is_ours else []
-    return Conversation(scope=scope, started_by=request.user, message_ts=roots)
+    return Conversation(scope=scope, narrowing=request.tags, started_by=request.user, message_ts=roots)
 
 
-async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:
+async def _answer(
+    folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *, scope_changed: bool
+) -> None:
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
             profile=request.profile, events=_listener(_store(folio), request.thread, progress),
         )  # fmt: skip
+    if scope_changed:  # said once: the conversation saved below holds the new scope
+        answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
     ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index))
