@@ -76,7 +76,21 @@ STEP_SEARCH_FAILED = "Search failed"
 
 
 def progress_search(query: str) -> str:
-    return f"Searching: {query}"
+    """`Searching: payment terms Acme`, on one line and bounded, whatever the model searched for."""
+    return f"Searching: {one_line(query, 80)}"
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def question_too_long(length: int, *, limit: int) -> str:
+    return (
+        f"Your question is {length:,} characters long; I take questions of up to {limit:,}. "
+        "Ask it more briefly, or in parts."
+    )
 
 
 def step_sources(new: int, repeated: int) -> str:

@@ -37,6 +37,9 @@ def register(app: AsyncApp, folio: Folio) -> None:
             if parsed.wants_help:
                 await ack(response_type="ephemeral", text=help_text(policy, channel, is_dm=is_dm))
                 return
+            if len(parsed.question) > folio.options.max_question_chars:  # refused before it is restated publicly
+                limit = folio.options.max_question_chars
+                raise InvalidInput(messages.question_too_long(len(parsed.question), limit=limit))
             scope = new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
         except (InvalidInput, NotConnected) as error:  # said only to the asker: nothing was posted yet
             await ack(response_type="ephemeral", text=str(error))
@@ -67,7 +70,8 @@ async def _ask_in_channel(
     assert folio.store is not None
     try:
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
-        posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts())
+        posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts(),
+                                               unfurl_links=False, unfurl_media=False)  # fmt: skip
     except (StoreUnavailable, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:
             await respond(response_type="ephemeral", text=describe_failure(error))
