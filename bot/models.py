@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Profile = Literal["fast", "thorough"]
+Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
 
 
 class _Value(BaseModel):
@@ -190,7 +191,7 @@ class Turn(_Value):
     profile: Profile = "fast"
     asked_by: str | None = None
     at: str = Field(default_factory=utc_now)
-    feedback: Literal["helpful", "not_helpful"] | None = None
+    feedback: Feedback | None = None
 
 
 class Conversation(BaseModel):

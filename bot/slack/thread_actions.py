@@ -17,7 +17,8 @@ from bot import messages
 from bot.agent import delete_responses
 from bot.app import Folio
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
-from bot.store import ConversationStore, Feedback, ThreadKey
+from bot.models import Feedback
+from bot.store import ConversationStore, ThreadKey
 
 log = logging.getLogger(__name__)
 

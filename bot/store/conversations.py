@@ -16,7 +16,6 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
@@ -24,13 +23,12 @@ from redis.exceptions import RedisError
 
 from bot import messages
 from bot.errors import StoreUnavailable
-from bot.models import Conversation
+from bot.models import Conversation, Feedback
 from bot.store.lock import ThreadLock
 
 log = logging.getLogger(__name__)
 
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
-Feedback = Literal["helpful", "not_helpful"]
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
 
