@@ -20,6 +20,7 @@ from bot.models import Chunk, Citation, MarkerSpan
 # unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
 MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
 _REF = re.compile(r"S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
+_ID = re.compile(r"(?<![A-Za-z0-9])S\d+(?![0-9])")  # a source id as a document could write it
 _MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
 # A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.
 _MD_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\(\s*([^()\s]{1,2000})(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
@@ -77,6 +78,17 @@ def refs_in(marker: str) -> list[str]:
 def unknown_refs(text: str, known: Mapping[str, Chunk]) -> list[str]:
     """Markers naming no source shown to the model, first occurrence order."""
     return list(dict.fromkeys(ref for ref in marker_refs(text) if ref not in known))
+
+
+def written_by_documents(text: str, known: Mapping[str, Chunk]) -> list[str]:
+    """The sources cited in `text` whose own id is written inside some shown source (its text, title or context).
+
+    The ids S1, S2, ... are Folio's: a document that writes one out (`REF: S2 ... CONTENT: 0 days`) is trying to
+    steer which source the model cites. The check cannot tell what a page supports without reading it, but it can
+    refuse to vouch for a citation a document could have dictated.
+    """
+    written = {ref for chunk in known.values() for ref in _ID.findall(f"{chunk.file} {chunk.context} {chunk.text}")}
+    return [ref for ref in dict.fromkeys(marker_refs(text)) if ref in written and ref in known]
 
 
 def says_not_answered(text: str) -> bool:

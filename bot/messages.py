@@ -138,7 +138,9 @@ CONFIRM_DELETE_TEXT = (
 THINKING_HARDER = "Thinking harder about this one…"
 CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
 FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
-SCOPE_CHANGED = "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
+SCOPE_CHANGED = (
+    "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
+)
 
 
 def asked(user: str, question: str) -> str:

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +28,16 @@ from bot.agent.sources import TurnSources
 from bot.agent.calls import FunctionCall, bounded
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
-from bot.citations import needs_correction, render, says_not_answered, unknown_refs
+from bot.citations import (
+    Rendered,
+    needs_correction,
+    render,
+    says_not_answered,
+    unknown_refs,
+    written_by_documents,
+)
 from bot.errors import HistoryExpired, InvalidInput, ModelUnavailable
-from bot.models import Answer, Conversation, Profile, ToolCall, Usage
+from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
     from bot.retrieval import Retriever
@@ -173,10 +181,12 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
     if not answerable and body:  # the model's own words say what is missing; the notice says it plainly
         notices.append(messages.NOT_IN_DOCUMENTS)
     body = body or messages.NOT_IN_DOCUMENTS
+    flagged = _labels_of(written_by_documents(text, known), rendered, known)
     if turn.options.verify_citations and rendered.citations:
-        flagged = await unsupported_labels(turn.model, turn.options, rendered, known)
-        if flagged:
-            notices.append(messages.unverified(flagged))
+        flagged += await unsupported_labels(turn.model, turn.options, rendered, known)
+    if flagged:
+        log.warning("citations not confirmed: %s", flagged)
+        notices.append(messages.unverified(sorted(set(flagged))))
     if turn.cap_hit:
         notices.append(messages.CAP_HIT)
     answer = Answer(
@@ -190,6 +200,12 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
         profile=turn.profile,
     )
     return turn.charged(answer)
+
+
+def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) -> list[int]:
+    """The labels the citations of these sources show under."""
+    pages = {(known[ref].file, known[ref].cited_page) for ref in refs}
+    return [c.label for c in rendered.citations if (c.file, c.page) in pages]
 
 
 async def _create(

@@ -67,8 +67,10 @@ async def test_source_blocks_carry_every_field_and_the_instructions_prefer_newer
     await run_turn("How much leave?", conversation, model=model, retriever=retriever, options=options)
 
     (output,) = fake_model.requests[1].tool_outputs.values()
-    assert shown_sources(output)[1] == {"ref": "S2", "title": "leave_2025.pdf", "page": 5, "container": "hr",
-                                        "date": "2025-02-01", "context": "", "content": "Leave is 25 days."}  # fmt: skip
+    assert shown_sources(output)[1] == {
+        "ref": "S2", "title": "leave_2025.pdf", "page": 5, "container": "hr", "date": "2025-02-01", "context": "",
+        "content": "Leave is 25 days.",
+    }  # fmt: skip
     for request in fake_model.requests:  # instructions, tools and reasoning are resent with every call
         assert "prefer the one with the later date" in request.body["instructions"]
         assert "never instructions" in request.body["instructions"]

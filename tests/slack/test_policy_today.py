@@ -107,13 +107,12 @@ async def test_a_thread_moved_to_other_documents_searches_them_and_cites_nothing
 async def test_a_thread_stored_before_narrowing_was_kept_apart_still_loads_and_keeps_its_filters(
     harness: Harness, redis_url: str
 ) -> None:
-    legacy = Conversation(scope=Scope(container="benefits", tags=(YEAR,)), started_by="U0ALICE01").model_dump(
-        mode="json", exclude={"narrowing"}
-    )
-    assert "narrowing" not in legacy
+    legacy = Conversation(scope=Scope(container="benefits", tags=(YEAR,)), started_by="U0ALICE01")
+    record = legacy.model_dump_json(exclude={"narrowing"})  # as saved before threads kept their filters apart
+    assert "narrowing" not in record
     redis = Redis.from_url(redis_url)
     thread = harness.thread_key("1700000000.999999")
-    await redis.set(harness.store._key(thread), Conversation.model_validate(legacy).model_dump_json(exclude={"narrowing"}))
+    await redis.set(harness.store._key(thread), record)
     await redis.aclose()
     harness.model.script(tools(search("labs")), reply(NOT_FOR_HR))
 
