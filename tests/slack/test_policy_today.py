@@ -33,15 +33,24 @@ def changed_notice(harness: Harness, ts: str) -> list[bool]:
     return ["has changed since this thread began" in text for text in harness.texts(ts)]
 
 
-async def test_default_tags_added_to_a_channel_reach_its_existing_threads_and_are_told_once(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
-) -> None:
-    prefix = f"slack-{uuid.uuid4().hex[:8]}"
+async def answered_under_the_old_policy(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, prefix: str
+) -> str:
+    """A mention in CHANNEL answered under POLICY (container benefits, no tags); returns the thread's ts."""
     fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."))
     async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()
         assert harness.retriever.scopes[-1] == Scope(container="benefits")
+        assert "docs.example" in harness.texts(ts)[0]
+    return ts
+
+
+async def test_default_tags_added_to_a_channel_reach_its_existing_threads_and_are_told_once(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    prefix = f"slack-{uuid.uuid4().hex[:8]}"
+    ts = await answered_under_the_old_policy(slack, fake_model, redis_url, corpus_index, prefix)
 
     fake_model.script(tools(search("out of network")), reply(NOT_FOR_HR), tools(search("labs")), reply(NOT_FOR_HR))
     policy = with_channel({"container": "benefits", "tags": ["department:hr"]})
@@ -81,10 +90,7 @@ async def test_a_thread_moved_to_other_documents_searches_them_and_cites_nothing
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     prefix = f"slack-{uuid.uuid4().hex[:8]}"
-    fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."))
-    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as harness:
-        ts = await harness.mention(QUESTION)
-        await harness.settle()
+    ts = await answered_under_the_old_policy(slack, fake_model, redis_url, corpus_index, prefix)
 
     fake_model.script(tools(search("balance billing protection")), reply("Still protected [S1]."),  # a benefits passage
                       reply("[NOT_IN_DOCUMENTS] The legal documents do not say."))  # after the correction round
