@@ -19,7 +19,7 @@ from bot.models import Chunk, Citation, MarkerSpan
 # [S1–S3], ［S3］, 【S3】, [S3, page 4]: each is read as markers, and what names no shown source is removed. Left
 # unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
 MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
-_REF = re.compile(r"S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
+_REF = re.compile(r"(?<![a-z])S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
 _ID = re.compile(r"(?<![A-Za-z0-9])S\d+(?![0-9])")  # a source id as a document could write it
 _MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
 # A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.

@@ -20,12 +20,12 @@ from openai.types.responses import Response
 
 from bot import messages
 from bot.agent import prompts
+from bot.agent.calls import FunctionCall, bounded
 from bot.agent.events import Listener, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
-from bot.agent.calls import FunctionCall, bounded
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
 from bot.citations import (

@@ -194,4 +194,3 @@ def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> s
     if repeated:
         text += f", {len(repeated)} already shown"
     return text + (", budget spent" if spent else "")
-

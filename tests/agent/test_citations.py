@@ -75,6 +75,7 @@ LOOK_ALIKES = {  # what a model writes -> what a reader sees (KNOWN: S1, S2 on h
     "A 【S3】.": "A [1].",
     "A [Ｓ３].": "A [1].",  # full-width letter and digit
     "A [S3, page 4].": "A [1].",
+    "A [S3, sections 1-2].": "A [1].",  # only ids read: the s of "sections" names nothing
     "A [S3 and S1].": "A [1][2].",
     "A [S9].": "A.",
     "A [s 9] and [S9-S12] and 【S10】.": "A and and.",
