@@ -20,7 +20,7 @@ from bot.models import Chunk, Citation, MarkerSpan
 # unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
 MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
 _REF = re.compile(r"(?<![a-z])S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
-_ID = re.compile(r"(?<![A-Za-z0-9])S\d+(?![0-9])")  # a source id as a document could write it
+_ID = re.compile(r"(?<!\w)S\d+(?!\w)")  # a source id standing alone, as a forged block writes it
 _MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
 # A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.
 _MD_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\(\s*([^()\s]{1,2000})(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
