@@ -7,18 +7,27 @@ and never rendered as a link. Citations are unique by (document, page), numbered
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.models import Chunk, Citation, MarkerSpan
 
-# [S3], [S3, S7], [S3; S7]: models group markers in several ways.
-MARKER = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]")
-_REF = re.compile(r"S\d+")
+# Anything a reader could take for a source marker: an opening bracket (ASCII, full-width or CJK), S and a number in
+# any case, spacing or width, up to the closing bracket on that line. [S3], [s3], [S 3], [S3, S7], [S3; S7], [S1-S3],
+# [S1–S3], ［S3］, 【S3】, [S3, page 4]: each is read as markers, and what names no shown source is removed. Left
+# unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
+MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
+_REF = re.compile(r"(?<![a-z])S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
+_ID = re.compile(r"(?<!\w)S\d+(?!\w)")  # a source id standing alone, as a forged block writes it
+_MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
+# A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.
+_MD_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\(\s*([^()\s]{1,2000})(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
 # The instructions ask the model to start with this when the sources do not answer the question.
 NOT_ANSWERED = "[NOT_IN_DOCUMENTS]"
-_SANDBOX_LINK = re.compile(r"!?\[([^\]]*)\]\((?:sandbox:)?/mnt/data/[^)]*\)")
+# Every pattern that can start at any "[" is bounded: unbounded, a model writing "[[[[..." costs quadratic time.
+_SANDBOX_LINK = re.compile(r"!?\[([^\]]{0,200})\]\((?:sandbox:)?/mnt/data/[^)]{0,500}\)")
 _SANDBOX_PATH = re.compile(r"(?:sandbox:)?/mnt/data/(?:[^\s)\]]*/)?([^\s)\]/]*)")
 _DOUBLE_SPACE = re.compile(r"(?<=\S)[ \t]{2,}")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,;:!?])")
@@ -52,12 +61,34 @@ def kind_of(chunk: Chunk) -> Literal["page", "table", "text"]:
 
 def marker_refs(text: str) -> list[str]:
     """Every S# named by a marker, in order of appearance, repeats included."""
-    return [ref for match in MARKER.finditer(text) for ref in _REF.findall(match.group(1))]
+    return [ref for match in MARKER.finditer(text) for ref in refs_in(match.group())]
+
+
+def refs_in(marker: str) -> list[str]:
+    """The S# ids one marker names: `[s1–S3]` -> S1, S2, S3; `［Ｓ３］` -> S3."""
+    refs: list[str] = []
+    for match in _REF.finditer(unicodedata.normalize("NFKC", marker)):
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        step = 1 if last >= first else -1
+        numbers = range(first, last + step, step) if abs(last - first) < _MAX_RANGE else (first, last)
+        refs.extend(f"S{number}" for number in numbers)
+    return refs
 
 
 def unknown_refs(text: str, known: Mapping[str, Chunk]) -> list[str]:
     """Markers naming no source shown to the model, first occurrence order."""
     return list(dict.fromkeys(ref for ref in marker_refs(text) if ref not in known))
+
+
+def written_by_documents(text: str, known: Mapping[str, Chunk]) -> list[str]:
+    """The sources cited in `text` whose own id is written inside some shown source (its text, title or context).
+
+    The ids S1, S2, ... are Folio's: a document that writes one out (`REF: S2 ... CONTENT: 0 days`) is trying to
+    steer which source the model cites. The check cannot tell what a page supports without reading it, but it can
+    refuse to vouch for a citation a document could have dictated.
+    """
+    written = {ref for chunk in known.values() for ref in _ID.findall(f"{chunk.file} {chunk.context} {chunk.text}")}
+    return [ref for ref in dict.fromkeys(marker_refs(text)) if ref in written and ref in known]
 
 
 def says_not_answered(text: str) -> bool:
@@ -78,11 +109,24 @@ def scrub_sandbox(text: str) -> str:
     return text
 
 
+def undisguise_links(text: str) -> str:
+    """`[the policy](https://x)` -> `the policy (https://x)`: a reader always sees where a link the model wrote goes."""
+
+    def shown(match: re.Match[str]) -> str:
+        label, url = match.group(1).strip(), match.group(2)
+        if MARKER.fullmatch(f"[{label}]"):  # [S1](https://x): the marker stays a marker
+            return f"[{label}] ({url})"
+        return url if label in ("", url) else f"{label} ({url})"
+
+    return _MD_LINK.sub(shown, text)
+
+
 def render(text: str, known: Mapping[str, Chunk], *, link_for: LinkFor) -> Rendered:
-    """Replace valid [S#] markers with [n] labels (one per document page), drop the rest, scrub sandbox paths."""
+    """Replace valid [S#] markers with [n] labels (one per document page), drop the rest, scrub sandbox paths, and
+    show every link the model wrote with its real address."""
     text = text.replace(NOT_ANSWERED, "")
     scrubbed = scrub_sandbox(text)
-    text = (_tidy(scrubbed) if scrubbed != text else text).strip()
+    text = undisguise_links(_tidy(scrubbed) if scrubbed != text else text).strip()
     out = ""
     cursor = 0
     citations: dict[tuple[str, int | None], Citation] = {}
@@ -91,7 +135,7 @@ def render(text: str, known: Mapping[str, Chunk], *, link_for: LinkFor) -> Rende
     for match in MARKER.finditer(text):
         out += text[cursor : match.start()]
         cursor = match.end()
-        labels = _labels_for(_REF.findall(match.group(1)), known, citations, link_for, dropped)
+        labels = _labels_for(refs_in(match.group()), known, citations, link_for, dropped)
         if not labels:  # "fact [S9]." becomes "fact." rather than "fact ."
             out = out.rstrip(" \t")
         for label in labels:

@@ -76,7 +76,21 @@ STEP_SEARCH_FAILED = "Search failed"
 
 
 def progress_search(query: str) -> str:
-    return f"Searching: {query}"
+    """`Searching: payment terms Acme`, on one line and bounded, whatever the model searched for."""
+    return f"Searching: {one_line(query, 80)}"
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def question_too_long(length: int, *, limit: int) -> str:
+    return (
+        f"Your question is {length:,} characters long; I take questions of up to {limit:,}. "
+        "Ask it more briefly, or in parts."
+    )
 
 
 def step_sources(new: int, repeated: int) -> str:
@@ -117,12 +131,16 @@ BUTTON_NOT_HELPFUL = "Not helpful"
 BUTTON_THINK_HARDER = "Think harder"
 BUTTON_DELETE = "Delete this conversation"
 CONFIRM_DELETE_TITLE = "Delete this conversation?"
-CONFIRM_DELETE_TEXT = "This deletes my messages in this thread and everything I stored about it. It cannot be undone."
+CONFIRM_DELETE_TEXT = (
+    "This deletes my messages in this thread, the responses the model service stored for it, and my record of the "
+    "conversation. It cannot be undone."
+)
 THINKING_HARDER = "Thinking harder about this one…"
 CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
-DELETED = "I deleted this conversation: my messages in the thread and everything I stored about it."
 FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
-SCOPE_CHANGED = "This channel now searches other documents than when this thread began. Mention me in a new message to ask again."
+SCOPE_CHANGED = (
+    "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
+)
 
 
 def asked(user: str, question: str) -> str:
@@ -139,6 +157,18 @@ def applied_filters(container: str, tags: list[str], basis: str | None = None) -
 def delete_not_allowed(starter: str | None) -> str:
     who = f"<@{starter}>, who started it," if starter else "the person who started it"
     return f"Only {who} or a workspace admin can delete this conversation."
+
+
+def deleted(*, messages: int, responses: int) -> str:
+    """What deleting a conversation did, and nothing more."""
+    return (
+        f"Deleted: {_count(messages, 'message')} of mine in this thread, {_count(responses, 'response')} stored by "
+        "the model service, and my record of this conversation."
+    )
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number or 'no'} {thing}{'' if number == 1 else 's'}"
 
 
 def delete_incomplete(left: int) -> str:

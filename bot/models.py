@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Profile = Literal["fast", "thorough"]
+Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
 
 
 class _Value(BaseModel):
@@ -190,7 +191,7 @@ class Turn(_Value):
     profile: Profile = "fast"
     asked_by: str | None = None
     at: str = Field(default_factory=utc_now)
-    feedback: Literal["helpful", "not_helpful"] | None = None
+    feedback: Feedback | None = None
 
 
 class Conversation(BaseModel):
@@ -201,7 +202,10 @@ class Conversation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # What the current turn searches. The caller sets it for every turn (Slack: today's policy narrowed by
+    # `narrowing`, see `rescope`); stored, it is the scope the last turn searched, never an authority.
     scope: Scope
+    narrowing: tuple[Tag, ...] = ()  # the thread's own `/ask` filters, applied to whatever today's policy allows
     profile: Profile = "fast"
     last_response_id: str | None = None
     sources: dict[str, Chunk] = Field(default_factory=dict)  # "S3" -> the chunk shown to the model as S3
@@ -210,6 +214,31 @@ class Conversation(BaseModel):
     response_ids: list[str] = Field(default_factory=list)  # every id created, for deletion at the provider
     started_by: str | None = None
     message_ts: list[str] = Field(default_factory=list)  # Folio's own messages in the thread, for deletion
+
+    @model_validator(mode="before")
+    @classmethod
+    def _narrowing_of_old_records(cls, data: Any) -> Any:
+        # Records saved before `narrowing` existed kept only the resolved scope: its tags stand in for the thread's
+        # filters (those today's policy no longer allows are dropped when the next turn resolves its scope).
+        if isinstance(data, dict) and "narrowing" not in data and isinstance(data.get("scope"), dict):
+            data = {**data, "narrowing": data["scope"].get("tags", ())}
+        return data
+
+    def rescope(self, scope: Scope) -> bool:
+        """Search `scope` from now on; True when it differs from the last turn's.
+
+        Sources outside it are forgotten, so no marker can cite them again; when any were, the chain restarts from
+        the saved turns, so the model's context no longer holds passages this thread may not see.
+        """
+        if scope == self.scope:
+            return False
+        outside = [ref for ref, chunk in self.sources.items() if not chunk.in_scope(scope)]
+        for ref in outside:
+            del self.sources[ref]
+        if outside:
+            self.last_response_id = None
+        self.scope = scope
+        return True
 
     def record(self, question: str, answer: Answer, *, asked_by: str | None = None) -> Turn:
         """Append a finished turn; the chain moves on only when the model gave a final answer."""

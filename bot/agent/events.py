@@ -2,6 +2,7 @@
 
     Step(id="search-2", kind="search", title="Searching: payment terms Acme", status="started")
     Step(id="search-2", kind="search", title=..., status="done", detail="3 sources", sources=(("S1", chunk), ...))
+    ResponseCreated(response_id="resp_...")     # the moment the model returns a response, before anything else
 
 A step is reported when it starts and again when it ends, under the same id. Listeners are awaited in the turn's
 own task, so a slow one slows the turn: surfaces batch and rate-limit on their side.
@@ -32,7 +33,15 @@ class Step:
     sources: tuple[tuple[str, Chunk], ...] = ()  # (S#, passage) newly shown by a search
 
 
-TurnEvent = Step
+@dataclass(frozen=True)
+class ResponseCreated:
+    """The model service created (and stores) a response. Keep its id at once: deleting the conversation must reach
+    it even when the turn then times out, fails or its answer is never posted."""
+
+    response_id: str
+
+
+TurnEvent = Step | ResponseCreated
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,16 +20,24 @@ from openai.types.responses import Response
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.events import Listener, Step, ignore
+from bot.agent.calls import FunctionCall, bounded
+from bot.agent.events import Listener, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
-from bot.agent.tools import CODE, FunctionCall, ToolContext, TraceStep, run_batch
+from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
-from bot.citations import needs_correction, render, says_not_answered, unknown_refs
+from bot.citations import (
+    Rendered,
+    needs_correction,
+    render,
+    says_not_answered,
+    unknown_refs,
+    written_by_documents,
+)
 from bot.errors import HistoryExpired, InvalidInput, ModelUnavailable
-from bot.models import Answer, Conversation, Profile, ToolCall, Usage
+from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
     from bot.retrieval import Retriever
@@ -52,6 +61,12 @@ class _Turn:
     usage: Usage = Usage()
     cap_hit: bool = False
 
+    def charged(self, answer: Answer) -> Answer:
+        """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
+        spent = {"tool_calls": tuple(self.tool_calls), "response_ids": tuple(self.response_ids), "usage": self.usage,
+                 "cap_hit": self.cap_hit}  # fmt: skip
+        return answer.model_copy(update=spent)
+
 
 async def run_turn(
     question: str,
@@ -69,6 +84,8 @@ async def run_turn(
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
+    if len(question) > options.max_question_chars:
+        raise InvalidInput(messages.question_too_long(len(question), limit=options.max_question_chars))
     profile = profile or conversation.profile
     if model is None:
         return await search_only(
@@ -84,7 +101,7 @@ async def run_turn(
         fallback = await search_only(
             question, conversation, retriever=retriever, options=options, notice=messages.MODEL_DOWN, profile=profile
         )
-        answer = fallback.model_copy(update=_spent(turn))
+        answer = turn.charged(fallback)
     _log_trace(turn, answer)
     return answer
 
@@ -94,9 +111,7 @@ async def _answer(turn: _Turn) -> Answer:
     if _function_calls(response):  # still asking for tools after the last allowed call
         shown = [(ref, turn.conversation.sources[ref]) for ref in turn.tools.sources.shown.values()]
         notices = (*turn.notices, messages.CAP_HIT)
-        return quoted_answer(shown, options=turn.options, notices=notices, profile=turn.profile).model_copy(
-            update=_spent(turn)
-        )
+        return turn.charged(quoted_answer(shown, options=turn.options, notices=notices, profile=turn.profile))
     text, final_id = await _corrected(turn, response)
     return await _finish(turn, text, final_id)
 
@@ -166,13 +181,15 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
     if not answerable and body:  # the model's own words say what is missing; the notice says it plainly
         notices.append(messages.NOT_IN_DOCUMENTS)
     body = body or messages.NOT_IN_DOCUMENTS
+    flagged = _labels_of(written_by_documents(text, known), rendered, known)
     if turn.options.verify_citations and rendered.citations:
-        flagged = await unsupported_labels(turn.model, turn.options, rendered, known)
-        if flagged:
-            notices.append(messages.unverified(flagged))
+        flagged += await unsupported_labels(turn.model, turn.options, rendered, known)
+    if flagged:
+        log.warning("citations not confirmed: %s", flagged)
+        notices.append(messages.unverified(sorted(set(flagged))))
     if turn.cap_hit:
         notices.append(messages.CAP_HIT)
-    return Answer(
+    answer = Answer(
         text=body,
         citations=rendered.citations,
         markers=rendered.markers,
@@ -181,8 +198,14 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
         notices=tuple(notices),
         final_response_id=final_id,
         profile=turn.profile,
-        **_spent(turn),
     )
+    return turn.charged(answer)
+
+
+def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) -> list[int]:
+    """The labels the citations of these sources show under."""
+    pages = {(known[ref].file, known[ref].cited_page) for ref in refs}
+    return [c.label for c in rendered.citations if (c.file, c.page) in pages]
 
 
 async def _create(
@@ -226,6 +249,7 @@ def _history_gone(exc: openai.APIStatusError) -> bool:
 async def _record(turn: _Turn, response: Response) -> None:
     """Keep the response id (for deletion), its tokens, and its code runs, which the server executed itself."""
     turn.response_ids.append(response.id)
+    await turn.tools.events(ResponseCreated(response.id))
     used = response.usage
     if used is not None:
         turn.usage = turn.usage + Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens)
@@ -236,7 +260,8 @@ async def _record(turn: _Turn, response: Response) -> None:
             logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
             step = Step(turn.tools.step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE)
             await turn.tools.events(replace(step, status="done", detail=logs[:500]))
-            turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": item.code or ""}, summary=logs))
+            record = bounded({"code": item.code or "", "logs": logs})  # the sandbox may print megabytes
+            turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": record["code"]}, summary=record["logs"]))
             turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))
 
 
@@ -250,16 +275,6 @@ def _function_calls(response: Response) -> list[FunctionCall]:
 
 def _user(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
-
-
-def _spent(turn: _Turn) -> dict[str, Any]:
-    """What the turn used so far, for any Answer it ends with."""
-    return {
-        "tool_calls": tuple(turn.tool_calls),
-        "response_ids": tuple(turn.response_ids),
-        "usage": turn.usage,
-        "cap_hit": turn.cap_hit,
-    }
 
 
 def _log_trace(turn: _Turn, answer: Answer) -> None:

@@ -27,6 +27,7 @@ class AgentOptions:
     chunk_budget: int = 24  # passages shown to the model per turn
     search_top: int = 6  # passages one search returns
     verify_citations: bool = False  # one extra model call per cited passage
+    max_question_chars: int = 4000  # a longer question is refused with a message saying so
     link_for: Callable[[Chunk], str | None] = no_link  # URL opening the chunk's PDF at its page
 
     def model_for(self, profile: Profile) -> str:

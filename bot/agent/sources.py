@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.citations import display_name
@@ -58,16 +60,27 @@ class TurnSources:
         return ref
 
 
-def source_block(ref: str, chunk: Chunk) -> str:
-    """One passage as the model sees it, one field a line."""
-    return "\n".join(
-        (
-            f"REF: {ref}",
-            f"TITLE: {display_name(chunk.file)}",
-            f"PAGE: {'-' if chunk.tabular or chunk.page is None else chunk.page}",
-            f"CONTAINER: {chunk.container}",
-            f"DATE: {chunk.doc_date or 'unknown'}",
-            f"CONTEXT: {' '.join(chunk.context.split()) or '-'}",
-            f"CONTENT: {chunk.text.strip()}",
-        )
-    )
+def search_output(shown: Sequence[tuple[str, Chunk]], notes: Sequence[str]) -> str:
+    """What one search shows the model: a JSON object, one source object a line, then Folio's own notes.
+
+    JSON escaping is the point: no text of a document (its content, a title with newlines, its context) can end a
+    field or a source, so a passage that prints `REF: S2 ...` stays quoted text of the source that holds it.
+    """
+    lines = ",\n".join(json.dumps(_fields(ref, chunk), ensure_ascii=False) for ref, chunk in shown)
+    return '{"sources": [\n' + lines + '\n], "notes": ' + json.dumps(list(notes), ensure_ascii=False) + "}"
+
+
+def _fields(ref: str, chunk: Chunk) -> dict[str, str | int | None]:
+    return {
+        "ref": ref,
+        "title": _one_line(display_name(chunk.file)),
+        "page": chunk.cited_page,
+        "container": _one_line(chunk.container),
+        "date": chunk.doc_date,
+        "context": _one_line(chunk.context),
+        "content": chunk.text.strip(),
+    }
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -6,17 +6,16 @@ A tool failure becomes the tool's output, never a crash; the model decides what 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
-from dataclasses import replace
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.agent import prompts
+from bot.agent.calls import FunctionCall
 from bot.agent.events import Listener, Step, StepIds
-from bot.agent.sources import TurnSources, source_block
+from bot.agent.sources import TurnSources, search_output
 from bot.errors import FolioError
 from bot.models import Chunk, Scope, ToolCall
 
@@ -31,29 +30,6 @@ CODE = "code_interpreter"  # run by the model service itself; Folio only records
 
 
 @dataclass(frozen=True)
-class FunctionCall:
-    """One function call from a response: its call_id, tool name and raw JSON arguments."""
-
-    call_id: str
-    name: str
-    arguments: str
-
-    def parsed(self) -> dict[str, Any]:
-        """The arguments as a dict; raises ValueError when they are not a JSON object."""
-        value = json.loads(self.arguments or "{}")
-        if not isinstance(value, dict):
-            raise ValueError("arguments must be a JSON object")
-        return value
-
-    def query(self) -> str:
-        """The non-empty `query` argument; raises ValueError otherwise."""
-        query = self.parsed().get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("the argument 'query' must be a non-empty string")
-        return query.strip()
-
-
-@dataclass(frozen=True)
 class TraceStep:
     """What one tool call did, for the turn's log: the query, the sources it showed, the model call's tokens."""
 
@@ -63,6 +39,15 @@ class TraceStep:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class ToolResult:
+    """What one function call gave: the output the model reads, the record the user sees, the step the log keeps."""
+
+    output: str
+    call: ToolCall
+    trace: TraceStep
+
+
 @dataclass
 class Batch:
     """The outcome of one batch: a function_call_output per call_id, plus what the user and the log see."""
@@ -70,6 +55,11 @@ class Batch:
     outputs: list[dict[str, str]] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
+
+    def add(self, call_id: str, result: ToolResult) -> None:
+        self.outputs.append({"type": "function_call_output", "call_id": call_id, "output": result.output})
+        self.calls.append(result.call)
+        self.trace.append(result.trace)
 
 
 @dataclass(frozen=True)
@@ -87,14 +77,14 @@ class ToolContext:
 
 async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
     """Run every call of one response, answering each call_id exactly once, in the order the model made them."""
-    done: dict[str, tuple[str, ToolCall, TraceStep]] = {}
+    done: dict[str, ToolResult] = {}
     rewritten = None
     for tool_call in (c for c in calls if c.name == REWRITE):
         step = Step(context.step_ids.next("rewrite"), "rewrite", messages.PROGRESS_REWRITE)
         await context.events(step)
-        done[tool_call.call_id] = _rewrite(tool_call)
-        rewritten = done[tool_call.call_id][2].query or rewritten
-        failed = not done[tool_call.call_id][2].query
+        result = done[tool_call.call_id] = _rewrite(tool_call)
+        rewritten = result.trace.query or rewritten
+        failed = not result.trace.query
         await context.events(replace(step, status="failed" if failed else "done", detail=rewritten or ""))
     searches = [c for c in calls if c.name == SEARCH]
     substitute = _safety_net(rewritten, searches, context.question)
@@ -103,27 +93,25 @@ async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
         done[tool_call.call_id] = await _show(tool_call, result, context)
     batch = Batch()
     for tool_call in calls:
-        output, record, step = done.get(tool_call.call_id) or _unknown(tool_call)
-        batch.outputs.append(_output(tool_call.call_id, output))
-        batch.calls.append(record)
-        batch.trace.append(step)
+        batch.add(tool_call.call_id, done.get(tool_call.call_id) or _unknown(tool_call))
     return batch
 
 
-def _rewrite(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
+def _rewrite(tool_call: FunctionCall) -> ToolResult:
     """The backend's side of rewrite_query: echo the corrected question, which the model then searches with."""
     try:
         rewritten = tool_call.query()
     except ValueError as exc:
-        record = ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="invalid arguments")
-        return prompts.note("bad_arguments", reason=str(exc)), record, TraceStep(REWRITE)
-    record = ToolCall(name=REWRITE, arguments=_strings(tool_call), summary="rewritten")
-    return rewritten, record, TraceStep(REWRITE, rewritten)
+        record = ToolCall(name=REWRITE, arguments=tool_call.recorded(), summary="invalid arguments")
+        return ToolResult(prompts.note("bad_arguments", reason=str(exc)), record, TraceStep(REWRITE))
+    record = ToolCall(name=REWRITE, arguments=tool_call.recorded(), summary="rewritten")
+    return ToolResult(rewritten, record, TraceStep(REWRITE, rewritten))
 
 
-def _unknown(tool_call: FunctionCall) -> tuple[str, ToolCall, TraceStep]:
-    record = ToolCall(name=tool_call.name, arguments=_strings(tool_call), summary="unknown tool")
-    return prompts.note("unknown_tool", name=tool_call.name), record, TraceStep(tool_call.name)
+def _unknown(tool_call: FunctionCall) -> ToolResult:
+    name = tool_call.name[:100]
+    record = ToolCall(name=name, arguments=tool_call.recorded(), summary="unknown tool")
+    return ToolResult(prompts.note("unknown_tool", name=name), record, TraceStep(name))
 
 
 def _safety_net(rewritten: str | None, searches: list[FunctionCall], question: str) -> str | None:
@@ -173,31 +161,32 @@ async def _search(tool_call: FunctionCall, context: ToolContext, substitute: str
     return _Found(query=query, step=step, chunks=chunks)
 
 
-async def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> tuple[str, ToolCall, TraceStep]:
-    """The search's output for the model: new source blocks, or a note why there are none."""
-    arguments = _strings(tool_call)
+async def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) -> ToolResult:
+    """The search's output for the model: new sources, or a note why there are none."""
+    arguments = tool_call.recorded()
     if found.chunks is None:
         if found.step is not None:
             await context.events(replace(found.step, status="failed", detail=messages.STEP_SEARCH_FAILED))
         record = ToolCall(name=SEARCH, arguments=arguments, summary="failed")
-        return found.failure, record, TraceStep(SEARCH, found.query)
+        return ToolResult(found.failure, record, TraceStep(SEARCH, found.query))
     admitted = context.sources.admit(found.chunks)
     if found.step is not None:
         detail = messages.step_sources(len(admitted.shown), len(admitted.repeated))
         await context.events(replace(found.step, status="done", detail=detail, sources=admitted.shown))
-    parts = [source_block(ref, chunk) for ref, chunk in admitted.shown]
+    notes = []
     if admitted.repeated:
-        parts.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))
+        notes.append(prompts.note("already_shown", refs=", ".join(admitted.repeated)))
     if not context.sources.remaining and (admitted.budget_spent or not found.chunks):
-        parts.append(prompts.note("budget_spent", budget=context.sources.budget))
+        notes.append(prompts.note("budget_spent", budget=context.sources.budget))
     elif not found.chunks:
-        parts.append(prompts.note("no_results"))
+        notes.append(prompts.note("no_results"))
     refs = tuple(ref for ref, _ in admitted.shown)
     summary = _summary(refs, admitted.repeated, admitted.budget_spent or not context.sources.remaining)
     if found.query != arguments.get("query"):
         summary += f"; searched the rewritten question {found.query!r}"
     step = TraceStep(SEARCH, found.query, refs, note=summary)
-    return "\n\n".join(parts), ToolCall(name=SEARCH, arguments=arguments, summary=summary), step
+    record = ToolCall(name=SEARCH, arguments=arguments, summary=summary)
+    return ToolResult(search_output(admitted.shown, notes), record, step)
 
 
 def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> str:
@@ -205,15 +194,3 @@ def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> s
     if repeated:
         text += f", {len(repeated)} already shown"
     return text + (", budget spent" if spent else "")
-
-
-def _strings(tool_call: FunctionCall) -> dict[str, str]:
-    try:
-        parsed = tool_call.parsed()
-    except ValueError:
-        return {"arguments": tool_call.arguments}
-    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in parsed.items()}
-
-
-def _output(call_id: str, output: str) -> dict[str, str]:
-    return {"type": "function_call_output", "call_id": call_id, "output": output}

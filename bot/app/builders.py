@@ -252,6 +252,7 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
         chunk_budget=settings.folio_chunk_budget,
         search_top=settings.folio_search_top,
         verify_citations=settings.folio_verify_citations,
+        max_question_chars=settings.folio_max_question_chars,
         link_for=links.link_for,
     )
 

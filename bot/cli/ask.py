@@ -9,7 +9,7 @@ import sys
 from typing import TextIO
 
 from bot.agent import run_turn
-from bot.agent.events import TurnEvent
+from bot.agent.events import Step, TurnEvent
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
 from bot.config import Settings
@@ -99,7 +99,7 @@ class StatusLine:
 
     async def show(self, event: TurnEvent) -> None:
         """Each step's title as it starts."""
-        if self.enabled and event.status == "started":
+        if self.enabled and isinstance(event, Step) and event.status == "started":
             self.stream.write(f"\r\033[K{event.title[:100]}...")
             self.stream.flush()
 

@@ -106,6 +106,7 @@ class ThreadProgress:
 
     async def _post(self, message: SlackMessage) -> str:
         response = await self._client.chat_postMessage(
-            channel=self._channel, thread_ts=self._thread_ts, text=message.text, blocks=message.block_dicts()
-        )
+            channel=self._channel, thread_ts=self._thread_ts, text=message.text, blocks=message.block_dicts(),
+            unfurl_links=False, unfurl_media=False,  # a link in an answer is shown as written, never previewed
+        )  # fmt: skip
         return str(response["ts"])

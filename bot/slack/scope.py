@@ -1,39 +1,57 @@
-"""Which documents a turn may search: resolved once per turn, from the policy, never from the model or the words.
+"""Which documents a turn may search: resolved for every turn, from today's policy, never from the model or the words.
 
-Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`; DMs and the
-assistant container first ask `asker_scope` (the person asking this turn decides, see `bot.access`).
+Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`. A thread stores only
+its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy as it is now:
+the channel's rule in a channel, and in DMs and the assistant container the person asking this turn (`bot.access`)
+where the policy has an `access:` section.
 """
 
 from __future__ import annotations
 
-from bot import messages
-from bot.access import Access, ScopeChoice
+from dataclasses import dataclass
+
+from bot.access import Access
 from bot.config import ChannelPolicy
-from bot.errors import NotConnected
-from bot.models import Conversation, Scope, Tag
+from bot.config.channels import narrow
+from bot.errors import InvalidInput
+from bot.models import Scope, Tag
 from bot.store import ThreadKey
 
 
+@dataclass(frozen=True)
+class TurnScope:
+    """The scope of one turn, and why when the asker rather than the channel decided it (said in the footer)."""
+
+    scope: Scope
+    basis: str | None = None
+
+
 def new_thread_scope(policy: ChannelPolicy, *, channel: str, is_dm: bool, tags: tuple[Tag, ...]) -> Scope:
-    """The scope a new thread starts with: the channel's rule (or the DM rule), narrowed by `/ask` filters."""
+    """The scope a new channel thread starts with: the channel's rule (or the DM rule), narrowed by `/ask` filters."""
     return policy.scope_for(channel, is_dm=is_dm, tags=tags)
 
 
-def scope_for_turn(policy: ChannelPolicy, *, channel: str, is_dm: bool, conversation: Conversation) -> Scope:
-    """The scope this turn searches. A thread keeps its scope, unless an admin has since disconnected the channel
-    or moved it to other documents (then NotConnected says so)."""
-    rule = policy.rule_for(channel, is_dm=is_dm)
-    if (rule.container,) != conversation.scope.containers:
-        raise NotConnected(messages.SCOPE_CHANGED)
-    return conversation.scope
+async def scope_for_turn(
+    policy: ChannelPolicy, access: Access | None, *, thread: ThreadKey, user: str, is_dm: bool,
+    narrowing: tuple[Tag, ...],
+) -> TurnScope:  # fmt: skip
+    """The scope this turn searches: in a DM or the assistant, the asker's (the channel they view beside the
+    assistant, or their `access:` containers); else today's rule for the channel (NotConnected when it has none any
+    more), narrowed by those of the thread's own filters that the rule still allows."""
+    if is_dm and access is not None:
+        chosen = await access.choose(policy, thread=thread, user=user, tags=narrowing)
+        if chosen is not None:
+            return TurnScope(chosen.scope, chosen.basis)
+    rule = policy.scope_for(thread.channel, is_dm=is_dm)
+    kept = tuple(tag for tag in narrowing if _still_allowed(policy, rule, tag))
+    return TurnScope(narrow(rule, kept, allowed_keys=policy.tag_keys))
 
 
-async def asker_scope(
-    policy: ChannelPolicy, access: Access | None, *, thread: ThreadKey, user: str, is_dm: bool, tags: tuple[Tag, ...]
-) -> ScopeChoice | None:
-    """In a DM or the assistant container, the scope of the person asking this turn (the channel they view beside
-    the assistant, or their `access:` containers narrowed by the thread's `/ask` tags), and why; None elsewhere and
-    where today's `dm:` rule decides."""
-    if not is_dm or access is None:
-        return None
-    return await access.choose(policy, thread=thread, user=user, tags=tags)
+def _still_allowed(policy: ChannelPolicy, rule: Scope, tag: Tag) -> bool:
+    # A filter the policy no longer allows (its key was dropped, or the channel's defaults now exclude its value)
+    # is left out: the policy of today decides, and the answer says that the scope changed.
+    try:
+        narrow(rule, (tag,), allowed_keys=policy.tag_keys)
+    except InvalidInput:
+        return False
+    return True

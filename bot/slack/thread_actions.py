@@ -17,7 +17,8 @@ from bot import messages
 from bot.agent import delete_responses
 from bot.app import Folio
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
-from bot.store import ConversationStore, Feedback, ThreadKey
+from bot.models import Feedback
+from bot.store import ConversationStore, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,8 @@ async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: Thre
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
         return
-    await tell(client, thread, user, messages.DELETED)
+    done = messages.deleted(messages=len(conversation.message_ts), responses=len(conversation.response_ids))
+    await tell(client, thread, user, done)
 
 
 def _store(folio: Folio) -> ConversationStore:

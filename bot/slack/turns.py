@@ -14,14 +14,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import run_turn
-from bot.agent.events import Listener, TurnEvent
+from bot.agent.events import Listener, ResponseCreated, TurnEvent
 from bot.app import Folio
 from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
-from bot.models import Conversation, Profile, Tag
+from bot.models import Conversation, Profile, Scope, Tag
 from bot.slack.progress import ThreadProgress
 from bot.slack.render import render_answer
-from bot.access import ScopeChoice
-from bot.slack.scope import asker_scope, new_thread_scope, scope_for_turn
+from bot.slack.scope import new_thread_scope, scope_for_turn
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -67,18 +66,14 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
             await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
             existing = await store.load(request.thread)
             try:
-                chosen = await asker_scope(
+                turn = await scope_for_turn(
                     folio.channel_policy(), folio.access, thread=request.thread, user=request.user,
-                    is_dm=request.is_dm, tags=existing.scope.tags if existing else request.tags,
+                    is_dm=request.is_dm, narrowing=existing.narrowing if existing else request.tags,
                 )  # fmt: skip
-                conversation = existing or _new_conversation(folio, request, chosen)
-                scope = chosen.scope if chosen else scope_for_turn(
-                    folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm,
-                    conversation=conversation,
-                )  # fmt: skip
-                conversation.scope = scope
+                conversation = existing or _new_conversation(request, turn.scope)
+                changed = conversation.rescope(turn.scope)
                 await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-                await _answer(folio, request, conversation, progress, basis=chosen.basis if chosen else None)
+                await _answer(folio, request, conversation, progress, scope_changed=changed, basis=turn.basis)
             except Exception as error:
                 shown = await _report(progress, error, request)
                 if shown and existing is not None:  # so that deleting the conversation removes this message too
@@ -105,22 +100,22 @@ def _store(folio: Folio) -> ConversationStore:
     return folio.store
 
 
-def _new_conversation(folio: Folio, request: TurnRequest, chosen: ScopeChoice | None = None) -> Conversation:
-    scope = chosen.scope if chosen else new_thread_scope(
-        folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
-    )
+def _new_conversation(request: TurnRequest, scope: Scope) -> Conversation:
     roots = [request.thread.thread_ts] if request.root_is_ours else []
-    return Conversation(scope=scope, started_by=request.user, message_ts=roots)
+    return Conversation(scope=scope, narrowing=request.tags, started_by=request.user, message_ts=roots)
 
 
 async def _answer(
-    folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *, basis: str | None
+    folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *,
+    scope_changed: bool, basis: str | None,
 ) -> None:
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, events=_shown_by(progress),
+            profile=request.profile, events=_listener(_store(folio), request.thread, progress),
         )  # fmt: skip
+    if scope_changed:  # said once: the conversation saved below holds the new scope
+        answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
     ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index, basis=basis))
@@ -152,19 +147,24 @@ async def start_turn(
     folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")
 
 
-def _shown_by(progress: ThreadProgress) -> Listener:
-    """The turn's events as the thread's progress line: each step's title as it starts."""
+def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:
+    """The turn's events: each response id recorded the moment it exists, each step's title shown as it starts."""
 
-    async def show(event: TurnEvent) -> None:
-        if event.status == "started":
+    async def hear(event: TurnEvent) -> None:
+        if isinstance(event, ResponseCreated):  # before the turn can fail: deleting the thread must reach it
+            await store.add_response(thread, event.response_id)
+        elif event.status == "started":
             await progress.update(event.title)
 
-    return show
+    return hear
 
 
 def _claim(folio: Folio, request: TurnRequest) -> Conversation | None:
     """The conversation a new thread starts with; None where the policy refuses (the turn then says why)."""
     try:
-        return _new_conversation(folio, request)
+        scope = new_thread_scope(
+            folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
+        )
+        return _new_conversation(request, scope)
     except FolioError:
         return None

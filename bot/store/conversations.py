@@ -2,6 +2,8 @@
 
 Keys (all under one prefix, default `folio`):
     {prefix}:conv:{team}:{channel}:{thread_ts}    the thread's Conversation as JSON, TTL 30 days refreshed each turn
+    {prefix}:resp:{team}:{channel}:{thread_ts}    a set of every response id the model returned for the thread,
+                                                   added the moment it exists (turns that never finish included)
     {prefix}:seen:{kind}:{id}                      a delivery already handled (event id, message ts, trigger id)
     {prefix}:lock:{team}:{channel}:{thread_ts}:*   the thread's lock queue (see bot.store.lock)
 
@@ -14,7 +16,6 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
@@ -22,13 +23,12 @@ from redis.exceptions import RedisError
 
 from bot import messages
 from bot.errors import StoreUnavailable
-from bot.models import Conversation
+from bot.models import Conversation, Feedback
 from bot.store.lock import ThreadLock
 
 log = logging.getLogger(__name__)
 
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
-Feedback = Literal["helpful", "not_helpful"]
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
 
@@ -75,17 +75,36 @@ class ConversationStore:
     def _key(self, thread: ThreadKey) -> str:
         return f"{self._prefix}:conv:{thread}"
 
+    def _responses_key(self, thread: ThreadKey) -> str:
+        return f"{self._prefix}:resp:{thread}"
+
     async def load(self, thread: ThreadKey) -> Conversation | None:
-        """The thread's conversation, or None when Folio has none (never answered, deleted or expired)."""
+        """The thread's conversation, or None when Folio has none (never answered, deleted or expired). Its
+        `response_ids` include those of turns that never finished (see `add_response`)."""
         async with redis_errors():
-            raw = await self._redis.get(self._key(thread))
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.get(self._key(thread))
+                pipe.smembers(self._responses_key(thread))
+                raw, unfinished = await pipe.execute()
         if raw is None:
             return None
         try:
-            return Conversation.model_validate_json(raw)
+            conversation = Conversation.model_validate_json(raw)
         except ValidationError:
             log.warning("conversation %s is unreadable; starting afresh", thread, exc_info=True)
             return None
+        known = set(conversation.response_ids)
+        conversation.response_ids.extend(sorted(rid for rid in map(_text, unfinished) if rid not in known))
+        return conversation
+
+    async def add_response(self, thread: ThreadKey, response_id: str) -> None:
+        """Record a response the model just created for this thread, in one atomic step: no read-modify-write, so it
+        never races the conversation record, and deletion reaches it whatever becomes of the turn."""
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.sadd(self._responses_key(thread), response_id)
+                pipe.expire(self._responses_key(thread), self._ttl)
+                await pipe.execute()
 
     async def exists(self, thread: ThreadKey) -> bool:
         """Whether Folio holds a conversation for this thread (a cheap check for every threaded message)."""
@@ -93,14 +112,17 @@ class ConversationStore:
             return bool(await self._redis.exists(self._key(thread)))
 
     async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
-        """Write the conversation and restart its 30-day expiry."""
+        """Write the conversation and restart its 30-day expiry (and its response ids')."""
         async with redis_errors():
-            await self._redis.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
+                pipe.expire(self._responses_key(thread), self._ttl)
+                await pipe.execute()
 
     async def delete(self, thread: ThreadKey) -> None:
         """Forget the thread."""
         async with redis_errors():
-            await self._redis.delete(self._key(thread))
+            await self._redis.delete(self._key(thread), self._responses_key(thread))
 
     async def set_feedback(self, thread: ThreadKey, turn_index: int, feedback: Feedback) -> bool:
         """Store a helpful / not helpful vote on one turn; False when the turn is gone. Hold the thread lock."""
@@ -118,7 +140,11 @@ class ConversationStore:
         """After a half-finished deletion, keep only what is still to delete, so the next attempt resumes there."""
         conversation.response_ids = list(response_ids)
         conversation.message_ts = list(message_ts)
-        await self._keep_ttl_save(thread, conversation)
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.set(self._key(thread), conversation.model_dump_json(), keepttl=True)
+                pipe.delete(self._responses_key(thread))  # what is left is in the record now
+                await pipe.execute()
 
     async def remember_message(self, thread: ThreadKey, ts: str) -> None:
         """Record one more of Folio's messages in the thread, for deletion; nothing when the thread has no record."""
@@ -186,3 +212,7 @@ class ConversationStore:
         await self._redis.aclose()
         if self._on_close is not None:
             self._on_close()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

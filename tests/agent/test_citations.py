@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from bot.citations import display_name, needs_correction, render, scrub_sandbox, unknown_refs
 from tests.agent.doubles import chunk, link
 
@@ -61,3 +63,57 @@ def test_correction_is_needed_for_unknown_markers_or_uncited_facts() -> None:
     assert not needs_correction("The notice period is 30 days.", {}, sources_shown=False)
     assert not needs_correction("[NOT_IN_DOCUMENTS] Nothing covers pets.", KNOWN, sources_shown=True)
     assert not needs_correction("A [S1].", KNOWN, sources_shown=True)
+
+
+LOOK_ALIKES = {  # what a model writes -> what a reader sees (KNOWN: S1, S2 on handbook page 12; S3 plan.pdf page 4)
+    "A [s3].": "A [1].",
+    "A [S 3].": "A [1].",
+    "A [S3-S1].": "A [1][2].",
+    "A [S1–S3].": "A [1][2].",  # an en dash: S1, S2 and S3, two pages
+    "A [S1 — S3].": "A [1][2].",
+    "A ［S3］.": "A [1].",  # full-width brackets
+    "A 【S3】.": "A [1].",
+    "A [Ｓ３].": "A [1].",  # full-width letter and digit
+    "A [S3, page 4].": "A [1].",
+    "A [S3, sections 1-2].": "A [1].",  # only ids read: the s of "sections" names nothing
+    "A [S3 and S1].": "A [1][2].",
+    "A [S9].": "A.",
+    "A [s 9] and [S9-S12] and 【S10】.": "A and and.",
+    "A [S1-S999999999].": "A [1].",  # a huge range is not expanded: only its ends are read
+    "A [S3 then an aside far longer than any marker would ever be, and never closed": (
+        "A [1] then an aside far longer than any marker would ever be, and never closed"
+    ),
+}
+
+
+def test_citation_look_alikes_are_read_as_markers_or_removed() -> None:
+    for written, shown in LOOK_ALIKES.items():
+        rendered = render(written, KNOWN, link_for=link)
+
+        assert rendered.text == shown, written
+        for span in rendered.markers:
+            assert rendered.text[span.start : span.end] == f"[{span.label}]"
+    assert unknown_refs("A [s9] and 【S3】.", KNOWN) == ["S9"]
+    assert not needs_correction("A ［S3］.", KNOWN, sources_shown=True)
+
+
+def test_links_the_model_writes_show_their_real_address() -> None:
+    rendered = render(
+        "Read [the policy](https://evil.example/login) [S1], ![chart](https://evil.example/x.png) and "
+        "[https://evil.example](https://evil.example).",
+        KNOWN,
+        link_for=link,
+    )
+
+    assert rendered.text == (
+        "Read the policy (https://evil.example/login) [1], chart (https://evil.example/x.png) and "
+        "https://evil.example."
+    )
+
+
+def test_answers_built_to_make_the_patterns_backtrack_render_in_linear_time() -> None:
+    # Each took 10 to 25 seconds before the patterns were bounded; now well under one.
+    for text in ("[" * 50_000, "[S1" * 20_000, "[" * 30_000 + "](/mnt/data/"):
+        started = time.perf_counter()
+        render(text, KNOWN, link_for=link)
+        assert time.perf_counter() - started < 3, text[:10]

@@ -13,7 +13,7 @@ import pytest
 from bot.cli import main
 from bot.cli.chat import chat_loop
 from bot.config import load_settings
-from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, tools
+from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, shown_sources, tools
 
 PLAN = "Northwind_Standard_Benefits_Details.pdf"
 QUESTION = "What does the Northwind Standard plan not cover for clinical trials, and which hearing care is covered?"
@@ -24,11 +24,10 @@ PARTS = {  # the search the model makes for each part -> a word its passage must
 
 
 def first_ref_mentioning(output: str, words: str) -> str:
-    """The REF of the first source block in a search output whose content mentions `words`."""
-    for block in output.split("\n\nREF: "):
-        ref = re.search(r"S\d+", block)
-        if ref and words in block.split("CONTENT:", 1)[-1].lower():
-            return ref.group(0)
+    """The ref of the first source in a search output whose content mentions `words`."""
+    for source in shown_sources(output):
+        if words in source["content"].lower():
+            return source["ref"]
     raise AssertionError(f"no passage about {words!r} in:\n{output[:2000]}")
 
 

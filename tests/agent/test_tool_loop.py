@@ -6,14 +6,19 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
-from bot.agent.events import Step
+from bot.agent.events import Step, TurnEvent
 from bot.agent import AgentOptions, run_turn
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
-from tests.fakes.openai_responses import Code, FakeResponses, call, reply, rewrite, search, tools
+from tests.fakes.openai_responses import Code, FakeResponses, call, reply, rewrite, search, shown_sources, tools
 
 QUESTION = "wat is the notis period for resigning?"
 REWRITTEN = "What is the notice period for resigning?"
+
+
+def refs(output: str) -> list[str]:
+    """The source ids one search output showed the model."""
+    return [source["ref"] for source in shown_sources(output)]
 
 
 @pytest.mark.parametrize(
@@ -62,10 +67,12 @@ async def test_source_blocks_carry_every_field_and_the_instructions_prefer_newer
     await run_turn("How much leave?", conversation, model=model, retriever=retriever, options=options)
 
     (output,) = fake_model.requests[1].tool_outputs.values()
-    fields = ["REF: S2", "TITLE: leave_2025.pdf", "PAGE: 5", "CONTAINER: hr", "DATE: 2025-02-01", "CONTEXT: -"]
-    assert "\n".join([*fields, "CONTENT: Leave is 25 days."]) in output
+    assert shown_sources(output)[1] == {
+        "ref": "S2", "title": "leave_2025.pdf", "page": 5, "container": "hr", "date": "2025-02-01", "context": "",
+        "content": "Leave is 25 days.",
+    }  # fmt: skip
     for request in fake_model.requests:  # instructions, tools and reasoning are resent with every call
-        assert "prefer the one with the later DATE" in request.body["instructions"]
+        assert "prefer the one with the later date" in request.body["instructions"]
         assert "never instructions" in request.body["instructions"]
         assert {t.get("name", t["type"]) for t in request.body["tools"]} == {
             "rewrite_query", "search_documents", "code_interpreter",
@@ -85,10 +92,10 @@ async def test_budget_exhaustion_replaces_content_with_a_note(
     answer = await run_turn("Tell me a, b and c", conversation, model=model, retriever=retriever, options=options)
 
     first = list(fake_model.requests[1].tool_outputs.values())
-    assert "REF: S1" in first[0] and "REF: S2" in first[0]
-    assert "REF: S3" in first[1] and "REF: S4" not in first[1] and "limit of 3 passages" in first[1]
+    assert refs(first[0]) == ["S1", "S2"]
+    assert refs(first[1]) == ["S3"] and "limit of 3 passages" in first[1]
     (last,) = fake_model.requests[2].tool_outputs.values()
-    assert "REF:" not in last and "limit of 3 passages" in last
+    assert refs(last) == [] and "limit of 3 passages" in last
     assert retriever.queries == ["a", "b"]  # nothing more may be shown, so "c" is not searched
     assert sorted(conversation.sources) == ["S1", "S2", "S3"]
     assert answer.tool_calls[-1].summary.endswith("budget spent")
@@ -104,7 +111,7 @@ async def test_chunks_already_shown_this_turn_are_not_shown_twice(
     answer = await run_turn("a and b", conversation, model=model, retriever=retriever, options=options)
 
     second = list(fake_model.requests[1].tool_outputs.values())[1]
-    assert second.count("REF:") == 1 and "REF: S3" in second and "already shown above: S1" in second
+    assert refs(second) == ["S3"] and "already shown above: S1" in second
     assert answer.text == "X [1]. Y [1]. Z [2]."  # S1 and S3 are the same page: one reference
     assert [(c.label, c.page) for c in answer.citations] == [(1, 1), (2, 2)]
 
@@ -122,7 +129,7 @@ async def test_source_ids_keep_counting_across_searches_and_turns(
 
     assert fake_model.requests[3].body["previous_response_id"] == first.final_response_id
     (output,) = fake_model.requests[4].tool_outputs.values()
-    assert "REF: S4" in output and "REF: S1" in output  # a new chunk gets S4; the old one keeps S1
+    assert refs(output) == ["S4", "S1"]  # a new chunk gets S4; the old one keeps S1
     assert conversation.next_source == 5
     assert conversation.sources["S4"].id == "c4" and conversation.sources["S1"].id == "c1"
     assert second.text == "C [1], and A again [2]."
@@ -165,10 +172,10 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
         tools(search("costs")),
         reply("The total is 42 [S1]. [Download](sandbox:/mnt/data/total.csv)", code=(Code("print(40 + 2)", "42\n"),)),
     )
-    seen: list[Step] = []
+    heard: list[TurnEvent] = []
 
-    async def listen(event: Step) -> None:
-        seen.append(event)
+    async def listen(event: TurnEvent) -> None:
+        heard.append(event)
 
     answer = await run_turn("total?", conversation, model=model, retriever=retriever, options=options, events=listen)
 
@@ -176,9 +183,11 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     code_call = answer.tool_calls[1]
     assert code_call.arguments == {"code": "print(40 + 2)"} and code_call.summary.strip() == "42"
     assert answer.text == "The total is 42 [1]. Download"
-    assert [(step.kind, step.status) for step in seen] == [
-        ("search", "started"), ("search", "done"), ("write", "started"), ("calculate", "done")
-    ]
+    assert [(e.kind, e.status) if isinstance(e, Step) else e.response_id for e in heard] == [
+        "resp_000001", ("search", "started"), ("search", "done"), ("write", "started"),
+        "resp_000002", ("calculate", "done"),
+    ]  # each response id is heard the moment it exists, before the turn goes on  # fmt: skip
+    seen = [event for event in heard if isinstance(event, Step)]
     search_done, calculated = seen[1], seen[3]
     assert search_done.id == seen[0].id and [ref for ref, _ in search_done.sources] == ["S1"]
     assert calculated.detail.strip() == "42"

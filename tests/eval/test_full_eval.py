@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from tests.fakes.openai_responses import FakeResponses, Request, Step, error, reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, Request, Step, error, reply, search, shown_sources, tools
 
 BALANCE = "What protection does Contoso offer against balance billing?"
 DEDUCTIBLE = "What is the calendar year deductible of Northwind Standard?"
@@ -23,15 +23,14 @@ GOLDEN = [
     {"question": VACATION, "unanswerable": True},
     {"question": BROKEN, "truth": f"Hearing aids. [{STANDARD}#page=30]"},
 ]
-BLOCK = re.compile(r"REF: (S\d+)\nTITLE: (.+)\nPAGE: (\d+)")
 
 
 def refs_by_page(request: Request) -> dict[tuple[str, int], str]:
     """(file, page) -> S# of every passage the tool outputs showed the model."""
     found: dict[tuple[str, int], str] = {}
     for output in request.tool_outputs.values():
-        for ref, title, page in BLOCK.findall(output):
-            found.setdefault((title.strip(), int(page)), ref)
+        for source in shown_sources(output):
+            found.setdefault((source["title"], source["page"]), source["ref"])
     return found
 
 

@@ -37,10 +37,10 @@ Json = dict[str, Any]
 
 @dataclass(frozen=True)
 class Call:
-    """A function call the fake model makes."""
+    """A function call the fake model makes; `arguments` as a string is sent as it stands (malformed on purpose)."""
 
     name: str
-    arguments: Json
+    arguments: Json | str
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,11 @@ class Step:
 
 
 def call(name: str, **arguments: Any) -> Call:
+    return Call(name, arguments)
+
+
+def raw_call(name: str, arguments: str) -> Call:
+    """A call whose arguments string is sent verbatim: invalid JSON, a non-object, nesting too deep to parse."""
     return Call(name, arguments)
 
 
@@ -127,6 +132,16 @@ class Request:
         """The function calls of the response this request continues."""
         output = (self.previous or {}).get("output", [])
         return [item for item in output if item.get("type") == "function_call"]
+
+
+def shown_sources(output: str) -> list[Json]:
+    """The sources of one search_documents output, read as its format defines them (one JSON object each):
+    what a scripted model "sees". Notes and failures carry no sources."""
+    try:
+        shown = json.loads(output)
+    except json.JSONDecodeError:
+        return []
+    return list(shown.get("sources", [])) if isinstance(shown, dict) else []
 
 
 class FakeResponses:
@@ -317,7 +332,7 @@ def _call_item(number: int, index: int, tool_call: Call) -> Json:
         "id": f"fc_{number:06d}_{index}",
         "call_id": f"call_{number:06d}_{index}",
         "name": tool_call.name,
-        "arguments": json.dumps(tool_call.arguments),
+        "arguments": tool_call.arguments if isinstance(tool_call.arguments, str) else json.dumps(tool_call.arguments),
         "status": "completed",
     }
 

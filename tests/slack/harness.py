@@ -48,9 +48,11 @@ class RecordingRetriever(Retriever):
         self.inner = inner
         self.scopes: list[Scope] = []
         self.down = False
+        self.delay = 0.0  # seconds each search takes, to let a turn run out of time while it searches
 
     async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
         self.scopes.append(scope)
+        await asyncio.sleep(self.delay)
         if self.down:
             from bot.errors import SearchUnavailable
 

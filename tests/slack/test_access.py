@@ -7,14 +7,13 @@ cites what it was shown, so what reached the model and the thread is exactly wha
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot import messages
-from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, shown_sources, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
 from tests.slack.harness import ALICE, BOB, CHANNEL, Harness
@@ -35,7 +34,7 @@ def searching_model(request: Request) -> Step:
     """Search for the question; then answer citing the first source shown, or say the documents do not answer."""
     if not request.tool_outputs:
         return tools(search(request.user_text))
-    refs = re.findall(r"REF: (S\d+)", "\n".join(request.tool_outputs.values()))
+    refs = [source["ref"] for output in request.tool_outputs.values() for source in shown_sources(output)]
     return reply(f"Here is what I found [{refs[0]}]." if refs else "[NOT_IN_DOCUMENTS]")
 
 
@@ -58,7 +57,9 @@ async def ask_in_dm(harness: Harness, text: str, *, user: str, channel: str, thr
 def finance_seen(harness: Harness, *, since: int = 0) -> list[str]:
     """Finance passages in what the model was sent (from request `since` on)."""
     sent = [out for request in harness.model.requests[since:] for out in request.tool_outputs.values()]
-    return [out for out in sent if "CONTAINER: finance" in out or any(name in out for name in FINANCE_FILES)]
+    shown = [source for out in sent for source in shown_sources(out)]
+    return [source["title"] for source in shown
+            if source["container"] == "finance" or any(name in source["title"] for name in FINANCE_FILES)]  # fmt: skip
 
 
 async def test_a_finance_member_gets_finance_documents_in_a_dm_and_a_non_member_does_not(app: Harness) -> None:

@@ -121,7 +121,7 @@ async def test_direct_messages_are_refused_clearly_without_a_dm_policy(
         assert "Direct messages are not connected to any documents" in refusal and harness.model.requests == []
 
 
-async def test_a_thread_stops_when_its_channel_is_moved_to_other_documents(
+async def test_a_thread_stops_when_its_channel_is_disconnected(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     fake_model.script(tools(search("balance billing")), reply("Protected [S1]."))
@@ -129,12 +129,12 @@ async def test_a_thread_stops_when_its_channel_is_moved_to_other_documents(
         ts = await harness.mention("What about balance billing?")
         await harness.settle()
         conversation = await harness.store.load(harness.thread_key(ts))
-    moved = {**POLICY, "channels": {CHANNEL: {"container": "legal"}}}
-    async with running_app(slack, fake_model, redis_url, corpus_index, policy=moved) as harness:
+    disconnected = {**POLICY, "channels": {}}  # a channel moved to other documents: see test_policy_today.py
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=disconnected) as harness:
         await harness.store.save(harness.thread_key(ts), conversation)
 
         await harness.message("And out of network?", thread_ts=ts)
         await harness.settle()
 
-        assert harness.texts(ts)[-1] == messages.SCOPE_CHANGED
-        assert all(scope.containers == ("benefits",) for scope in harness.retriever.scopes)
+        assert harness.texts(ts)[-1] == messages.channel_not_connected(CHANNEL)
+        assert harness.retriever.scopes == []

@@ -121,3 +121,23 @@ async def test_a_repeated_delivery_is_dropped_and_leaves_the_line_free(store: Co
         assert await store.take_on(THREAD, delivery="message:7", new=None) is None
     async with store.lock(THREAD, wait_seconds=1):  # nobody is left in line ahead of a new turn
         pass
+
+
+async def test_response_ids_recorded_as_they_come_load_with_the_conversation_until_deleted(
+    store: ConversationStore, redis_url: str
+) -> None:
+    await store.save(THREAD, conversation_with_one_turn())
+    await store.add_response(THREAD, "resp_3")  # a later turn that never finished
+    await store.add_response(THREAD, "resp_2")  # already in the record: listed once
+
+    loaded = await store.load(THREAD)
+    assert loaded is not None and loaded.response_ids == ["resp_1", "resp_2", "resp_3"]
+
+    await store.record_remaining(THREAD, loaded, response_ids=["resp_3"], message_ts=[])
+    assert (await store.load(THREAD)).response_ids == ["resp_3"]  # the deleted ones do not come back
+
+    await store.delete(THREAD)
+    redis = Redis.from_url(redis_url)
+    left = await redis.keys(f"{store._prefix}:*")
+    await redis.aclose()
+    assert left == []

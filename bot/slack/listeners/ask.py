@@ -21,7 +21,7 @@ from bot.errors import FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.render import escape, render_question
-from bot.slack.scope import asker_scope, new_thread_scope
+from bot.slack.scope import new_thread_scope, scope_for_turn
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ThreadKey
 
@@ -54,6 +54,9 @@ def register(app: AsyncApp, folio: Folio) -> None:
             if parsed.wants_help:
                 await ack(response_type="ephemeral", text=help_text(policy, channel, is_dm=is_dm))
                 return
+            if len(parsed.question) > folio.options.max_question_chars:  # refused before it is restated publicly
+                limit = folio.options.max_question_chars
+                raise InvalidInput(messages.question_too_long(len(parsed.question), limit=limit))
             scope = None if by_asker else new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
         except (InvalidInput, NotConnected) as error:  # said only to the asker: nothing was posted yet
             await ack(response_type="ephemeral", text=str(error))
@@ -110,10 +113,11 @@ async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
 
 async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
     """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters."""
-    policy = folio.channel_policy()
     thread = ThreadKey(team=team, channel=channel, thread_ts="-")
-    chosen = await asker_scope(policy, folio.access, thread=thread, user=user, is_dm=True, tags=tags)
-    return chosen.scope if chosen else new_thread_scope(policy, channel=channel, is_dm=True, tags=tags)
+    chosen = await scope_for_turn(
+        folio.channel_policy(), folio.access, thread=thread, user=user, is_dm=True, narrowing=tags
+    )
+    return chosen.scope
 
 
 async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
@@ -138,7 +142,8 @@ async def _ask_in_channel(
             scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)
         message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
-        posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts())
+        posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts(),
+                                               unfurl_links=False, unfurl_media=False)  # fmt: skip
     except (FolioError, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:
             await respond(response_type="ephemeral", text=describe_failure(error))
