@@ -171,3 +171,7 @@ def bad_filter_value(token: str) -> str:
         f"`{token}` is not a filter I can use: values are letters, digits and `. - _ / + @`, with no spaces. "
         "Fix the filter and ask again."
     )
+
+
+# --- the index (issue 9: scope, lifecycle, hygiene; issue 14: containers) -------------------------------------------
+UNSCOPED_SEARCH = "A search needs at least one container; none was given, so nothing was searched."

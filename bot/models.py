@@ -95,6 +95,16 @@ class Scope(_Value):
         return f"{where} ({', '.join(str(tag) for tag in self.tags)})"
 
 
+def file_title(file: str) -> str:
+    """A file name as the words of a title: `Northwind_Health_Plus.pdf` -> `Northwind Health Plus`,
+    `orders.xlsx.pdf` -> `orders.xlsx`, `notes.md` -> `notes` (a document without a title of its own)."""
+    if file.lower().endswith(".pdf"):
+        stem = file[: -len(".pdf")]
+    else:
+        stem = file.rsplit(".", 1)[0] if "." in file.lstrip(".") else file
+    return re.sub(r"_+", " ", stem).strip() or file
+
+
 class Chunk(_Value):
     """A passage of one document page, as indexed and as returned by a search."""
 

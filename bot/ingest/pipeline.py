@@ -97,7 +97,7 @@ def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
     return f"{document}-p{page or 0}-{position}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IndexOptions:
     """How one run indexes its files."""
 
@@ -149,7 +149,10 @@ async def index_files(
     documents: DocumentStore | None = None,
 ) -> IndexReport:
     """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced."""
-    options = IndexOptions(container, tuple(tags), date, describe, chunk_chars, overlap_chars, documents)
+    options = IndexOptions(
+        container=container, tags=tuple(tags), date=date, describe=describe, chunk_chars=chunk_chars,
+        overlap_chars=overlap_chars, documents=documents,
+    )  # fmt: skip
     report = IndexReport()
     known = await writer.fingerprints(container)
     seen: set[str] = set()

@@ -6,7 +6,6 @@ Blocking (pypdf); the pipeline calls these in a worker thread.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -15,6 +14,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, PdfReadError, PyPdfError
 
 from bot.errors import UnreadableFile
+from bot.models import file_title
 
 PDF_SUFFIXES = frozenset({".pdf"})
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
@@ -46,12 +46,6 @@ def is_tabular(name: str) -> bool:
     return any(suffix in SPREADSHEETS for suffix in suffixes[-2:])
 
 
-def humanise(name: str) -> str:
-    """`Northwind_Health_Plus.pdf` -> `Northwind Health Plus`; `orders.xlsx.pdf` -> `orders.xlsx`."""
-    stem = name[: -len(".pdf")] if name.lower().endswith(".pdf") else Path(name).stem
-    return re.sub(r"[_]+", " ", stem).strip() or name
-
-
 def read_document(path: Path) -> Document:
     """Read a PDF, text or Markdown file; UnreadableFile when it cannot be read."""
     suffix = path.suffix.lower()
@@ -69,7 +63,7 @@ def read_document(path: Path) -> Document:
         pages, title, created = (Page(number=None, text=data.decode("utf-8", errors="replace")),), None, None
     return Document(
         file=path.name,
-        title=title or humanise(path.name),
+        title=title or file_title(path.name),
         pages=pages,
         content_hash=digest,
         metadata_date=created,

@@ -18,8 +18,8 @@ from azure.search.documents.indexes.aio import SearchIndexClient
 from azure.search.documents.models import VectorizableTextQuery, VectorizedQuery, VectorQuery
 
 from bot.errors import SearchUnavailable
-from bot.models import Chunk, Scope, Tag
-from bot.retrieval import apply_score_gap, check_top, clean_query
+from bot.models import Chunk, Scope, Tag, file_title
+from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
 from bot.retrieval.azure_schema import RETURNED, SEMANTIC_CONFIG, VECTOR_FIELD, AzureVectorizer, index_definition
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import file_filter, scope_filter, tag_term
@@ -61,6 +61,7 @@ class AzureSearchRetriever:
     async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
         """Hybrid search inside the scope's filter; the semantic ranker reorders when enabled."""
         text = clean_query(query)
+        check_scope(scope)
         check_top(top)
         options: dict[str, Any] = {"filter": scope_filter(scope), "top": top, "select": RETURNED}
         vectors = await self._vector_queries(text)
@@ -72,8 +73,8 @@ class AzureSearchRetriever:
         hits = [document async for document in self._documents(text, **options)]
         chunks = [_chunk(hit, _score(hit)) for hit in hits]
         if any(hit.get("@search.reranker_score") is not None for hit in hits) or not vectors:
-            return apply_score_gap(chunks, self.score_gap)[:top]
-        return chunks[:top]
+            chunks = apply_score_gap(chunks, self.score_gap)
+        return within(scope, chunks[:top])
 
     async def _vector_queries(self, text: str) -> list[VectorQuery]:
         if self.vectorizer:
@@ -215,7 +216,7 @@ def _document(chunk: Chunk, fingerprint: str, vector: Any) -> dict[str, Any]:
     document: dict[str, Any] = {
         "id": chunk.id,
         "content": chunk.text,
-        "title": _title(chunk.file),
+        "title": file_title(chunk.file),
         "context": chunk.context,
         "container": chunk.container,
         "tags": [tag_term(tag) for tag in chunk.tags],
@@ -228,12 +229,6 @@ def _document(chunk: Chunk, fingerprint: str, vector: Any) -> dict[str, Any]:
     if vector is not None:
         document[VECTOR_FIELD] = [float(x) for x in vector]
     return document
-
-
-def _title(file: str) -> str:
-    """`Northwind_Health_Plus.pdf` -> `Northwind Health Plus`: the file name as words, for the text search."""
-    stem = file[:-4] if file.lower().endswith(".pdf") else file
-    return stem.replace("_", " ").strip() or file
 
 
 def _unavailable(exc: AzureError) -> SearchUnavailable:
