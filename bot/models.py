@@ -19,6 +19,9 @@ class _Value(BaseModel):
 
 
 TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")  # the form of a tag key, in the policy file and in every filter
+# The form of a container name given to `folio index`: letters, digits, `-`, `_` and `.`, starting with a letter or
+# digit (no spaces, no `/`): it names a folder of kept copies and appears in links and commands.
+CONTAINER_NAME = re.compile(r"^[^\W_][\w.-]{0,63}$")
 
 
 class Tag(_Value):

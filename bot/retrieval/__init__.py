@@ -1,8 +1,8 @@
 """Search over indexed documents: the protocols every backend speaks, and the checks they share.
 
     Retriever     search(query, scope, top) -> chunks, best first (what the agent and the CLI use)
-    IndexWriter   what ingestion writes through: one file's chunks at a time, with the file's fingerprint
-    SearchIndex   both, plus what `folio list` and pruning read: containers() and files(container)
+    IndexWriter   what ingestion writes and reads through: one file's chunks at a time; the files it holds
+    SearchIndex   both, plus containers() (container -> passages), closed when Folio stops
 
 Backends: `local.LocalRetriever` (one SQLite file, the embedded default) and `azure.AzureSearchRetriever`.
 Both apply the Scope (containers, then tags) inside the backend's query, never after a top-k cut, and check it
@@ -54,8 +54,8 @@ class IndexedFile:
 class IndexWriter(Protocol):
     """Where ingestion puts chunks: whole files at a time, so a file is never half replaced."""
 
-    async def fingerprints(self, container: str) -> dict[str, str]:
-        """File name -> fingerprint of every file indexed in `container`."""
+    async def files(self, container: str) -> list[IndexedFile]:
+        """Every file indexed in `container`, by name, with its fingerprint and the path it came from."""
         ...
 
     async def replace_file(
@@ -81,10 +81,6 @@ class SearchIndex(Retriever, IndexWriter, Protocol):
 
     async def containers(self) -> dict[str, int]:
         """Container -> how many passages it holds, for every container holding any."""
-        ...
-
-    async def files(self, container: str) -> list[IndexedFile]:
-        """Every file indexed in `container`, by name."""
         ...
 
     async def close(self) -> None:

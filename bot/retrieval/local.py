@@ -84,13 +84,6 @@ class LocalRetriever:
         await asyncio.to_thread(shut)
 
     # --- IndexWriter ---------------------------------------------------------------------------------------------
-    async def fingerprints(self, container: str) -> dict[str, str]:
-        """File name -> fingerprint of every file indexed in `container`."""
-        rows = await self._run(
-            lambda db: db.execute("SELECT file, fingerprint FROM files WHERE container = ?", (container,)).fetchall()
-        )
-        return dict(rows)
-
     async def count(self, container: str) -> int:
         """How many chunks `container` holds."""
         row = await self._run(
