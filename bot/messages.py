@@ -264,3 +264,14 @@ def gone_from_folder(files: list[str], *, container: str, folders: str) -> str:
         f"{', '.join(files)}. Remove {'it' if len(files) == 1 else 'them'} with: "
         f"folio index {folders} --container {container} --prune"
     )
+
+
+NOTHING_INDEXED = "No documents are indexed yet. Add some with: folio index PATH --container NAME"
+
+
+def removed_file(file: str, passages: int) -> str:
+    return f"removed {file} ({_count(passages, 'passage')})"
+
+
+def not_in_container(names: list[str], container: str) -> str:
+    return f"folio: not in {container}: {', '.join(names)}. See the names with: folio list --container {container}"
