@@ -9,6 +9,7 @@ from azure.core.credentials import AzureKeyCredential
 
 from bot.errors import InvalidInput, SearchUnavailable
 from bot.ingest import index_files
+from bot.ingest.lifecycle import remove_files
 from bot.models import Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.azure import AzureSearchRetriever
@@ -197,3 +198,27 @@ async def test_pdfs_are_ingested_through_the_azure_backend(azure: AzureSearchRet
     results = await azure.search("gym membership", Scope(container="benefits"), top=3)
     assert results and results[0].file == "PerksPlus.pdf" and results[0].page is not None
     assert results[0].tags == (Tag(key="year", value="2023"),)
+
+
+async def test_files_and_containers_are_listed_and_a_removal_deletes_by_the_file_filter(
+    azure: AzureSearchRetriever, fake_search: FakeAzureSearch
+) -> None:
+    await azure.replace_file("c", "a.pdf", "v1", [chunk("c", "a.pdf", f"alpha {n}", page=n, tags=("year:2025",))
+                                                  for n in (1, 2)], source="/docs/a.pdf", pages=2)  # fmt: skip
+    await azure.replace_file("c", "b's.md", "v1", [chunk("c", "b's.md", "beta", page=None)], source="/docs/b's.md")
+    await azure.replace_file("other", "x.pdf", "v1", [chunk("other", "x.pdf", "gamma")])
+    assert await azure.containers() == {"c": 3, "other": 1}
+    listing = await azure.files("c")
+    assert [(f.file, f.pages, f.passages, f.source) for f in listing] == [
+        ("a.pdf", 2, 2, "/docs/a.pdf"), ("b's.md", None, 1, "/docs/b's.md")
+    ]
+    assert listing[0].tags == (Tag(key="year", value="2025"),) and listing[0].indexed_at
+    await remove_files(azure, None, [listing[1]])
+    assert fake_search.searches()[-1].body["filter"] == "container eq 'c' and file eq 'b''s.md'"
+    assert [f.file for f in await azure.files("c")] == ["a.pdf"]
+    assert await azure.containers() == {"c": 2, "other": 1}
+    assert {hit.file for hit in await azure.search("beta", Scope(container="c"), top=5)} <= {"a.pdf"}
+
+
+async def test_an_index_that_does_not_exist_yet_lists_nothing(azure: AzureSearchRetriever) -> None:
+    assert await azure.containers() == {}
