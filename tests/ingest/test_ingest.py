@@ -150,3 +150,26 @@ async def test_a_passage_is_found_by_the_name_of_its_section(tmp_path: Path, ind
     await index_files([tmp_path / "handbook.pdf"], index, container="c")
     found = await index.search("orthodontic braces", Scope(container="c"), top=5)
     assert [(hit.page, "Orthodontic Benefits" in hit.context) for hit in found][:1] == [(2, True)]
+
+
+async def test_running_page_headers_and_footers_are_left_out_of_passages(tmp_path: Path, index: LocalRetriever) -> None:
+    topics = ["Hotels are capped at 180 EUR per night in capital cities.", "Trains are booked in second class.",
+              "Taxis need a receipt. Larkspur Ltd - Travel Policy 2026 - page 9 of 9 is not a footer here."]  # fmt: skip
+    pages = [f"Larkspur Ltd - Travel Policy 2026\n{text}\n{FILLER}\nConfidential - page {n} of 3"
+             for n, text in enumerate(topics, start=1)]  # fmt: skip
+    make_pdf(tmp_path / "travel.pdf", pages)
+    await index_files([tmp_path / "travel.pdf"], index, container="c")
+    [hotel] = await index.search("hotel capital cities", Scope(container="c"), top=1)
+    assert hotel.text.startswith("Hotels are capped at 180 EUR per night in capital cities.")
+    texts = [hit.text for hit in await index.search("travel policy confidential page", Scope(container="c"), top=10)]
+    assert texts and not [text for text in texts if "Confidential - page" in text or text.startswith("Larkspur")]
+    assert any("page 9 of 9 is not a footer here" in text for text in texts)  # the same words inside a page stay
+
+
+async def test_the_sample_corpus_quotes_carry_no_page_footers(index: LocalRetriever) -> None:
+    from bot.app import SAMPLE_CORPUS
+    from bot.ingest.catalog import index_catalog
+
+    await index_catalog(SAMPLE_CORPUS, index, container="sample")
+    hits = await index.search("refund window monthly plans", Scope(container="sample"), top=5)
+    assert hits and not [hit for hit in hits if "fictitious sample document - page" in hit.text]
