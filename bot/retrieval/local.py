@@ -53,10 +53,14 @@ class LocalRetriever:
             try:
                 _create_private(self.path)
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                migrate(db)
-                db.executescript(TEMP_SCHEMA)
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    migrate(db)
+                    db.executescript(TEMP_SCHEMA)
+                except BaseException:
+                    db.close()
+                    raise
             except (OSError, sqlite3.Error) as exc:
                 raise SearchUnavailable(
                     f"The local index {self.path} cannot be opened ({exc}). Check that the folder is writable "

@@ -16,6 +16,8 @@ import logging
 import sqlite3
 from collections.abc import Callable
 
+from bot.errors import SearchUnavailable
+
 log = logging.getLogger(__name__)
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -49,21 +51,31 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab (main, 'chu
 """
 
 
+# Each upgrade checks what the file already has: an older Folio that opened a newer file may have set its version
+# back without changing its tables.
+def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
+    held = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    for column in columns:
+        if column.split()[0] not in held:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+
 def _add_stemmed(db: sqlite3.Connection) -> None:
     # Existing chunks keep working: stemmed = NULL is computed at search time.
-    db.execute("ALTER TABLE chunks ADD COLUMN stemmed TEXT")
+    _add_columns(db, "chunks", ("stemmed TEXT",))
 
 
 def _never_reuse_ids(db: sqlite3.Connection) -> None:
     # SQLite cannot make a key AUTOINCREMENT in place: copy the rows, ids kept, so chunks_fts and chunk_tags
     # (which hold those ids) stay true.
-    db.execute(f"CREATE TABLE chunks_v4 (rowid INTEGER PRIMARY KEY AUTOINCREMENT, {CHUNK_COLUMNS})")
-    db.execute(f"INSERT INTO chunks_v4 (rowid, {_CHUNK_NAMES}) SELECT rowid, {_CHUNK_NAMES} FROM chunks")
-    db.execute("DROP TABLE chunks")
-    db.execute("ALTER TABLE chunks_v4 RENAME TO chunks")
-    db.execute(CHUNKS_BY_FILE)
-    for column in ("source TEXT", "pages INTEGER", "indexed_at TEXT"):
-        db.execute(f"ALTER TABLE files ADD COLUMN {column}")
+    (layout,) = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunks'").fetchone()
+    if "AUTOINCREMENT" not in layout.upper():
+        db.execute(f"CREATE TABLE chunks_v4 (rowid INTEGER PRIMARY KEY AUTOINCREMENT, {CHUNK_COLUMNS})")
+        db.execute(f"INSERT INTO chunks_v4 (rowid, {_CHUNK_NAMES}) SELECT rowid, {_CHUNK_NAMES} FROM chunks")
+        db.execute("DROP TABLE chunks")
+        db.execute("ALTER TABLE chunks_v4 RENAME TO chunks")
+        db.execute(CHUNKS_BY_FILE)
+    _add_columns(db, "files", ("source TEXT", "pages INTEGER", "indexed_at TEXT"))
 
 
 # version -> the change that brings a file of the version before to it, keeping its data
@@ -91,6 +103,11 @@ def _version(db: sqlite3.Connection) -> int:
 
 
 def _reach_current(db: sqlite3.Connection, version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise SearchUnavailable(
+            f"The local index was written by a newer Folio (layout v{version}, this one reads v{SCHEMA_VERSION}). "
+            "Upgrade Folio, or set FOLIO_DATA_DIR to another folder."
+        )
     exists = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     if exists and version >= 2 and all(step in UPGRADES for step in range(version + 1, SCHEMA_VERSION + 1)):
         for step in range(version + 1, SCHEMA_VERSION + 1):

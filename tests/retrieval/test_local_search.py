@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import InvalidInput
+from bot.errors import InvalidInput, SearchUnavailable
 from bot.models import Chunk, Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.local import LocalRetriever
@@ -197,3 +197,22 @@ async def test_an_index_from_a_previous_layout_keeps_its_chunks_and_never_reuses
     assert found.file == "b.pdf"
     [(new_id,)] = sqlite3.connect(path).execute("SELECT rowid FROM chunks").fetchall()
     assert new_id > old_id
+
+
+async def test_a_file_set_back_by_an_older_folio_opens_and_one_from_a_newer_folio_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    index = LocalRetriever(path, score_gap=0.0)
+    await put(index, chunk("c", "a.pdf", "vision care covers glasses"))
+    await index.close()
+    for version, works in ((3, True), (99, False)):  # an older Folio sets the version back and changes nothing
+        db = sqlite3.connect(path)
+        db.execute(f"PRAGMA user_version = {version}")
+        db.commit()
+        db.close()
+        reopened = LocalRetriever(path, score_gap=0.0)
+        if works:
+            assert [hit.file for hit in await reopened.search("glasses", Scope(container="c"), top=5)] == ["a.pdf"]
+        else:
+            with pytest.raises(SearchUnavailable, match="newer Folio"):
+                await reopened.search("glasses", Scope(container="c"), top=5)
+        await reopened.close()
