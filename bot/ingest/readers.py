@@ -17,7 +17,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from pypdf import PdfReader
-from pypdf.errors import DependencyError, PdfReadError, PyPdfError
+from pypdf.errors import DependencyError, PdfReadError, PdfReadWarning, PyPdfError
 
 from bot import messages
 from bot.errors import UnreadableFile
@@ -148,7 +148,7 @@ def _pdf_warnings() -> Iterator[list[str]]:
         finally:
             _PDF_LOGGER.removeHandler(handler)
             _PDF_LOGGER.propagate = propagate
-            heard.extend(" ".join(str(warning.message).split()) for warning in caught)
+            heard.extend(" ".join(str(w.message).split()) for w in caught if issubclass(w.category, PdfReadWarning))
 
 
 def _metadata_title(reader: PdfReader) -> str | None:
