@@ -153,8 +153,11 @@ async def test_a_passage_is_found_by_the_name_of_its_section(tmp_path: Path, ind
 
 
 async def test_running_page_headers_and_footers_are_left_out_of_passages(tmp_path: Path, index: LocalRetriever) -> None:
-    topics = ["Hotels are capped at 180 EUR per night in capital cities.", "Trains are booked in second class.",
-              "Taxis need a receipt. Larkspur Ltd - Travel Policy 2026 - page 9 of 9 is not a footer here."]  # fmt: skip
+    topics = [
+        "Hotels are capped at 180 EUR per night in capital cities.",
+        "Trains are booked in second class.",
+        "Taxis need a receipt. Larkspur Ltd - Travel Policy 2026 - page 9 of 9 is not a footer here.",
+    ]
     pages = [f"Larkspur Ltd - Travel Policy 2026\n{text}\n{FILLER}\nConfidential - page {n} of 3"
              for n, text in enumerate(topics, start=1)]  # fmt: skip
     make_pdf(tmp_path / "travel.pdf", pages)

@@ -93,7 +93,8 @@ def test_list_shows_file_pages_passages_tags_date_and_indexed_at(
     assert main(["index", str(pdf), str(folder / "travel.md"), "--container", "docs", "--tag", "year=2023",
                  "--date", "2023-05-01"]) == 0  # fmt: skip
     [perks, travel] = listed(capsys)
-    assert (perks["file"], perks["pages"], perks["tags"], perks["date"]) == ("PerksPlus.pdf", 4, ["year:2023"], "2023-05-01")
+    expected = ("PerksPlus.pdf", 4, ["year:2023"], "2023-05-01")
+    assert (perks["file"], perks["pages"], perks["tags"], perks["date"]) == expected
     assert perks["passages"] > 4 and perks["indexed_at"].endswith("+00:00") and perks["source"] == str(pdf)
     assert (travel["file"], travel["pages"], travel["passages"]) == ("travel.md", None, 1)
 
