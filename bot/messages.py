@@ -174,7 +174,10 @@ def bad_filter_value(token: str) -> str:
 
 
 # --- the index (issue 9: scope, lifecycle, hygiene; issue 14: containers) -------------------------------------------
-UNSCOPED_SEARCH = "A search needs at least one container; none was given, so nothing was searched."
+UNSCOPED_SEARCH = (
+    "A search needs at least one container; none was given, so nothing was searched. "
+    "Tell an admin: the channel policy or access rules named no container here."
+)
 NOT_TEXT = "{name}: not text in UTF-8, UTF-16 or Windows-1252 (binary content?); save it as UTF-8 text or as a PDF"
 
 
