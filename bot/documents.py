@@ -1,9 +1,12 @@
 """Folio's own copies of indexed files, and the signed links that open them.
 
-    FOLIO_DATA_DIR/documents/<container>/<file>       one copy per indexed file, replaced on re-index
+    FOLIO_DATA_DIR/documents/<container>/<file>            one copy per indexed file, replaced on re-index
+    FOLIO_DATA_DIR/documents/.removed/<container>/<file>   when a removed file was taken out (links answer 410)
     /documents/<container>/<file>?expires=<unix>&signature=<hex>
 
-The copy lets a citation keep working after the source file moves. A link is signed with HMAC-SHA256 over the
+The copy lets a citation keep working after the source file moves; removing a document deletes it and leaves a
+note, so a link posted before says the document was removed. Folders are made private (0700), copies 0600: they
+hold every container's full text. A link is signed with HMAC-SHA256 over the
 container, the file and the expiry, so only Folio can make one and nobody can stretch its lifetime or point it at
 another file. Signing and checking are pure functions; `DocumentStore` and `link_key` do the file I/O.
 `Links` is the citation-link policy as a value: where a citation of a passage points.
@@ -30,6 +33,7 @@ log = logging.getLogger(__name__)
 
 ROUTE_PREFIX = "/documents"
 KEY_FILE = "link.key"
+REMOVED = ".removed"  # beside the containers; no container name starts with a dot
 _FORBIDDEN = ("/", "\\", "\0")
 _MAX_NAME = 255  # the longest file name common file systems allow
 
@@ -111,7 +115,7 @@ def link_key(data_dir: Path, *, link_secret: str | None, slack_signing_secret: s
 
 def _create_key_file(path: Path) -> None:
     """Write a new random key readable by its owner only; a concurrent writer's key wins if it came first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     temporary = path.with_name(f".{KEY_FILE}.{secrets.token_hex(4)}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -132,11 +136,24 @@ class DocumentStore:
 
     def path_for(self, container: str, file: str) -> Path | None:
         """Where the copy of `file` lives (whether or not it exists); None for a name that could leave the folder."""
-        if not (valid_name(container) and valid_name(file)):
+        return self._inside(self.folder, container, file)
+
+    def _inside(self, folder: Path, container: str, file: str) -> Path | None:
+        if not (valid_name(container) and valid_name(file)) or container.startswith("."):
             return None
-        root = self.folder.resolve()
+        root = folder.resolve()
         path = (root / container / file).resolve()
         return path if path.parent.parent == root else None
+
+    def removed(self, container: str, file: str) -> str | None:
+        """When `file` was removed from `container` (ISO time), or None when it was not (or was indexed again)."""
+        note = self._inside(self.folder / REMOVED, container, file)
+        if note is None or not note.is_file():
+            return None
+        try:
+            return note.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
 
     def stored(self, container: str, file: str) -> Path | None:
         """The copy of `file` when it exists."""
@@ -149,8 +166,11 @@ class DocumentStore:
         if path is None:
             log.warning("no document link for %s/%s: the name cannot be stored safely", container, file)
             return False
+        note = self._inside(self.folder / REMOVED, container, file)
         try:
             await asyncio.to_thread(_copy_replacing, source, path)
+            if note is not None:
+                await asyncio.to_thread(note.unlink, missing_ok=True)  # indexed again: links open it again
         except OSError as exc:
             log.warning("no document link for %s/%s: copying %s failed (%s)", container, file, source, exc)
             return False
@@ -162,16 +182,39 @@ class DocumentStore:
         if path is not None:
             await asyncio.to_thread(path.unlink, missing_ok=True)
 
+    async def remove(self, container: str, file: str, *, at: str) -> None:
+        """Delete the copy of `file` and note that it was removed `at` (links to it then answer 410 Gone)."""
+        await self.delete(container, file)
+        note = self._inside(self.folder / REMOVED, container, file)
+        if note is not None:
+            await asyncio.to_thread(_write_private, note, at)
+
+
+def private_folder(path: Path) -> None:
+    """Create `path` and its missing parents readable by the owner only (0700); an existing folder is left as is."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)  # mkdir's mode passes through the umask, which may not be 077
+
 
 def _copy_replacing(source: Path, target: Path) -> None:
     # Copy beside the target, then rename over it: a reader never sees half a file.
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(target.parent)
     temporary = target.with_name(f".part-{secrets.token_hex(8)}")  # short: a long name must still fit
     try:
         shutil.copyfile(source, temporary)
+        os.chmod(temporary, 0o600)
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _write_private(path: Path, text: str) -> None:
+    private_folder(path.parent)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 # --- the link policy ----------------------------------------------------------------------------------------------

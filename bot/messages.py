@@ -258,3 +258,108 @@ def unknown_groups(handles: list[str]) -> str:
         f"channel policy: Slack knows no user group with the handle {', '.join(handles)}; "
         "those access rules give nobody anything. Fix the handle or use the group's ID (S0123ABCD)."
     )
+# --- the index (issue 9: scope, lifecycle, hygiene; issue 14: containers) -------------------------------------------
+UNSCOPED_SEARCH = (
+    "A search needs at least one container; none was given, so nothing was searched. "
+    "Tell an admin: the channel policy or access rules named no container here."
+)
+NOT_TEXT = "{name}: not text in UTF-8, UTF-16 or Windows-1252 (binary content?); save it as UTF-8 text or as a PDF"
+
+
+def file_too_long(name: str, limit: int) -> str:
+    return (
+        f"{name}: its text is longer than {limit:,} characters (FOLIO_MAX_FILE_CHARS); "
+        "split the file, or raise the limit"
+    )
+
+
+def read_as(name: str, encoding: str) -> str:
+    return f"{name}: not UTF-8, read as {encoding}"
+
+
+def pdf_warnings(name: str, count: int, first: str) -> str:
+    problems = f"{count} problem{'s' if count != 1 else ''}"
+    return f"{name}: the PDF reader repaired {problems} (first: {first[:120]}); check that its passages read right"
+
+
+def bad_container(name: str) -> str:
+    return (
+        f"{name!r} cannot be a container name: use letters, digits, '-', '_' and '.', starting with a letter or digit, "
+        "with no spaces or '/' (for example hr-policies)."
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+SHOWN_SKIPPED = 8  # the summary names this many skipped files, then counts the rest
+
+
+def index_summary(*, files: int, pages: int, passages: int, unchanged: int, failed: int, skipped: list[str]) -> str:
+    """`2 files indexed (14 pages, 80 passages), 1 unchanged, 0 failed; skipped 2: notes.docx (unsupported type), ...`"""
+    line = (
+        f"{_count(files, 'file')} indexed ({_count(pages, 'page')}, {_count(passages, 'passage')}), "
+        f"{unchanged} unchanged, {failed} failed"
+    )
+    if skipped:
+        shown = ", ".join(skipped[:SHOWN_SKIPPED])
+        more = f", and {len(skipped) - SHOWN_SKIPPED} more" if len(skipped) > SHOWN_SKIPPED else ""
+        line += f"; skipped {len(skipped)}: {shown}{more}"
+    return line + "."
+
+
+def skipped_type(name: str) -> str:
+    return f"{name} (unsupported type)"
+
+
+def skipped_link(name: str) -> str:
+    return f"{name} (symbolic link; --follow-symlinks to index it)"
+
+
+def document_removed(file: str, when: str) -> str:
+    day = f" on {when[:10]}" if when else ""
+    return (
+        f"{file} was removed from Folio{day}, so this link no longer opens it. "
+        "Ask Folio the question again to see the documents it holds now."
+    )
+
+
+def data_folder_created(path: object) -> str:
+    return f"folio: created the data folder {path} (set FOLIO_DATA_DIR to use another)."
+
+
+def unknown_container(name: str, held: dict[str, int]) -> str:
+    """`Container 'benefit' holds no documents. Containers here: benefits (263 passages), sample (24).`"""
+    line = f"Container {name!r} holds no documents."
+    if held:
+        (first, count), *rest = held.items()
+        listed = [f"{first} ({_count(count, 'passage')})", *(f"{other} ({number})" for other, number in rest)]
+        line += f" Containers here: {', '.join(listed)}. Name one of them, or"
+    else:
+        line += " To search it,"
+    return line + f" add documents: folio index PATH --container {name}"
+
+
+def pruned(files: list[str]) -> str:
+    return f"Removed {_count(len(files), 'file')} no longer in the folder: {', '.join(files)}."
+
+
+def gone_from_folder(files: list[str], *, container: str, folders: str) -> str:
+    held = _count(len(files), "file")
+    return (
+        f"folio: {held} of {container} came from {folders} and {'is' if len(files) == 1 else 'are'} no longer there: "
+        f"{', '.join(files)}. Remove {'it' if len(files) == 1 else 'them'} with: "
+        f"folio index {folders} --container {container} --prune"
+    )
+
+
+NOTHING_INDEXED = "No documents are indexed yet. Add some with: folio index PATH --container NAME"
+
+
+def removed_file(file: str, passages: int) -> str:
+    return f"removed {file} ({_count(passages, 'passage')})"
+
+
+def not_in_container(names: list[str], container: str) -> str:
+    return f"folio: not in {container}: {', '.join(names)}. See the names with: folio list --container {container}"

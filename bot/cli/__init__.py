@@ -10,11 +10,12 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.cli import access, ask, bench, chat, eval, index, search, serve
+from bot.cli import access, ask, bench, chat, eval, index, remove, search, serve
+from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
 from bot.cli.common import HelpFormatter
 from bot.errors import FolioError
 
-COMMANDS = (index, search, ask, chat, serve, access, eval, bench)
+COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, eval, bench)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -26,6 +27,8 @@ and search-only answers (quoted passages) until a model is configured. See READM
 EPILOG = """\
 examples:
   folio index ./contracts --container legal --tag department=legal
+  folio list --container legal
+  folio remove old-contract.pdf --container legal
   folio search "payment terms" --container legal --json
   folio ask "What are the payment terms with Acme?" --container legal
   folio chat

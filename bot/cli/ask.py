@@ -11,7 +11,7 @@ from typing import TextIO
 from bot.agent import run_turn
 from bot.agent.events import Step, TurnEvent
 from bot.app import open_folio
-from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
 from bot.config import Settings
 from bot.models import Answer, Citation, Conversation, Profile
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 async def ask(settings: Settings, args: argparse.Namespace, *, profile: Profile, status: StatusLine) -> Answer:
     """One turn in a new conversation of the scope the arguments name."""
     async with open_folio(settings, file_links=True) as folio:
-        conversation = Conversation(scope=scope_from(args, folio), profile=profile)
+        conversation = Conversation(scope=await checked_scope(args, folio), profile=profile)
         return await run_turn(
             args.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
             profile=profile, events=status.show,

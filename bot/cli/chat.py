@@ -11,7 +11,7 @@ from bot import messages
 from bot.agent import run_turn
 from bot.app import SAMPLE_CONTAINER, Folio, open_folio
 from bot.cli.ask import StatusLine, format_answer
-from bot.cli.common import HelpFormatter, add_scope_arguments, parse_tags, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, check_container, parse_tags, settings_from
 from bot.config import Settings
 from bot.errors import FolioError
 from bot.models import Conversation, Profile, Scope, Tag
@@ -54,6 +54,7 @@ async def chat_loop(
     scope = Scope(container=container or SAMPLE_CONTAINER, tags=tags)
     conversation = Conversation(scope=scope, profile=profile)
     async with open_folio(settings, file_links=True) as folio:
+        await check_container(folio, container)
         _write(output, messages.chat_welcome(scope.describe(), model_configured=folio.model is not None))
         while True:
             _write(output, "\n> ", end="")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+from bot import messages
 from bot.app import SAMPLE_CONTAINER, Folio
 from bot.config import Settings, load_settings
 from bot.errors import InvalidInput
@@ -55,3 +56,18 @@ def scope_from(args: argparse.Namespace, folio: Folio) -> Scope:
     if channel:
         return folio.channel_policy().scope_for(channel, tags=tags)
     return Scope(container=args.container or SAMPLE_CONTAINER, tags=tags)
+
+
+async def check_container(folio: Folio, name: str | None) -> None:
+    """InvalidInput naming the containers that do hold documents when `name` (given by the user) holds none."""
+    if not name:
+        return
+    held = await folio.retriever.containers()
+    if held.get(name, 0) == 0:
+        raise InvalidInput(messages.unknown_container(name, held))
+
+
+async def checked_scope(args: argparse.Namespace, folio: Folio) -> Scope:
+    """`scope_from`, after checking that a container named with --container holds documents."""
+    await check_container(folio, getattr(args, "container", None))
+    return scope_from(args, folio)

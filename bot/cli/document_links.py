@@ -45,7 +45,8 @@ class DocumentServer:
         return [web.get(ROUTE, self.handle)]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        """The file for a valid, unexpired link; 403 for a bad or expired one, 404 for a file Folio no longer has."""
+        """The file for a valid, unexpired link; 403 for a bad or expired one, 410 for a document removed from
+        Folio, 404 for a file Folio no longer has for another reason."""
         container, file = request.match_info["container"], request.match_info["file"]
         verdict = check_link(
             self.key, container, file, expires=request.query.get("expires", ""),
@@ -56,6 +57,9 @@ class DocumentServer:
             return web.Response(status=403, text=messages.LINK_REFUSED + "\n")
         path = self.store.stored(container, file)
         if path is None:
+            removed = self.store.removed(container, file)
+            if removed is not None:
+                return web.Response(status=410, text=messages.document_removed(file, removed) + "\n")
             return web.Response(status=404, text=messages.DOCUMENT_GONE + "\n")
         return web.FileResponse(path, headers=_headers(file))  # streamed from disk, with Range for PDF viewers
 

@@ -1,4 +1,4 @@
-"""`folio index PATH... --container NAME [--tag KEY=VALUE ...] [--date YYYY-MM-DD]`"""
+"""`folio index PATH... --container NAME [--tag KEY=VALUE ...] [--date YYYY-MM-DD] [--prune] [--follow-symlinks]`"""
 
 from __future__ import annotations
 
@@ -8,22 +8,29 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from bot import messages
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import Progress
 from bot.errors import InvalidInput
-from bot.ingest import collect_files, index_files
+from bot.ingest import IndexReport, collect_files, gone_files, index_files
+from bot.ingest.lifecycle import remove_files
+from bot.ingest.pipeline import check_container_name
 from bot.models import Scope
 from bot.retrieval.filters import check_tag_keys
 
 DESCRIPTION = """\
-Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively.
-A file already indexed with the same content, tags and date is skipped; a changed one replaces its old passages.
-Converted spreadsheets keep their real name (orders.xlsx.pdf) and are marked as tables."""
+Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively; hidden files
+are left out, and so are symbolic links unless --follow-symlinks. A file already indexed from the same place with the
+same content, tags and date is skipped; a changed one replaces its old passages. Converted spreadsheets keep their
+real name (orders.xlsx.pdf) and are marked as tables.
+Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
+removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
 EPILOG = """\
 examples:
   folio index ./contracts --container legal --tag department=legal
+  folio index ./contracts --container legal --prune          # also remove what left ./contracts
   folio index policy-2026.pdf --container finance --tag year=2026 --date 2026-01-12
   folio index ../shared/corpus --container benefits"""
 
@@ -37,33 +44,52 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--container", required=True, metavar="NAME", help="the container the documents go into")
     parser.add_argument("--tag", metavar="KEY=VALUE", action="append", default=[], help="label every file; repeatable")
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="document date (default: PDF metadata, else file time)")
+    parser.add_argument(
+        "--prune", action="store_true", help="remove files of the container that left the folders named"
+    )
+    parser.add_argument("--follow-symlinks", action="store_true", help="index symbolic links inside folders too")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Index the named files and print a summary; exit status 1 when any file failed."""
     settings = settings_from(args)
-    scope = Scope(container=args.container, tags=parse_tags(args.tag)) if args.container.strip() else None
-    if scope is None:
-        raise InvalidInput("--container must not be empty: name the container the documents go into.")
+    container = check_container_name(args.container.strip())
+    scope = Scope(container=container, tags=parse_tags(args.tag))
     check_tag_keys(scope)
     day = _iso_date(args.date)
-    files = collect_files(args.paths)
-    container = args.container.strip()
+    collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
 
-    async def go() -> int:
+    async def go() -> IndexReport:
         async with open_folio(settings) as folio:
-            with Progress(len(files), "Indexing") as bar:
+            with Progress(len(collected.files), "Indexing") as bar:
                 report = await index_files(
-                    files, folio.retriever, container=container, tags=scope.tags, date=day, on_file=bar.advance,
-                    documents=folio.documents,  # the copies Folio's own citation links open
-                )
-        for failure in report.failed:
-            print(f"folio: not indexed: {failure}", file=sys.stderr)
-        print(report.summary())
-        return 1 if report.failed else 0
+                    collected.files, folio.retriever, container=container, tags=scope.tags, date=day,
+                    on_file=bar.advance, documents=folio.documents, max_chars=settings.folio_max_file_chars,
+                )  # fmt: skip
+            report.skipped.extend(collected.skipped)
+            report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files)
+            if args.prune and report.gone:
+                report.removed = await remove_files(folio.retriever, folio.documents, report.gone)
+            return report
 
-    return asyncio.run(go())
+    report = asyncio.run(go())
+    _print(report, args, container)
+    return 1 if report.failed else 0
+
+
+def _print(report: IndexReport, args: argparse.Namespace, container: str) -> None:
+    for failure in report.failed:
+        print(f"folio: not indexed: {failure}", file=sys.stderr)
+    for note in report.notes:
+        print(f"folio: note: {note}", file=sys.stderr)
+    print(report.summary())
+    names = [held.file for held in report.gone]
+    if report.removed:
+        print(messages.pruned(names))
+    elif names:
+        folders = " ".join(str(path) for path in args.paths if path.is_dir())
+        print(messages.gone_from_folder(names, container=container, folders=folders), file=sys.stderr)
 
 
 def _iso_date(text: str | None) -> str | None:

@@ -9,7 +9,7 @@ import sys
 
 from bot import messages
 from bot.app import open_folio
-from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
 from bot.models import Chunk, Scope
 
 SNIPPET_CHARS = 300
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> tuple[Scope, list[Chunk], int]:
         async with open_folio(settings) as folio:
-            scope = scope_from(args, folio)
+            scope = await checked_scope(args, folio)
             results = await folio.retriever.search(args.query, scope, top=top)
             held = sum([await folio.retriever.count(c) for c in scope.containers]) if not results else len(results)
             return scope, results, held

@@ -70,6 +70,7 @@ class Settings(BaseSettings):
     folio_score_gap: float = Field(0.5, ge=0.0, le=1.0, description="keep hits scoring >= this share of the top hit")
     folio_turn_timeout: float = Field(120.0, gt=0, le=900, description="seconds one turn may take")
     folio_max_question_chars: int = Field(4000, ge=100, le=100_000, description="longest question Folio takes")
+    folio_max_file_chars: int = Field(5_000_000, ge=1000, description="a file with more text is not indexed")
     folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
 
     @field_validator("slack_api_url")

@@ -51,14 +51,10 @@ async def index_catalog(
     """
     catalog = read_catalog(folder)
     total = IndexReport()
-    for path in collect_files([folder]):
+    for path in collect_files([folder]).files:
         if catalog and path.name not in catalog:
             continue
         tags, date = catalog.get(path.name, ((), None))
         report = await index_files([path], writer, container=container, tags=tags, date=date, documents=documents)
-        total.files += report.files
-        total.pages += report.pages
-        total.chunks += report.chunks
-        total.skipped += report.skipped
-        total.failed.extend(report.failed)
+        total.add(report)
     return total

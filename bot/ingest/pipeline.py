@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot import messages
 from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
+from bot.ingest.margins import strip_running_lines
 from bot.ingest.readers import SUPPORTED, Document, read_document
-from bot.models import Chunk, Tag
-from bot.retrieval import IndexWriter
+from bot.models import CONTAINER_NAME, Chunk, Tag
+from bot.retrieval import IndexedFile, IndexWriter
 
 if TYPE_CHECKING:
     from bot.documents import DocumentStore
@@ -22,7 +25,9 @@ if TYPE_CHECKING:
 # Writes a document-level context line (e.g. with a model); the default is the title plus the first heading.
 Describe = Callable[[Document], Awaitable[str]]
 CONTEXT_CHARS = 160
-CHUNKING_VERSION = "sections-1"  # part of the fingerprint: a change in how chunks are made re-indexes every file
+# Part of the fingerprint: a change in how chunks are made re-indexes every file. "margins-1": running page headers
+# and footers are stripped.
+CHUNKING_VERSION = "margins-1"
 
 
 @dataclass
@@ -32,27 +37,100 @@ class IndexReport:
     files: int = 0
     pages: int = 0
     chunks: int = 0
-    skipped: int = 0
+    unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # "name: why", one per file that was not indexed
+    skipped: list[str] = field(default_factory=list)  # "name (why)": left out by choice (type, symbolic link)
+    notes: list[str] = field(default_factory=list)  # "name: what to know" about files that were indexed
+    gone: list[IndexedFile] = field(default_factory=list)  # indexed from the paths given, no longer there
+    removed: list[IndexedFile] = field(default_factory=list)  # of those, the ones taken out (--prune)
+
+    def add(self, other: IndexReport) -> None:
+        """Count `other`'s files into this report."""
+        self.files += other.files
+        self.pages += other.pages
+        self.chunks += other.chunks
+        self.unchanged += other.unchanged
+        for mine, theirs in ((self.failed, other.failed), (self.skipped, other.skipped), (self.notes, other.notes)):
+            mine.extend(theirs)
 
     def summary(self) -> str:
-        return (
-            f"{self.files} files indexed ({self.pages} pages, {self.chunks} chunks), "
-            f"{self.skipped} unchanged and skipped, {len(self.failed)} failed."
-        )
+        return messages.index_summary(
+            files=self.files, pages=self.pages, passages=self.chunks, unchanged=self.unchanged,
+            failed=len(self.failed), skipped=self.skipped,
+        )  # fmt: skip
 
 
-def collect_files(paths: Sequence[Path]) -> list[Path]:
-    """The files to index: named files as given, folders searched recursively for supported files."""
+@dataclass(frozen=True)
+class Collected:
+    """The files a run indexes, and those left out of the folders it searched, with why."""
+
+    files: list[Path]
+    skipped: list[str]  # "sub/notes.docx (unsupported type)", "link.pdf (symbolic link)"
+
+
+def collect_files(paths: Sequence[Path], *, follow_symlinks: bool = False) -> Collected:
+    """Named files as given; folders searched recursively for supported files. Hidden files and folders are left
+    out silently; symbolic links inside a folder are left out (and reported) unless `follow_symlinks`."""
     found: list[Path] = []
+    skipped: list[str] = []
     for path in paths:
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED))
+            _walk(path, follow_symlinks, found, skipped)
         elif path.is_file():
             found.append(path)
         else:
             raise InvalidInput(f"{path} does not exist: name a PDF, text or Markdown file, or a folder of them.")
-    return list(dict.fromkeys(found))
+    return Collected(files=list(dict.fromkeys(found)), skipped=skipped)
+
+
+def _walk(root: Path, follow: bool, found: list[Path], skipped: list[str]) -> None:
+    seen: set[str] = set()  # real folders already walked: a link loop is walked once
+    for folder, folders, names in os.walk(root, followlinks=follow):
+        here = Path(folder)
+        real = os.path.realpath(folder)
+        if real in seen:
+            folders.clear()
+            continue
+        seen.add(real)
+        for name in sorted(folders):
+            if name.startswith(".") or (not follow and (here / name).is_symlink()):
+                folders.remove(name)
+                if not name.startswith("."):
+                    skipped.append(messages.skipped_link((here / name).relative_to(root).as_posix() + "/"))
+        folders.sort()
+        for name in sorted(names):
+            path = here / name
+            shown = path.relative_to(root).as_posix()
+            if name.startswith("."):
+                continue
+            if path.is_symlink() and not follow:
+                skipped.append(messages.skipped_link(shown))
+            elif path.suffix.lower() not in SUPPORTED:
+                skipped.append(messages.skipped_type(shown))
+            elif path.is_file():
+                found.append(path)
+
+
+def check_container_name(name: str) -> str:
+    """`name` when it may name a container (see models.CONTAINER_NAME), else InvalidInput saying the form."""
+    if not CONTAINER_NAME.fullmatch(name):
+        raise InvalidInput(messages.bad_container(name))
+    return name
+
+
+def source_of(path: Path) -> str:
+    """The path a file is remembered by: absolute and normalised, links not resolved (the name the user sees)."""
+    return os.path.abspath(path)
+
+
+def gone_files(indexed: Sequence[IndexedFile], roots: Sequence[Path], found: Sequence[Path]) -> list[IndexedFile]:
+    """The files of `indexed` that came from inside one of the folders `roots` and are not among `found` now."""
+    folders = [source_of(root).rstrip(os.sep) + os.sep for root in roots if root.is_dir()]
+    present = {source_of(path) for path in found}
+    return [
+        held for held in indexed
+        if held.source and held.source not in present and any(held.source.startswith(folder) for folder in folders)
+    ]  # fmt: skip
 
 
 def fingerprint(document: Document, options: IndexOptions) -> str:
@@ -75,7 +153,7 @@ def document_date(document: Document, given: str | None) -> str:
 def context_line(document: Document) -> str:
     """`Title: first heading or sentence`, one line that travels with every chunk of the document."""
     first = ""
-    for page in document.pages:
+    for page in strip_running_lines(document.pages):
         lines = [re.sub(r"\s+", " ", line).strip() for line in page.text.splitlines()]
         first = next((line for line in lines if len(line) > 3 and line.lower() != document.title.lower()), "")
         if first:
@@ -97,7 +175,7 @@ def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
     return f"{document}-p{page or 0}-{position}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IndexOptions:
     """How one run indexes its files."""
 
@@ -108,14 +186,15 @@ class IndexOptions:
     chunk_chars: int = CHUNK_CHARS
     overlap_chars: int = OVERLAP_CHARS
     documents: DocumentStore | None = None  # keeps a copy of each indexed file, for citation links
+    max_chars: int | None = None  # a file with more text is refused by name (FOLIO_MAX_FILE_CHARS)
 
 
 def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
-    """Every passage of every page, each keeping its page number."""
+    """Every passage of every page (running headers and footers left out), each keeping its page number."""
     chunks = []
     doc_date = document_date(document, options.date)
     heading = ""  # the section a page starts in is the one the previous page ended in
-    for page in document.pages:
+    for page in strip_running_lines(document.pages):
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
         headings, heading = section_headings(page.text, passages, heading)
         for position, (text, section) in enumerate(zip(passages, headings)):
@@ -147,18 +226,25 @@ async def index_files(
     chunk_chars: int = CHUNK_CHARS,
     overlap_chars: int = OVERLAP_CHARS,
     documents: DocumentStore | None = None,
+    max_chars: int | None = None,
 ) -> IndexReport:
-    """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced."""
-    options = IndexOptions(container, tuple(tags), date, describe, chunk_chars, overlap_chars, documents)
+    """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced.
+
+    A file is unchanged when its fingerprint (content and options) and the path it came from are as indexed."""
+    check_container_name(container)
+    options = IndexOptions(
+        container=container, tags=tuple(tags), date=date, describe=describe, chunk_chars=chunk_chars,
+        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars,
+    )  # fmt: skip
     report = IndexReport()
-    known = await writer.fingerprints(container)
+    known = {held.file: held for held in await writer.files(container)}
     seen: set[str] = set()
     for path in files:
         try:
             if path.name in seen:
                 raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
             seen.add(path.name)
-            await _index_one(path, writer, options, known, report)
+            await _index_one(path, writer, options, known.get(path.name), report)
         except UnreadableFile as exc:
             report.failed.append(str(exc))
         if on_file:
@@ -167,12 +253,12 @@ async def index_files(
 
 
 async def _index_one(
-    path: Path, writer: IndexWriter, options: IndexOptions, known: dict[str, str], report: IndexReport
+    path: Path, writer: IndexWriter, options: IndexOptions, known: IndexedFile | None, report: IndexReport
 ) -> None:
-    document = await asyncio.to_thread(read_document, path)
-    version = fingerprint(document, options)
-    if known.get(document.file) == version:
-        report.skipped += 1
+    document = await asyncio.to_thread(read_document, path, max_chars=options.max_chars)
+    version, source = fingerprint(document, options), source_of(path)
+    if known is not None and (known.fingerprint, known.source) == (version, source):
+        report.unchanged += 1
         if options.documents is not None and not options.documents.stored(options.container, document.file):
             await options.documents.keep(options.container, document.file, path)  # indexed before copies were kept
         return
@@ -180,9 +266,11 @@ async def _index_one(
     chunks = build_chunks(document, options, context=context)
     if not chunks:
         raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
-    await writer.replace_file(options.container, document.file, version, chunks)
+    pages = sum(1 for page in document.pages if page.number is not None) or None
+    await writer.replace_file(options.container, document.file, version, chunks, source=source, pages=pages)
     if options.documents is not None:
         await options.documents.keep(options.container, document.file, path)  # replaces the old copy
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)
+    report.notes.extend(document.notes)

@@ -1,20 +1,28 @@
 """Reads one file into a Document: its pages (numbered for PDFs), title, date and whether it holds a table.
 
-Blocking (pypdf); the pipeline calls these in a worker thread.
+Blocking (pypdf); the pipeline calls these in a worker thread. A file whose text passes `max_chars` is refused as
+soon as reading passes it (a huge file never stalls a run); pypdf's own warnings about a file become one note.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
+import logging
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
 from pypdf import PdfReader
-from pypdf.errors import DependencyError, PdfReadError, PyPdfError
+from pypdf.errors import DependencyError, PdfReadError, PdfReadWarning, PyPdfError
 
+from bot import messages
 from bot.errors import UnreadableFile
+from bot.ingest.decoding import decode_text
+from bot.models import file_title
 
 PDF_SUFFIXES = frozenset({".pdf"})
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
@@ -38,6 +46,7 @@ class Document:
     metadata_date: str | None  # from the PDF's metadata, ISO date
     modified_date: str  # the file's mtime, ISO date
     tabular: bool
+    notes: tuple[str, ...] = ()  # what a person should know about how it was read ("read as Windows-1252")
 
 
 def is_tabular(name: str) -> bool:
@@ -46,14 +55,8 @@ def is_tabular(name: str) -> bool:
     return any(suffix in SPREADSHEETS for suffix in suffixes[-2:])
 
 
-def humanise(name: str) -> str:
-    """`Northwind_Health_Plus.pdf` -> `Northwind Health Plus`; `orders.xlsx.pdf` -> `orders.xlsx`."""
-    stem = name[: -len(".pdf")] if name.lower().endswith(".pdf") else Path(name).stem
-    return re.sub(r"[_]+", " ", stem).strip() or name
-
-
-def read_document(path: Path) -> Document:
-    """Read a PDF, text or Markdown file; UnreadableFile when it cannot be read."""
+def read_document(path: Path, *, max_chars: int | None = None) -> Document:
+    """Read a PDF, text or Markdown file; UnreadableFile when it cannot be read or its text passes `max_chars`."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
         raise UnreadableFile(f"{path.name}: not a PDF, text or Markdown file")
@@ -64,32 +67,88 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
     digest = hashlib.sha256(data).hexdigest()
     if suffix in PDF_SUFFIXES:
-        pages, title, created = _read_pdf(path)
+        pages, title, created, notes = _read_pdf(path, max_chars)
     else:
-        pages, title, created = (Page(number=None, text=data.decode("utf-8", errors="replace")),), None, None
+        (pages, notes), title, created = _read_text(path.name, data, max_chars), None, None
     return Document(
         file=path.name,
-        title=title or humanise(path.name),
+        title=title or file_title(path.name),
         pages=pages,
         content_hash=digest,
         metadata_date=created,
         modified_date=modified,
         tabular=is_tabular(path.name),
+        notes=notes,
     )
 
 
-def _read_pdf(path: Path) -> tuple[tuple[Page, ...], str | None, str | None]:
-    try:
-        reader = PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableFile(f"{path.name}: the PDF is encrypted with a password; save an unprotected copy")
-        pages = tuple(Page(number=n, text=page.extract_text() or "") for n, page in enumerate(reader.pages, start=1))
-    except UnreadableFile:
-        raise
-    except (PyPdfError, DependencyError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
-        # pypdf raises a spread of exceptions on damaged files; all mean "cannot read this one".
-        raise UnreadableFile(f"{path.name}: the PDF cannot be read ({exc})") from exc
-    return pages, _metadata_title(reader), _metadata_date(reader)
+def _read_text(name: str, data: bytes, max_chars: int | None) -> tuple[tuple[Page, ...], tuple[str, ...]]:
+    if max_chars is not None and len(data) > 4 * max_chars:  # no encoding packs more than 4 bytes a character
+        raise UnreadableFile(messages.file_too_long(name, max_chars))
+    decoded = decode_text(data)
+    if decoded is None:
+        raise UnreadableFile(messages.NOT_TEXT.format(name=name))
+    if max_chars is not None and len(decoded.text) > max_chars:
+        raise UnreadableFile(messages.file_too_long(name, max_chars))
+    notes = () if decoded.encoding == "UTF-8" else (messages.read_as(name, decoded.encoding),)
+    return (Page(number=None, text=decoded.text),), notes
+
+
+def _read_pdf(path: Path, max_chars: int | None) -> tuple[tuple[Page, ...], str | None, str | None, tuple[str, ...]]:
+    with _pdf_warnings() as heard:
+        try:
+            reader = PdfReader(path)
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise UnreadableFile(f"{path.name}: the PDF is encrypted with a password; save an unprotected copy")
+            pages = tuple(_pdf_pages(path.name, reader, max_chars))
+        except UnreadableFile:
+            raise
+        except (PyPdfError, DependencyError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
+            # pypdf raises a spread of exceptions on damaged files; all mean "cannot read this one".
+            raise UnreadableFile(f"{path.name}: the PDF cannot be read ({exc})") from exc
+        title, created = _metadata_title(reader), _metadata_date(reader)
+    notes = (messages.pdf_warnings(path.name, len(heard), heard[0]),) if heard else ()
+    return pages, title, created, notes
+
+
+def _pdf_pages(name: str, reader: PdfReader, max_chars: int | None) -> Iterator[Page]:
+    total = 0
+    for number, page in enumerate(reader.pages, start=1):
+        text = page.extract_text() or ""
+        total += len(text)
+        if max_chars is not None and total > max_chars:
+            raise UnreadableFile(messages.file_too_long(name, max_chars))
+        yield Page(number=number, text=text)
+
+
+# pypdf reports what it repaired through the `pypdf` loggers and `warnings`: collected per file, not logged raw.
+_PDF_LOGGER = logging.getLogger("pypdf")
+_PDF_LOCK = threading.Lock()  # the logger and the warnings filters are global: one PDF is read at a time
+
+
+class _Heard(logging.Handler):
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(level=logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(" ".join(record.getMessage().split()))
+
+
+@contextmanager
+def _pdf_warnings() -> Iterator[list[str]]:
+    heard: list[str] = []
+    handler = _Heard(heard)
+    with _PDF_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        propagate, _PDF_LOGGER.propagate = _PDF_LOGGER.propagate, False
+        _PDF_LOGGER.addHandler(handler)
+        try:
+            yield heard
+        finally:
+            _PDF_LOGGER.removeHandler(handler)
+            _PDF_LOGGER.propagate = propagate
+            heard.extend(" ".join(str(w.message).split()) for w in caught if issubclass(w.category, PdfReadWarning))
 
 
 def _metadata_title(reader: PdfReader) -> str | None:

@@ -1,20 +1,27 @@
 """Search over indexed documents: the protocols every backend speaks, and the checks they share.
 
     Retriever     search(query, scope, top) -> chunks, best first (what the agent and the CLI use)
-    IndexWriter   what ingestion writes through: one file's chunks at a time, with the file's fingerprint
+    IndexWriter   what ingestion writes and reads through: one file's chunks at a time; the files it holds
+    SearchIndex   both, plus containers() (container -> passages), closed when Folio stops
 
 Backends: `local.LocalRetriever` (one SQLite file, the embedded default) and `azure.AzureSearchRetriever`.
-Both apply the Scope (container, then tags) inside the backend's query, never after a top-k cut.
+Both apply the Scope (containers, then tags) inside the backend's query, never after a top-k cut, and check it
+again on every row they return (`within`): whatever a cache or the service holds, no other container's passage
+comes back. A search without a container is refused (`check_scope`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from bot import messages
 from bot.errors import InvalidInput
-from bot.models import Chunk, Scope
+from bot.models import Chunk, Scope, Tag
+
+log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 
@@ -28,16 +35,35 @@ class Retriever(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class IndexedFile:
+    """One file as an index holds it: what `folio list` shows and what pruning compares with the disk."""
+
+    container: str
+    file: str
+    fingerprint: str
+    source: str | None  # the path it was indexed from; None when indexed before sources were kept
+    pages: int | None  # None for a text file (or one indexed before page counts were kept)
+    passages: int
+    tags: tuple[Tag, ...]
+    doc_date: str | None
+    indexed_at: str | None  # ISO time, UTC
+
+
 @runtime_checkable
 class IndexWriter(Protocol):
     """Where ingestion puts chunks: whole files at a time, so a file is never half replaced."""
 
-    async def fingerprints(self, container: str) -> dict[str, str]:
-        """File name -> fingerprint of every file indexed in `container`."""
+    async def files(self, container: str) -> list[IndexedFile]:
+        """Every file indexed in `container`, by name, with its fingerprint and the path it came from."""
         ...
 
-    async def replace_file(self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk]) -> None:
-        """Swap every chunk of `file` in `container` for `chunks`, and remember its fingerprint."""
+    async def replace_file(
+        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
+        source: str | None = None, pages: int | None = None,
+    ) -> None:  # fmt: skip
+        """Swap every chunk of `file` in `container` for `chunks`, and remember its fingerprint, source path and
+        page count."""
         ...
 
     async def delete_file(self, container: str, file: str) -> None:
@@ -51,7 +77,11 @@ class IndexWriter(Protocol):
 
 @runtime_checkable
 class SearchIndex(Retriever, IndexWriter, Protocol):
-    """A backend as Folio opens it: searched, written by ingestion, and closed when Folio stops."""
+    """A backend as Folio opens it: searched, written by ingestion, listed, and closed when Folio stops."""
+
+    async def containers(self) -> dict[str, int]:
+        """Container -> how many passages it holds, for every container holding any."""
+        ...
 
     async def close(self) -> None:
         """Release connections and files; the backend reopens them on next use."""
@@ -64,6 +94,21 @@ def clean_query(query: str) -> str:
     if not text:
         raise InvalidInput(messages.EMPTY_QUERY)
     return text[:MAX_QUERY_CHARS]
+
+
+def check_scope(scope: Scope) -> Scope:
+    """`scope` when it names at least one container; a search of no container is refused, never widened."""
+    if not scope.containers or any(not name for name in scope.containers):
+        raise InvalidInput(messages.UNSCOPED_SEARCH)
+    return scope
+
+
+def within(scope: Scope, chunks: Sequence[Chunk]) -> list[Chunk]:
+    """The chunks `scope` allows, checked on what a backend is about to return (after fusion and caches)."""
+    kept = [chunk for chunk in chunks if chunk.in_scope(scope)]
+    if len(kept) != len(chunks):
+        log.error("dropped %d search results outside the scope %s", len(chunks) - len(kept), scope.describe())
+    return kept
 
 
 def check_top(top: int) -> int:
@@ -87,4 +132,7 @@ def apply_score_gap(chunks: Sequence[Chunk], gap: float, *, key: Sequence[float]
     return [chunk for chunk, value in zip(chunks, values) if value >= gap * best]
 
 
-__all__ = ["IndexWriter", "Retriever", "SearchIndex", "apply_score_gap", "check_top", "clean_query"]
+__all__ = [
+    "IndexWriter", "IndexedFile", "Retriever", "SearchIndex", "apply_score_gap", "check_scope", "check_top",
+    "clean_query", "within",
+]  # fmt: skip

@@ -18,15 +18,18 @@ from azure.search.documents.indexes.aio import SearchIndexClient
 from azure.search.documents.models import VectorizableTextQuery, VectorizedQuery, VectorQuery
 
 from bot.errors import SearchUnavailable
-from bot.models import Chunk, Scope, Tag
-from bot.retrieval import apply_score_gap, check_top, clean_query
-from bot.retrieval.azure_schema import RETURNED, SEMANTIC_CONFIG, VECTOR_FIELD, AzureVectorizer, index_definition
+from bot.models import Chunk, Scope, file_title, utc_now
+from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
+from bot.retrieval.azure_schema import (
+    FILE_FIELDS, RETURNED, SEMANTIC_CONFIG, VECTOR_FIELD, AzureVectorizer, FileFields, file_listing, index_definition,
+    tags_of,
+)  # fmt: skip
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import file_filter, scope_filter, tag_term
 
 CANDIDATES = 50  # nearest neighbours per vector query; the semantic ranker also reranks the top 50
 BATCH = 500  # documents per upload request (the service takes up to 1000 or 16 MB)
-PAGE = 1000  # the most results one search request returns
+MAX_CONTAINERS = 1000  # facet buckets asked for: more containers than this in one index are not listed
 
 
 class AzureSearchRetriever:
@@ -61,6 +64,7 @@ class AzureSearchRetriever:
     async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
         """Hybrid search inside the scope's filter; the semantic ranker reorders when enabled."""
         text = clean_query(query)
+        check_scope(scope)
         check_top(top)
         options: dict[str, Any] = {"filter": scope_filter(scope), "top": top, "select": RETURNED}
         vectors = await self._vector_queries(text)
@@ -72,8 +76,8 @@ class AzureSearchRetriever:
         hits = [document async for document in self._documents(text, **options)]
         chunks = [_chunk(hit, _score(hit)) for hit in hits]
         if any(hit.get("@search.reranker_score") is not None for hit in hits) or not vectors:
-            return apply_score_gap(chunks, self.score_gap)[:top]
-        return chunks[:top]
+            chunks = apply_score_gap(chunks, self.score_gap)
+        return within(scope, chunks[:top])
 
     async def _vector_queries(self, text: str) -> list[VectorQuery]:
         if self.vectorizer:
@@ -86,13 +90,25 @@ class AzureSearchRetriever:
         return []
 
     # --- IndexWriter ---------------------------------------------------------------------------------------------
-    async def fingerprints(self, container: str) -> dict[str, str]:
-        """File name -> fingerprint of every file indexed in `container`."""
-        found: dict[str, str] = {}
-        options = {"filter": scope_filter(Scope(container=container)), "select": ["file", "fingerprint"]}
-        async for document in self._all_documents(**options):
-            found[document["file"]] = document.get("fingerprint") or ""
-        return found
+    async def files(self, container: str) -> list[IndexedFile]:
+        """Every file of `container`, by name, gathered from its chunks (the index is brought to today's fields)."""
+        await self._ensure_index()  # an index made before `source` existed cannot select it
+        documents = self._all_documents(filter=scope_filter(Scope(container=container)), select=FILE_FIELDS)
+        return file_listing(container, [document async for document in documents])
+
+    async def containers(self) -> dict[str, int]:
+        """Container -> passages, from the `container` facet (empty when the index does not exist yet)."""
+        try:
+            results = await self.search_client.search(
+                search_text="*", facets=[f"container,count:{MAX_CONTAINERS}"], top=0
+            )
+            facets = await results.get_facets() or {}
+        except ResourceNotFoundError:
+            return {}
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+        counts = {str(facet["value"]): int(facet["count"]) for facet in facets.get("container") or ()}
+        return dict(sorted(counts.items()))
 
     async def count(self, container: str) -> int:
         """How many chunks `container` holds (0 when the index does not exist yet)."""
@@ -106,21 +122,23 @@ class AzureSearchRetriever:
         except AzureError as exc:
             raise _unavailable(exc) from exc
 
-    async def replace_file(self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk]) -> None:
+    async def replace_file(
+        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
+        source: str | None = None, pages: int | None = None,
+    ) -> None:  # fmt: skip
         """Upload the new chunks of `file`, then delete the ones the new version no longer has."""
         await self._ensure_index()
         old = {doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])}
         vectors = await self._embed(chunks)
-        documents = [
-            _document(chunk, fingerprint, None if vectors is None else vectors[i]) for i, chunk in enumerate(chunks)
-        ]
+        held = FileFields(fingerprint=fingerprint, source=source, pages=pages, indexed_at=utc_now())
+        documents = [_document(chunk, held, None if vectors is None else vectors[i]) for i, chunk in enumerate(chunks)]
         for start in range(0, len(documents), BATCH):
             await self._write("upload", documents[start : start + BATCH])
         stale = sorted(old - {chunk.id for chunk in chunks})
         await self._delete_ids(stale)
 
     async def delete_file(self, container: str, file: str) -> None:
-        """Remove every chunk of `file` from `container`."""
+        """Remove every chunk of `file` from `container`: the ids the file filter finds, deleted in batches."""
         ids = [doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])]
         await self._delete_ids(ids)
 
@@ -177,7 +195,7 @@ class AzureSearchRetriever:
             raise _unavailable(exc) from exc
 
     async def _all_documents(self, **options: Any) -> AsyncIterator[dict[str, Any]]:
-        # The SDK follows the service's next-page parameters, PAGE results per request.
+        # The SDK follows the service's next-page parameters (the service returns 1000 results per request).
         try:
             async for document in self._documents("*", top=100_000, **options):
                 yield document
@@ -193,16 +211,12 @@ def _score(hit: dict[str, Any]) -> float:
 
 
 def _chunk(hit: dict[str, Any], score: float) -> Chunk:
-    tags = []
-    for term in hit.get("tags") or ():
-        key, _, value = str(term).partition(":")
-        tags.append(Tag(key=key, value=value))
     return Chunk(
         id=hit["id"],
         file=hit["file"],
         page=hit.get("page"),
         container=hit["container"],
-        tags=tuple(tags),
+        tags=tags_of(hit.get("tags")),
         doc_date=hit.get("doc_date"),
         text=hit.get("content") or "",
         context=hit.get("context") or "",
@@ -211,11 +225,11 @@ def _chunk(hit: dict[str, Any], score: float) -> Chunk:
     )
 
 
-def _document(chunk: Chunk, fingerprint: str, vector: Any) -> dict[str, Any]:
+def _document(chunk: Chunk, held: FileFields, vector: Any) -> dict[str, Any]:
     document: dict[str, Any] = {
         "id": chunk.id,
         "content": chunk.text,
-        "title": _title(chunk.file),
+        "title": file_title(chunk.file),
         "context": chunk.context,
         "container": chunk.container,
         "tags": [tag_term(tag) for tag in chunk.tags],
@@ -223,17 +237,14 @@ def _document(chunk: Chunk, fingerprint: str, vector: Any) -> dict[str, Any]:
         "doc_date": chunk.doc_date,
         "file": chunk.file,
         "tabular": chunk.tabular,
-        "fingerprint": fingerprint,
+        "fingerprint": held.fingerprint,
+        "source": held.source,
+        "pages": held.pages,
+        "indexed_at": held.indexed_at,
     }
     if vector is not None:
         document[VECTOR_FIELD] = [float(x) for x in vector]
     return document
-
-
-def _title(file: str) -> str:
-    """`Northwind_Health_Plus.pdf` -> `Northwind Health Plus`: the file name as words, for the text search."""
-    stem = file[:-4] if file.lower().endswith(".pdf") else file
-    return stem.replace("_", " ").strip() or file
 
 
 def _unavailable(exc: AzureError) -> SearchUnavailable:

@@ -1,11 +1,15 @@
 """The Azure AI Search index Folio writes and queries: fields, vector profile, vectorizer, semantic configuration.
 
 One document per chunk. `tags` holds `key:value` strings, so a tag filter is `tags/any(t: t eq 'key:value')`.
+What the index knows of a whole file (fingerprint, source path, pages, when it was indexed) rides on each of its
+chunks, so listing a container reads its chunks' small fields only (`FILE_FIELDS`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from azure.search.documents.indexes.models import (
     AzureOpenAIVectorizer,
@@ -24,6 +28,9 @@ from azure.search.documents.indexes.models import (
     VectorSearchProfile,
 )
 
+from bot.models import Tag
+from bot.retrieval import IndexedFile
+
 VECTOR_FIELD = "vector"
 VECTOR_PROFILE = "folio-vector-profile"
 HNSW_CONFIG = "folio-hnsw"
@@ -31,6 +38,8 @@ VECTORIZER = "folio-azure-openai"
 SEMANTIC_CONFIG = "folio-semantic"
 # The fields a search returns (never the vector: it is large and nobody reads it).
 RETURNED = ["id", "content", "title", "context", "container", "tags", "page", "doc_date", "file", "tabular"]
+# The fields a file listing reads (no content, no vector).
+FILE_FIELDS = ["file", "fingerprint", "source", "pages", "indexed_at", "tags", "doc_date", "container"]
 # Azure OpenAI model names the vectorizer accepts; a deployment named otherwise is sent without a model name.
 KNOWN_EMBEDDING_MODELS = frozenset({"text-embedding-ada-002", "text-embedding-3-large", "text-embedding-3-small"})
 
@@ -59,6 +68,9 @@ def index_definition(name: str, *, dimensions: int | None, vectorizer: AzureVect
         SimpleField(name="file", type=SearchFieldDataType.STRING, filterable=True, facetable=True),
         SimpleField(name="tabular", type=SearchFieldDataType.BOOLEAN, filterable=True),
         SimpleField(name="fingerprint", type=SearchFieldDataType.STRING, filterable=True),
+        SimpleField(name="source", type=SearchFieldDataType.STRING, filterable=True),
+        SimpleField(name="pages", type=SearchFieldDataType.INT32),
+        SimpleField(name="indexed_at", type=SearchFieldDataType.STRING, sortable=True),
     ]
     vector_search = None
     if dimensions:
@@ -119,3 +131,40 @@ def _vector_search(vectorizer: AzureVectorizer | None) -> VectorSearch:
         ],
         vectorizers=vectorizers or None,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileFields:
+    """What each chunk document carries about its whole file."""
+
+    fingerprint: str
+    source: str | None
+    pages: int | None
+    indexed_at: str
+
+
+def tags_of(terms: Iterable[object] | None) -> tuple[Tag, ...]:
+    """The stored `key:value` strings of a document as Tags."""
+    tags = []
+    for term in terms or ():
+        key, _, value = str(term).partition(":")
+        tags.append(Tag(key=key, value=value))
+    return tuple(tags)
+
+
+def file_listing(container: str, documents: Iterable[dict[str, Any]]) -> list[IndexedFile]:
+    """One IndexedFile per file named by `documents` (chunk documents with FILE_FIELDS), by file name."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for document in documents:
+        grouped.setdefault(str(document["file"]), []).append(document)
+    listed = []
+    for file, chunks in sorted(grouped.items()):
+        first = chunks[0]
+        listed.append(
+            IndexedFile(
+                container=container, file=file, fingerprint=first.get("fingerprint") or "",
+                source=first.get("source"), pages=first.get("pages"), passages=len(chunks),
+                tags=tags_of(first.get("tags")), doc_date=first.get("doc_date"), indexed_at=first.get("indexed_at"),
+            )  # fmt: skip
+        )
+    return listed

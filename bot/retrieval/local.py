@@ -8,6 +8,7 @@ sqlite3 is blocking, so every call runs in a worker thread, one at a time on one
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
@@ -19,8 +20,9 @@ import numpy as np
 
 from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope
-from bot.retrieval import apply_score_gap, check_top, clean_query
+from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
 from bot.retrieval import local_sql as sql
+from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import check_tag_keys
 from bot.retrieval.rerank import fuse_rankings, relative_strength, rerank
@@ -49,12 +51,16 @@ class LocalRetriever:
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                _create_private(self.path)
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                sql.migrate(db)
-                db.executescript(sql.TEMP_SCHEMA)
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    migrate(db)
+                    db.executescript(TEMP_SCHEMA)
+                except BaseException:
+                    db.close()
+                    raise
             except (OSError, sqlite3.Error) as exc:
                 raise SearchUnavailable(
                     f"The local index {self.path} cannot be opened ({exc}). Check that the folder is writable "
@@ -82,13 +88,6 @@ class LocalRetriever:
         await asyncio.to_thread(shut)
 
     # --- IndexWriter ---------------------------------------------------------------------------------------------
-    async def fingerprints(self, container: str) -> dict[str, str]:
-        """File name -> fingerprint of every file indexed in `container`."""
-        rows = await self._run(
-            lambda db: db.execute("SELECT file, fingerprint FROM files WHERE container = ?", (container,)).fetchall()
-        )
-        return dict(rows)
-
     async def count(self, container: str) -> int:
         """How many chunks `container` holds."""
         row = await self._run(
@@ -96,13 +95,24 @@ class LocalRetriever:
         )
         return int(row[0])
 
+    async def containers(self) -> dict[str, int]:
+        """Container -> passages, for every container holding any."""
+        return await self._run(sql.containers)
+
+    async def files(self, container: str) -> list[IndexedFile]:
+        """Every file of `container`, by name, with its passages, pages, tags, date and source."""
+        return await self._run(lambda db: sql.files(db, container))
+
     async def delete_file(self, container: str, file: str) -> None:
         """Remove `file` and its chunks from `container`."""
         self._vectors.pop(container, None)
         self._vocab = None
         await self._run(lambda db: sql.transaction(db, lambda: sql.delete_file(db, container, file)))
 
-    async def replace_file(self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk]) -> None:
+    async def replace_file(
+        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
+        source: str | None = None, pages: int | None = None,
+    ) -> None:  # fmt: skip
         """Swap every chunk of `file` for `chunks` in one transaction (embedding them first when configured)."""
         for chunk in chunks:
             if (chunk.container, chunk.file) != (container, file):
@@ -113,10 +123,7 @@ class LocalRetriever:
             sql.delete_file(db, container, file)
             for index, chunk in enumerate(chunks):
                 sql.insert_chunk(db, chunk, None if vectors is None else vectors[index])
-            db.execute(
-                "INSERT OR REPLACE INTO files (container, file, fingerprint) VALUES (?, ?, ?)",
-                (container, file, fingerprint),
-            )
+            sql.remember_file(db, container, file, fingerprint, source=source, pages=pages)
 
         self._vectors.pop(container, None)
         self._vocab = None
@@ -131,6 +138,7 @@ class LocalRetriever:
     async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
         """At most `top` chunks of `scope`, best first; hybrid when an embedder is set, weak matches cut."""
         text = clean_query(query)
+        check_scope(scope)
         check_top(top)
         check_tag_keys(scope)
         depth = max(top * 4, CANDIDATES)
@@ -138,14 +146,14 @@ class LocalRetriever:
             lambda db: sql.keyword_ranking(db, text, scope, depth, self._vocabulary(db))
         )
         keyword = rerank(
-            text, found, context=lambda row: row[8], stemmed=sql.stemmed, page=sql.page_key,
+            text, found, context=lambda row: row.context, stemmed=sql.ChunkRow.stemmed_text, place=sql.ChunkRow.place,
             later=plan.later, phrases=plan.phrases, average_tokens=tokens,
         )  # fmt: skip
         if self.embedder is None:
-            chunks = [sql.row_to_chunk(row, score) for row, score in keyword]
-            return apply_score_gap(chunks, self.score_gap)[:top]
-        vector = await self._vector_ranking(text, scope, depth)
-        return await self._fuse(keyword, vector, top)
+            chunks = apply_score_gap([row.chunk(score) for row, score in keyword], self.score_gap)[:top]
+        else:
+            chunks = await self._fuse(keyword, await self._vector_ranking(text, scope, depth), scope, top)
+        return within(scope, chunks)
 
     def _vocabulary(self, db: sqlite3.Connection) -> Vocabulary:
         # Runs in the worker thread, under the lock; dropped on every write and after VOCABULARY_TTL.
@@ -178,15 +186,27 @@ class LocalRetriever:
             cached = self._vectors[container] = (time.monotonic(), rowids, matrix)
         return cached[1], cached[2]
 
-    async def _fuse(self, keyword: list[tuple[tuple, float]], vector: list[tuple[int, float]], top: int) -> list[Chunk]:
-        fused = fuse_rankings([row[0] for row, _ in keyword], [rowid for rowid, _ in vector])
+    async def _fuse(
+        self, keyword: list[tuple[sql.ChunkRow, float]], vector: list[tuple[int, float]], scope: Scope, top: int
+    ) -> list[Chunk]:
+        fused = fuse_rankings([row.rowid for row, _ in keyword], [rowid for rowid, _ in vector])
         strength = relative_strength(
-            {row[0]: score for row, score in keyword}, {rowid: score for rowid, score in vector}
+            {row.rowid: score for row, score in keyword}, {rowid: score for rowid, score in vector}
         )
         kept = [rowid for rowid in fused if strength.get(rowid, 0.0) >= self.score_gap][:top]
-        rows = {row[0]: row for row, _ in keyword}
+        rows = {row.rowid: row for row, _ in keyword}
         missing = [rowid for rowid in kept if rowid not in rows]
         if missing:
-            rows.update(await self._run(lambda db: sql.rows_by_id(db, missing)))
-        # A chunk deleted by another process since the vectors were loaded is simply absent.
-        return [sql.row_to_chunk(rows[rowid], fused[rowid]) for rowid in kept if rowid in rows]
+            # Ids from the vector cache: fetched only when they still exist inside the scope (ids are never reused,
+            # and a chunk removed by another process since the vectors were loaded is simply absent).
+            rows.update(await self._run(lambda db: sql.rows_by_id(db, missing, scope)))
+        return [rows[rowid].chunk(fused[rowid]) for rowid in kept if rowid in rows]
+
+
+def _create_private(path: Path) -> None:
+    """Create the index file readable by its owner only (SQLite gives its -wal and -shm files the same mode)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass

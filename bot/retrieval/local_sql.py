@@ -1,82 +1,79 @@
-"""The SQL of the local engine: schema, writes and the keyword ranking. Blocking; called in the worker thread.
+"""The SQL of the local engine: writes, listings and the keyword ranking. Blocking; called in the worker thread.
 
-Chunks live in `chunks`; `chunks_fts` is an external-content FTS5 table over (context, text, scope), where `scope`
-holds the container and tag tokens that `fts.scoped_match` filters on; `chunk_tags` serves SQL tag filters (vector
-search); `files` remembers each file's fingerprint. `chunks.stemmed` is rerank.stem_text of context and text, made at
-write time so a search does not stem its candidates again.
+The layout is in local_schema. `chunks_fts` holds each chunk's container and tag tokens in its `scope` column,
+which `fts.scoped_match` filters on; `chunk_tags` serves SQL tag filters (vector search); `chunks.stemmed` is
+rerank.stem_text of context and text, made at write time so a search does not stem its candidates again. Rows are
+read into `ChunkRow`, and every row a search returns is checked against its Scope.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
 from bot.errors import SearchUnavailable
-from bot.models import Chunk, Scope, Tag
+from bot.models import Chunk, Scope, Tag, utc_now
+from bot.retrieval import IndexedFile
 from bot.retrieval.embedders import normalise
 from bot.retrieval.fts import match_expression, scope_tokens, scoped_match, terms
 from bot.retrieval.rerank import stem_text
 from bot.retrieval.vocabulary import QueryPlan, Vocabulary, plan_query
-
-log = logging.getLogger(__name__)
 
 # bm25() weights of the FTS columns (context, text). Weighting the document line higher did not help on the shared
 # corpus (its words occur on most pages, so BM25 gives them little weight): rerank.title_boost does that job.
 CONTEXT_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 
-TOKENIZER = "porter unicode61 remove_diacritics 2"
-SCHEMA_VERSION = 3  # bump when the layout changes: older files are emptied and must be indexed again
-ADDED_COLUMNS = {3: "ALTER TABLE chunks ADD COLUMN stemmed TEXT"}  # version -> the change that reaches it in place
-
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS files (
-    container TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (container, file));
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, container TEXT NOT NULL, file TEXT NOT NULL, page INTEGER,
-    doc_date TEXT, tabular INTEGER NOT NULL DEFAULT 0, tags TEXT NOT NULL DEFAULT '[]', context TEXT NOT NULL,
-    text TEXT NOT NULL, scope TEXT NOT NULL, vector BLOB, stemmed TEXT);
-CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (container, file);
-CREATE TABLE IF NOT EXISTS chunk_tags (chunk INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS chunk_tags_by_value ON chunk_tags (key, value, chunk);
-CREATE INDEX IF NOT EXISTS chunk_tags_by_chunk ON chunk_tags (chunk);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    context, text, scope, content='chunks', content_rowid='rowid', tokenize='{TOKENIZER}');
-"""
-# Per connection: the index's tokenizer run on query words (to look them up in the vocabulary), and the vocabulary.
-TEMP_SCHEMA = f"""
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5 (word, tokenize='{TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab (temp, 'query_words', 'instance');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab (main, 'chunks_fts', 'row');
-"""
-
 COLUMNS = "c.rowid, c.id, c.file, c.page, c.container, c.tags, c.doc_date, c.text, c.context, c.tabular, c.stemmed"
 
 
-def migrate(db: sqlite3.Connection) -> None:
-    """Create the schema; an index file from an older layout is emptied (it is rebuilt by indexing again)."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version == SCHEMA_VERSION:
-        return
-    if version >= 2 and all(step in ADDED_COLUMNS for step in range(version + 1, SCHEMA_VERSION + 1)):
-        # Only columns were added since: existing chunks keep working (stemmed = NULL is computed at search time).
-        for step in range(version + 1, SCHEMA_VERSION + 1):
-            db.execute(ADDED_COLUMNS[step])
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        return
-    if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]:
-        log.warning("the local index has an older layout (v%s); it is emptied: index the documents again", version)
-        db.executescript(
-            "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunk_tags; DROP TABLE IF EXISTS chunks;"
-            " DROP TABLE IF EXISTS files;"
-        )
-    db.executescript(SCHEMA)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+class ChunkRow(NamedTuple):
+    """One `chunks` row as the searches read it (COLUMNS, in order), with the ranking's score when there is one."""
+
+    rowid: int
+    id: str
+    file: str
+    page: int | None
+    container: str
+    tags: str  # JSON [[key, value], ...]
+    doc_date: str | None
+    text: str
+    context: str
+    tabular: int
+    stemmed: str | None
+    score: float = 0.0
+
+    def tag_values(self) -> tuple[Tag, ...]:
+        return _tags(self.tags)
+
+    def in_scope(self, scope: Scope) -> bool:
+        """Whether the row lies inside `scope` (checked on every row a search returns)."""
+        return scope.allows(self.container, self.tag_values())
+
+    def stemmed_text(self) -> str:
+        """The chunk's stem_text, stored at index time (computed here for chunks indexed before it was)."""
+        return self.stemmed or stem_text(f"{self.context} {self.text}")
+
+    def place(self) -> object:
+        """Where a citation of the row points: (container, file, page); each chunk of a text file is its own place.
+        The container is part of it: a scope over several containers may hold two files of the same name."""
+        return (self.container, self.file, self.page) if self.page is not None else self.id
+
+    def chunk(self, score: float) -> Chunk:
+        return Chunk(
+            id=self.id, file=self.file, page=self.page, container=self.container, tags=self.tag_values(),
+            doc_date=self.doc_date, text=self.text, context=self.context, tabular=bool(self.tabular),
+            score=round(float(score), 6),
+        )  # fmt: skip
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[ChunkRow]:
+    return [ChunkRow(*row) for row in cursor.fetchall()]
 
 
 def transaction(db: sqlite3.Connection, work: Callable[[], None]) -> None:
@@ -100,6 +97,39 @@ def delete_file(db: sqlite3.Connection, container: str, file: str) -> None:
     db.execute(f"DELETE FROM chunk_tags WHERE chunk IN (SELECT rowid {where})", (container, file))
     db.execute(f"DELETE {where}", (container, file))
     db.execute("DELETE FROM files WHERE container = ? AND file = ?", (container, file))
+
+
+def remember_file(
+    db: sqlite3.Connection, container: str, file: str, fingerprint: str, *, source: str | None, pages: int | None
+) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO files (container, file, fingerprint, source, pages, indexed_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (container, file, fingerprint, source, pages, utc_now()),
+    )
+
+
+def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
+    """Every file of `container` with its passage count, tags and date (from its chunks), by name."""
+    rows = db.execute(
+        "SELECT f.file, f.fingerprint, f.source, f.pages, f.indexed_at, count(c.rowid), min(c.tags), min(c.doc_date)"
+        " FROM files f LEFT JOIN chunks c ON c.container = f.container AND c.file = f.file"
+        " WHERE f.container = ? GROUP BY f.file ORDER BY f.file",
+        (container,),
+    ).fetchall()
+    return [
+        IndexedFile(
+            container=container, file=file, fingerprint=fingerprint, source=source, pages=pages,
+            indexed_at=indexed_at, passages=passages, tags=_tags(tags or "[]"), doc_date=doc_date,
+        )  # fmt: skip
+        for file, fingerprint, source, pages, indexed_at, passages, tags, doc_date in rows
+    ]
+
+
+def containers(db: sqlite3.Connection) -> dict[str, int]:
+    """Container -> passages, for every container holding any, by name."""
+    rows = db.execute("SELECT container, count(*) FROM chunks GROUP BY container ORDER BY container").fetchall()
+    return dict(rows)
 
 
 def insert_chunk(db: sqlite3.Connection, chunk: Chunk, vector: np.ndarray | None) -> None:
@@ -139,7 +169,7 @@ def scope_sql(scope: Scope, alias: str = "c") -> tuple[str, list[str]]:
 
 def keyword_ranking(
     db: sqlite3.Connection, query: str, scope: Scope, depth: int, vocabulary: Vocabulary
-) -> tuple[list[tuple[tuple, float]], QueryPlan, float]:
+) -> tuple[list[tuple[ChunkRow, float]], QueryPlan, float]:
     """Candidates by FTS5 bm25 of the plan's selecting words, with the plan and the average chunk length."""
     plan = plan_query(query, stems(db, terms(query)), vocabulary)
     expression = match_expression(plan.words)
@@ -157,21 +187,16 @@ def keyword_ranking(
         later = tuple((word, idf) for word, idf in plan.later if word not in plan.wider)
         plan = replace(plan, words=(*plan.words, *plan.wider), later=later, wider=())
         rows = _ranked(db, sql, match_expression(plan.words) or expression, scope, depth)
-    hits = [(row[:-1], row[-1]) for row in rows if in_scope(row, scope)]
+    # The MATCH applied the scope already; a row outside it would mean a token collision, and is dropped.
+    hits = [(row, row.score) for row in rows if row.in_scope(scope)]
     return hits, plan, vocabulary.average_tokens
 
 
-def _ranked(db: sqlite3.Connection, sql: str, expression: str, scope: Scope, depth: int) -> list[tuple]:
+def _ranked(db: sqlite3.Connection, sql: str, expression: str, scope: Scope, depth: int) -> list[ChunkRow]:
     try:
-        return db.execute(sql, [scoped_match(expression, scope.containers, scope.tags_by_key()), depth]).fetchall()
+        return _rows(db.execute(sql, [scoped_match(expression, scope.containers, scope.tags_by_key()), depth]))
     except sqlite3.OperationalError as exc:
         raise SearchUnavailable(f"The local index could not run this search ({exc}).") from exc
-
-
-def in_scope(row: tuple, scope: Scope) -> bool:
-    """Defence in depth: the MATCH already applied the scope; a row outside it would mean a token collision."""
-    tags = tuple(Tag(key=key, value=value) for key, value in json.loads(row[5]))
-    return scope.allows(row[4], tags)
 
 
 _STEMS: dict[str, str] = {}  # word -> porter term; the tokenizer never changes, so answers stay true
@@ -220,34 +245,13 @@ def load_vectors(db: sqlite3.Connection, container: str) -> tuple[np.ndarray, np
     return rowids, matrix
 
 
-def rows_by_id(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple]:
+def rows_by_id(db: sqlite3.Connection, rowids: Sequence[int], scope: Scope) -> dict[int, ChunkRow]:
+    """The rows of `rowids` that still exist and lie inside `scope` (an id from a cache may name neither)."""
+    where, params = scope_sql(scope)
     marks = ", ".join("?" * len(rowids))
-    rows = db.execute(f"SELECT {COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})", list(rowids)).fetchall()
-    return {row[0]: row for row in rows}
+    cursor = db.execute(f"SELECT {COLUMNS} FROM chunks c WHERE c.rowid IN ({marks}) AND {where}", [*rowids, *params])
+    return {row.rowid: row for row in _rows(cursor) if row.in_scope(scope)}
 
 
-def stemmed(row: tuple) -> str:
-    """The chunk's stem_text, stored at index time (computed here for chunks indexed before it was)."""
-    return row[10] or stem_text(f"{row[8]} {row[7]}")
-
-
-def page_key(row: tuple) -> object:
-    # Chunks of a text file have no page: each is its own place. The container is part of the place: a scope over
-    # several containers may hold two files of the same name.
-    return (row[4], row[2], row[3]) if row[3] is not None else row[1]
-
-
-def row_to_chunk(row: tuple, score: float) -> Chunk:
-    _rowid, chunk_id, file, page, container, tags, doc_date, text, context, tabular, _stemmed = row
-    return Chunk(
-        id=chunk_id,
-        file=file,
-        page=page,
-        container=container,
-        tags=tuple(Tag(key=key, value=value) for key, value in json.loads(tags)),
-        doc_date=doc_date,
-        text=text,
-        context=context,
-        tabular=bool(tabular),
-        score=round(float(score), 6),
-    )
+def _tags(stored: str) -> tuple[Tag, ...]:
+    return tuple(Tag(key=key, value=value) for key, value in json.loads(stored))

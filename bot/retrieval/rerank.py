@@ -81,14 +81,14 @@ def rerank(
     hits: Sequence[tuple[Row, float]],
     *,
     context: Callable[[Row], str],
-    page: Callable[[Row], object],
+    place: Callable[[Row], object],
     stemmed: Callable[[Row], str],
     later: Sequence[tuple[str, float]] = (),
     phrases: Sequence[str] = (),
     average_tokens: float = 100.0,
 ) -> list[tuple[Row, float]]:
     """Hits re-scored (late words on `stemmed` = stem_text of context and text, then title boost), best first,
-    only the best chunk of each page."""
+    only the best chunk of each place (`place`: a page, or a text file's chunk)."""
     if not hits:
         return []
     query_terms = terms(query)
@@ -99,8 +99,8 @@ def rerank(
     seen: set[object] = set()
     for index in np.argsort(-scores, kind="stable"):
         row = hits[index][0]
-        if page(row) not in seen:
-            seen.add(page(row))
+        if place(row) not in seen:
+            seen.add(place(row))
             kept.append((row, float(scores[index])))
     return kept
 

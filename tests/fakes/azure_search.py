@@ -11,7 +11,8 @@ POST `/indexes('NAME')/docs/search.index` (upload, merge, mergeOrUpload, delete)
 POST `/indexes('NAME')/docs/search.post.search`. Searches apply the OData filter (tests/fakes/odata.py) before
 ranking, as the service does with its default pre-filter mode. Scores follow the service's shapes: BM25-like for text,
 cosine-derived for vectors, reciprocal rank fusion (about 0.016-0.033) for hybrid, and `@search.rerankerScore` 0-4
-from the "semantic ranker" (the share of query words in the content, times 4).
+from the "semantic ranker" (the share of query words in the content, times 4). `facets: ["field,count:N"]` answers
+`@search.facets` counted over every matching document.
 """
 
 from __future__ import annotations
@@ -201,7 +202,10 @@ class FakeAzureSearch:
         hits = [{"@search.score": score, **doc} for doc, score in scored]
         if body.get("queryType") == "semantic":
             hits = self._rerank(text, hits, index, body.get("semanticConfiguration"))
-        return self._page(hits, body, fields)
+        result = self._page(hits, body, fields)
+        if body.get("facets"):
+            result["@search.facets"] = _facets(body["facets"], hits, fields)
+        return result
 
     def _text_ranking(self, text: str, docs: list[Json], fields: dict[str, Json]) -> list[tuple[Json, float]]:
         if text == "*":
@@ -271,6 +275,27 @@ class FakeAzureSearch:
         if wanted > PAGE_LIMIT and skip + len(page) < len(hits):
             result["@search.nextPageParameters"] = {**body, "skip": skip + len(page), "top": wanted - len(page)}
         return result
+
+
+def _facets(requested: list[str], hits: list[Json], fields: dict[str, Json]) -> Json:
+    """`"field,count:N"` -> the N most frequent values of a facetable field over every matching document, as the
+    service counts them (each value of a collection counts once per document), most frequent first."""
+    facets: Json = {}
+    for spec in requested:
+        name, *options = [part.strip() for part in spec.split(",")]
+        settings = dict(option.split(":", 1) for option in options)
+        field = fields.get(name)
+        if field is None or not field.get("facetable"):
+            raise ValueError(f"The field '{name}' is not facetable.")
+        counts: dict[Any, int] = {}
+        for hit in hits:
+            value = hit.get(name)
+            for item in set(value or ()) if field["type"].startswith("Collection(") else [value]:
+                if item is not None:
+                    counts[item] = counts.get(item, 0) + 1
+        ranked = sorted(counts.items(), key=lambda pair: (-pair[1], str(pair[0])))
+        facets[name] = [{"count": count, "value": value} for value, count in ranked[: int(settings.get("count", 10))]]
+    return facets
 
 
 def _doc_words(doc: Json, searchable: list[str]) -> list[str]:

@@ -44,7 +44,7 @@ async def test_every_chunk_keeps_the_page_its_words_are_on(tmp_path: Path, index
     pages = [f"Section {n}. {FILLER} The secret code of this page is zebra{n}quartz. {FILLER}" for n in range(1, 6)]
     pdf = make_pdf(tmp_path / "Travel_Policy.pdf", pages)
     report = await index_files([pdf], index, container="hr", tags=(Tag(key="year", value="2025"),))
-    assert (report.files, report.pages, report.skipped, report.failed) == (1, 5, 0, [])
+    assert (report.files, report.pages, report.unchanged, report.failed) == (1, 5, 0, [])
     assert report.chunks > 5  # long pages are split, yet every piece keeps its page
     for n in range(1, 6):
         [hit] = (await index.search(f"zebra{n}quartz", Scope(container="hr"), top=3))[:1]
@@ -66,7 +66,7 @@ async def test_a_converted_spreadsheet_keeps_its_name_and_is_tabular(tmp_path: P
 async def test_text_and_markdown_are_indexed_without_pages(tmp_path: Path, index: LocalRetriever) -> None:
     (tmp_path / "notes.md").write_text("# Onboarding\n\nNew starters get a laptop on day one.", encoding="utf-8")
     (tmp_path / "faq.txt").write_text("The canteen opens at eight.", encoding="utf-8")
-    report = await index_files(collect_files([tmp_path]), index, container="hr")
+    report = await index_files(collect_files([tmp_path]).files, index, container="hr")
     assert report.files == 2 and not report.failed
     [hit] = await index.search("laptop", Scope(container="hr"), top=3)
     assert hit.file == "notes.md" and hit.page is None
@@ -76,7 +76,7 @@ async def test_unchanged_files_are_skipped_and_changed_ones_replaced(tmp_path: P
     pdf = make_pdf(tmp_path / "policy.pdf", ["Refunds within 30 days.", "Contact billing."])
     assert (await index_files([pdf], index, container="c")).files == 1
     again = await index_files([pdf], index, container="c")
-    assert (again.files, again.skipped) == (0, 1)
+    assert (again.files, again.unchanged) == (0, 1)
     make_pdf(pdf, ["Refunds within 14 days only."])
     changed = await index_files([pdf], index, container="c")
     assert (changed.files, changed.pages) == (1, 1)
@@ -93,12 +93,12 @@ async def test_corrupt_and_encrypted_pdfs_are_reported_by_name_and_the_run_goes_
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n this is not really a pdf")
     make_pdf(tmp_path / "locked.pdf", ["Top secret salaries"], password="hunter2")
     make_pdf(tmp_path / "good.pdf", ["Holiday allowance is 25 days."])
-    report = await index_files(collect_files([tmp_path]), index, container="c")
+    report = await index_files(collect_files([tmp_path]).files, index, container="c")
     assert report.files == 1
     assert len(report.failed) == 2
     assert any(line.startswith("broken.pdf:") for line in report.failed)
     assert any(line.startswith("locked.pdf:") and "password" in line for line in report.failed)
-    assert "2 failed" in report.summary() and "1 files indexed" in report.summary()
+    assert "2 failed" in report.summary() and "1 file indexed (1 page, 1 passage)" in report.summary()
     assert [hit.file for hit in await index.search("holiday", Scope(container="c"), top=3)] == ["good.pdf"]
 
 
@@ -150,3 +150,29 @@ async def test_a_passage_is_found_by_the_name_of_its_section(tmp_path: Path, ind
     await index_files([tmp_path / "handbook.pdf"], index, container="c")
     found = await index.search("orthodontic braces", Scope(container="c"), top=5)
     assert [(hit.page, "Orthodontic Benefits" in hit.context) for hit in found][:1] == [(2, True)]
+
+
+async def test_running_page_headers_and_footers_are_left_out_of_passages(tmp_path: Path, index: LocalRetriever) -> None:
+    topics = [
+        "Hotels are capped at 180 EUR per night in capital cities.",
+        "Trains are booked in second class.",
+        "Taxis need a receipt. Larkspur Ltd - Travel Policy 2026 - page 9 of 9 is not a footer here.",
+    ]
+    pages = [f"Larkspur Ltd - Travel Policy 2026\n{text}\n{FILLER}\nConfidential - page {n} of 3"
+             for n, text in enumerate(topics, start=1)]  # fmt: skip
+    make_pdf(tmp_path / "travel.pdf", pages)
+    await index_files([tmp_path / "travel.pdf"], index, container="c")
+    [hotel] = await index.search("hotel capital cities", Scope(container="c"), top=1)
+    assert hotel.text.startswith("Hotels are capped at 180 EUR per night in capital cities.")
+    texts = [hit.text for hit in await index.search("travel policy confidential page", Scope(container="c"), top=10)]
+    assert texts and not [text for text in texts if "Confidential - page" in text or text.startswith("Larkspur")]
+    assert any("page 9 of 9 is not a footer here" in text for text in texts)  # the same words inside a page stay
+
+
+async def test_the_sample_corpus_quotes_carry_no_page_footers(index: LocalRetriever) -> None:
+    from bot.app import SAMPLE_CORPUS
+    from bot.ingest.catalog import index_catalog
+
+    await index_catalog(SAMPLE_CORPUS, index, container="sample")
+    hits = await index.search("refund window monthly plans", Scope(container="sample"), top=5)
+    assert hits and not [hit for hit in hits if "fictitious sample document - page" in hit.text]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bot.models import Chunk, Tag
+from bot.retrieval import IndexWriter
 from tests.fakes.azure_search import fake_embedding
 
 API_KEY = "test-admin-key"
@@ -40,3 +41,8 @@ def chunk(container: str, file: str, text: str, *, page: int | None = 1, tags: t
         text=text,
         context=file,
     )
+
+
+async def fingerprints(index: IndexWriter, container: str) -> dict[str, str]:
+    """File name -> fingerprint of every file `index` holds in `container`."""
+    return {held.file: held.fingerprint for held in await index.files(container)}

@@ -9,11 +9,12 @@ from azure.core.credentials import AzureKeyCredential
 
 from bot.errors import InvalidInput, SearchUnavailable
 from bot.ingest import index_files
+from bot.ingest.lifecycle import remove_files
 from bot.models import Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.azure import AzureSearchRetriever
 from tests.fakes.azure_search import FakeAzureSearch
-from tests.retrieval.helpers import API_KEY, HashEmbedder, chunk
+from tests.retrieval.helpers import API_KEY, HashEmbedder, chunk, fingerprints
 
 HOSTILE = [
     "' or 1 eq 1 or '",
@@ -162,11 +163,11 @@ async def test_replacing_a_file_removes_chunks_the_new_version_lacks(azure: Azur
     await azure.replace_file("c", "a.pdf", "v1", old)
     await azure.replace_file("c", "a.pdf", "v2", [chunk("c", "a.pdf", "new page retirement", page=1)])
     assert await azure.count("c") == 1
-    assert await azure.fingerprints("c") == {"a.pdf": "v2"}
+    assert await fingerprints(azure, "c") == {"a.pdf": "v2"}
     hits = await azure.search("pensions", Scope(container="c"), top=5)  # hybrid: the vector side always answers
     assert [hit.text for hit in hits] == ["new page retirement"]
     await azure.delete_file("c", "a.pdf")
-    assert await azure.count("c") == 0 and await azure.fingerprints("c") == {}
+    assert await azure.count("c") == 0 and await fingerprints(azure, "c") == {}
 
 
 async def test_files_beyond_the_first_result_page_are_listed_and_deleted(
@@ -174,7 +175,7 @@ async def test_files_beyond_the_first_result_page_are_listed_and_deleted(
 ) -> None:
     await azure.replace_file("c", "big.pdf", "v1", [chunk("c", "big.pdf", f"row {n}", page=n) for n in range(1, 1102)])
     await azure.replace_file("c", "small.pdf", "v7", [chunk("c", "small.pdf", "last")])
-    assert await azure.fingerprints("c") == {"big.pdf": "v1", "small.pdf": "v7"}  # small.pdf is on page 2
+    assert await fingerprints(azure, "c") == {"big.pdf": "v1", "small.pdf": "v7"}  # small.pdf is on page 2
     await azure.delete_file("c", "big.pdf")
     assert await azure.count("c") == 1
 
@@ -193,7 +194,31 @@ async def test_pdfs_are_ingested_through_the_azure_backend(azure: AzureSearchRet
     report = await index_files([pdf], azure, container="benefits", tags=(Tag(key="year", value="2023"),))
     assert report.files == 1 and report.chunks > 0
     again = await index_files([pdf], azure, container="benefits", tags=(Tag(key="year", value="2023"),))
-    assert again.skipped == 1 and again.files == 0
+    assert again.unchanged == 1 and again.files == 0
     results = await azure.search("gym membership", Scope(container="benefits"), top=3)
     assert results and results[0].file == "PerksPlus.pdf" and results[0].page is not None
     assert results[0].tags == (Tag(key="year", value="2023"),)
+
+
+async def test_files_and_containers_are_listed_and_a_removal_deletes_by_the_file_filter(
+    azure: AzureSearchRetriever, fake_search: FakeAzureSearch
+) -> None:
+    await azure.replace_file("c", "a.pdf", "v1", [chunk("c", "a.pdf", f"alpha {n}", page=n, tags=("year:2025",))
+                                                  for n in (1, 2)], source="/docs/a.pdf", pages=2)  # fmt: skip
+    await azure.replace_file("c", "b's.md", "v1", [chunk("c", "b's.md", "beta", page=None)], source="/docs/b's.md")
+    await azure.replace_file("other", "x.pdf", "v1", [chunk("other", "x.pdf", "gamma")])
+    assert await azure.containers() == {"c": 3, "other": 1}
+    listing = await azure.files("c")
+    assert [(f.file, f.pages, f.passages, f.source) for f in listing] == [
+        ("a.pdf", 2, 2, "/docs/a.pdf"), ("b's.md", None, 1, "/docs/b's.md")
+    ]
+    assert listing[0].tags == (Tag(key="year", value="2025"),) and listing[0].indexed_at
+    await remove_files(azure, None, [listing[1]])
+    assert fake_search.searches()[-1].body["filter"] == "container eq 'c' and file eq 'b''s.md'"
+    assert [f.file for f in await azure.files("c")] == ["a.pdf"]
+    assert await azure.containers() == {"c": 2, "other": 1}
+    assert {hit.file for hit in await azure.search("beta", Scope(container="c"), top=5)} <= {"a.pdf"}
+
+
+async def test_an_index_that_does_not_exist_yet_lists_nothing(azure: AzureSearchRetriever) -> None:
+    assert await azure.containers() == {}

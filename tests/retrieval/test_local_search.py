@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import InvalidInput
+from bot.errors import InvalidInput, SearchUnavailable
 from bot.models import Chunk, Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
 from bot.retrieval.local import LocalRetriever
-from tests.retrieval.helpers import chunk
+from bot.retrieval.local_sql import insert_chunk
+from tests.retrieval.helpers import chunk, fingerprints
 
 HOSTILE = [
     "' or 1 eq 1 or '",
@@ -134,9 +135,9 @@ async def test_replacing_a_file_drops_its_old_chunks(index: LocalRetriever) -> N
     assert await index.search("pensions", Scope(container="c"), top=5) == []
     [hit] = await index.search("retirement", Scope(container="c"), top=5)
     assert hit.page == 2
-    assert await index.fingerprints("c") == {"a.pdf": "v2"}
+    assert await fingerprints(index, "c") == {"a.pdf": "v2"}
     await index.delete_file("c", "a.pdf")
-    assert await index.count("c") == 0 and await index.fingerprints("c") == {}
+    assert await index.count("c") == 0 and await fingerprints(index, "c") == {}
 
 
 async def test_text_sources_come_back_without_a_page(index: LocalRetriever) -> None:
@@ -154,20 +155,64 @@ async def test_a_small_container_is_found_by_a_word_common_elsewhere(index: Loca
     assert [hit.file for hit in results] == ["s.pdf"]
 
 
-async def test_an_index_from_the_previous_layout_keeps_its_chunks(tmp_path: Path) -> None:
+# The layout of versions 2 and 3 (2 had no `stemmed` column): plain rowids, files without source, pages and time.
+OLD_LAYOUT = """
+CREATE TABLE files (container TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (container, file));
+CREATE TABLE chunks (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, container TEXT NOT NULL, file TEXT NOT NULL, page INTEGER,
+    doc_date TEXT, tabular INTEGER NOT NULL DEFAULT 0, tags TEXT NOT NULL DEFAULT '[]', context TEXT NOT NULL,
+    text TEXT NOT NULL, scope TEXT NOT NULL, vector BLOB, stemmed TEXT);
+CREATE INDEX chunks_by_file ON chunks (container, file);
+CREATE TABLE chunk_tags (chunk INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
+CREATE INDEX chunk_tags_by_value ON chunk_tags (key, value, chunk);
+CREATE INDEX chunk_tags_by_chunk ON chunk_tags (chunk);
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    context, text, scope, content='chunks', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+"""
+
+
+@pytest.mark.parametrize("version", [2, 3])
+async def test_an_index_from_a_previous_layout_keeps_its_chunks_and_never_reuses_their_ids(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "old.sqlite"
-    index = LocalRetriever(path, score_gap=0.0)
-    await put(index, chunk("c", "a.pdf", "vision care covers glasses every two years", page=4))
-    await index.close()
-    db = sqlite3.connect(path)  # make it the layout of schema version 2, before the stemmed column
-    db.execute("ALTER TABLE chunks DROP COLUMN stemmed")
-    db.execute("PRAGMA user_version = 2")
-    db.commit()
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(OLD_LAYOUT)
+    insert_chunk(db, chunk("c", "a.pdf", "vision care covers glasses every two years", page=4), None)
+    db.execute("INSERT INTO files (container, file, fingerprint) VALUES ('c', 'a.pdf', 'v1')")
+    if version == 2:
+        db.execute("ALTER TABLE chunks DROP COLUMN stemmed")
+    db.execute(f"PRAGMA user_version = {version}")
+    [(old_id,)] = db.execute("SELECT rowid FROM chunks").fetchall()
     db.close()
     reopened = LocalRetriever(path, score_gap=0.0)
     [hit] = await reopened.search("glasses vision", Scope(container="c"), top=5)
-    await put(reopened, chunk("c", "b.pdf", "glasses frames are not covered", page=1))
-    found = {(item.file, item.page) for item in await reopened.search("glasses", Scope(container="c"), top=5)}
+    [listed] = await reopened.files("c")
+    await reopened.delete_file("c", "a.pdf")  # the highest id is free now: a plain rowid would give it out again
+    await put(reopened, chunk("d", "b.pdf", "glasses frames are not covered", page=1))
+    [found] = await reopened.search("glasses", Scope(container="d"), top=5)
     await reopened.close()
     assert (hit.file, hit.page) == ("a.pdf", 4)
-    assert found == {("a.pdf", 4), ("b.pdf", 1)}
+    assert (listed.file, listed.passages, listed.source) == ("a.pdf", 1, None)
+    assert found.file == "b.pdf"
+    [(new_id,)] = sqlite3.connect(path).execute("SELECT rowid FROM chunks").fetchall()
+    assert new_id > old_id
+
+
+async def test_a_file_set_back_by_an_older_folio_opens_and_one_from_a_newer_folio_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    index = LocalRetriever(path, score_gap=0.0)
+    await put(index, chunk("c", "a.pdf", "vision care covers glasses"))
+    await index.close()
+    for version, works in ((3, True), (99, False)):  # an older Folio sets the version back and changes nothing
+        db = sqlite3.connect(path)
+        db.execute(f"PRAGMA user_version = {version}")
+        db.commit()
+        db.close()
+        reopened = LocalRetriever(path, score_gap=0.0)
+        if works:
+            assert [hit.file for hit in await reopened.search("glasses", Scope(container="c"), top=5)] == ["a.pdf"]
+        else:
+            with pytest.raises(SearchUnavailable, match="newer Folio"):
+                await reopened.search("glasses", Scope(container="c"), top=5)
+        await reopened.close()
