@@ -24,6 +24,7 @@ from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
+from bot.agent.streaming import AnswerWriter, create_streamed
 from bot.agent.tools import CODE, FunctionCall, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
 from bot.citations import needs_correction, render, says_not_answered, unknown_refs
@@ -51,6 +52,8 @@ class _Turn:
     notices: list[str] = field(default_factory=list)
     usage: Usage = Usage()
     cap_hit: bool = False
+    stream: bool = False  # report the answer's text as it is written (AnswerText events)
+    drafts: int = 0  # streamed model calls so far
 
 
 async def run_turn(
@@ -62,10 +65,12 @@ async def run_turn(
     options: AgentOptions,
     profile: Profile | None = None,
     events: Listener | None = None,
+    stream: bool = False,
 ) -> Answer:
     """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it.
 
-    `events` hears each step as it starts and ends (see `bot.agent.events`)."""
+    `events` hears each step as it starts and ends (see `bot.agent.events`); with `stream`, also the answer's text,
+    checked, as the model writes it (the returned Answer is still the one to show: it may differ from that text)."""
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
@@ -76,7 +81,7 @@ async def run_turn(
         )
     sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
-    turn = _Turn(question, conversation, model, options, profile, tools)
+    turn = _Turn(question, conversation, model, options, profile, tools, stream=stream)
     try:
         answer = await _answer(turn)
     except (ModelUnavailable, HistoryExpired) as exc:  # HistoryExpired here: a response of this very turn vanished
@@ -148,7 +153,9 @@ async def _corrected(turn: _Turn, response: Response) -> tuple[str, str]:
     log.info("asking for a correction: %s", problem)
     request = prompts.fill("correction", problem=problem, refs=", ".join(known) or "(none)")
     try:
-        corrected = await _create(turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none")
+        corrected = await _create(
+            turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none", may_answer=False
+        )
     except (ModelUnavailable, HistoryExpired) as exc:  # keep the first answer; its bad markers are removed below
         log.warning("correction round failed: %s", exc)
         return text, response.id
@@ -186,9 +193,12 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
 
 
 async def _create(
-    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto"
+    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto",
+    may_answer: bool = True,
 ) -> Response:
-    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them."""
+    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
+
+    A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces)."""
     options = turn.options
     params: dict[str, Any] = {
         "model": options.model_for(turn.profile),
@@ -204,7 +214,14 @@ async def _create(
     if options.code_interpreter:  # without it the code tool's outputs are not returned
         params["include"] = ["code_interpreter_call.outputs"]
     try:
-        response = await turn.model.responses.create(**params)
+        if turn.stream and may_answer:
+            turn.drafts += 1
+            writer = AnswerWriter(
+                turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts
+            )
+            response = await create_streamed(turn.model, params, writer)
+        else:
+            response = await turn.model.responses.create(**params)
     except openai.APIStatusError as exc:
         if previous_response_id and _history_gone(exc):
             raise HistoryExpired(messages.HISTORY_EXPIRED) from exc

@@ -1,0 +1,67 @@
+"""One model call streamed: the Responses API's server-sent events, the answer's text reported as it is written.
+
+    response = await create_streamed(model, params, AnswerWriter(sources, link_for=..., events=..., draft=2))
+
+The call returns the same `Response` a plain `responses.create` would (`response.completed` carries it whole, its id
+included), so the tool loop around it is unchanged. Text deltas pass through a `CitationStream` before any
+listener hears them: an unknown or half-written marker is never reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from openai import AsyncOpenAI
+from openai.types.responses import Response
+
+from bot.agent.events import AnswerText, Listener
+from bot.citation_stream import CitationStream, Piece
+from bot.citations import LinkFor
+from bot.errors import ModelUnavailable
+from bot.models import Chunk
+
+# The events that end a response and carry it whole; `error` ends the stream without one.
+_FINAL = ("response.completed", "response.failed", "response.incomplete")
+
+
+class AnswerWriter:
+    """Turns one response's text deltas into checked AnswerText events."""
+
+    def __init__(self, known: Mapping[str, Chunk], *, link_for: LinkFor, events: Listener, draft: int) -> None:
+        self._checker = CitationStream(known, link_for=link_for)
+        self._events = events
+        self._draft = draft
+
+    async def write(self, delta: str) -> None:
+        for piece in self._checker.feed(delta):
+            await self._report(piece)
+
+    async def close(self) -> None:
+        for piece in self._checker.close():
+            await self._report(piece)
+
+    async def _report(self, piece: Piece) -> None:
+        if isinstance(piece, str):
+            await self._events(AnswerText(text=piece, draft=self._draft))
+        else:
+            await self._events(AnswerText(citation=piece, draft=self._draft))
+
+
+async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: AnswerWriter) -> Response:
+    """`responses.create(**params, stream=True)`, reporting text as it arrives; returns the final Response.
+
+    HTTP errors before the stream starts and broken connections raise the SDK's errors, as a plain call does."""
+    final: Response | None = None
+    async with await model.responses.create(**params, stream=True) as events:
+        async for event in events:
+            if event.type == "response.output_text.delta":
+                await writer.write(event.delta)
+            elif event.type in _FINAL:
+                final = event.response  # type: ignore[union-attr]
+            elif event.type == "error":
+                raise ModelUnavailable(f"The model service failed while answering: {event.message}")
+    await writer.close()
+    if final is None:
+        raise ModelUnavailable("The model service ended its answer stream without a response.")
+    return final
