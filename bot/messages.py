@@ -122,6 +122,7 @@ THINKING_HARDER = "Thinking harder about this one…"
 CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
 DELETED = "I deleted this conversation: my messages in the thread and everything I stored about it."
 FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
+STREAM_REPLACED = "I rewrote this answer after checking its citations against the sources."
 SCOPE_CHANGED = "This channel now searches other documents than when this thread began. Mention me in a new message to ask again."
 
 

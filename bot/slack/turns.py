@@ -14,13 +14,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import run_turn
-from bot.agent.events import Listener, TurnEvent
+from bot.agent.events import Listener, Step, TurnEvent
 from bot.app import Folio
 from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
 from bot.models import Conversation, Profile, Tag
 from bot.slack.progress import ThreadProgress
-from bot.slack.render import render_answer
 from bot.slack.scope import new_thread_scope, scope_for_turn
+from bot.slack.stream import StreamedProgress, show_answer, streamed_progress
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,9 @@ def describe_failure(error: BaseException) -> str:
 async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
     """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
     store = _store(folio)
-    progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
+    thread = request.thread
+    progress = streamed_progress(folio, client, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
+                                 team=thread.team)  # fmt: skip
     try:
         async with lock:
             await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
@@ -109,14 +111,16 @@ def _new_conversation(folio: Folio, request: TurnRequest) -> Conversation:
 
 
 async def _answer(folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress) -> None:
+    streamed = progress if isinstance(progress, StreamedProgress) and progress.streaming else None
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, events=_shown_by(progress),
+            profile=request.profile, events=streamed.events if streamed else _shown_by(progress),
+            stream=streamed is not None,
         )  # fmt: skip
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
-    ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index))
+    ts = await show_answer(progress, answer, scope=conversation.scope, turn_index=turn_index)
     conversation.message_ts.append(ts)
     try:
         await _store(folio).save(request.thread, conversation)
@@ -149,7 +153,7 @@ def _shown_by(progress: ThreadProgress) -> Listener:
     """The turn's events as the thread's progress line: each step's title as it starts."""
 
     async def show(event: TurnEvent) -> None:
-        if event.status == "started":
+        if isinstance(event, Step) and event.status == "started":
             await progress.update(event.title)
 
     return show

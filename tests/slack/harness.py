@@ -163,8 +163,11 @@ class Harness:
         return ThreadKey(team=TEAM, channel=channel, thread_ts=thread_ts)
 
     def texts(self, thread_ts: str, channel: str = CHANNEL) -> list[str]:
-        """What a person sees in the thread: each of Folio's messages as its blocks' text (or its text)."""
-        return [_visible_text(message.blocks) or message.text for message in self.slack.thread(channel, thread_ts)]
+        """What a person sees in the thread: each of Folio's messages as its streamed markdown and its blocks' text
+        (or its text)."""
+        shown = [(message.markdown, _visible_text(message.blocks)) for message in self.slack.thread(channel, thread_ts)]
+        return ["\n".join(filter(None, parts)) or message.text
+                for parts, message in zip(shown, self.slack.thread(channel, thread_ts))]  # fmt: skip
 
     def ephemeral(self, user: str = ALICE) -> list[str]:
         return [call["text"] for call in self.slack.calls_of("chat.postEphemeral") if call.get("user") == user]
