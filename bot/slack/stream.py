@@ -6,9 +6,10 @@
     ts = await show_answer(progress, answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
 
 The turn never waits for Slack: its events only fill an outbox, and one sender task empties it. A card goes out as
-soon as the sender is free (updates arriving meanwhile share one call); answer text waits until TEXT_BATCH
-characters are pending unless it rides with a card, and the first text of an answer closes the open cards, so it
-goes out at once. chat.stopStream carries the rest. When the final answer is not the text that was streamed (a
+soon as the sender is free (updates arriving meanwhile share one call); the first text of the answer goes out at
+once (it is the "writing" step: the loop's "Writing the answer" steps get no card, since most precede another tool
+round), later text waits until TEXT_BATCH characters are pending unless it rides with a card. chat.stopStream
+carries the rest. When the final answer is not the text that was streamed (a
 correction round, a preamble before tool calls, quoted passages after a model failure) or has no valid citation, the
 streamed message is replaced by the checked answer, which says so.
 
@@ -86,6 +87,7 @@ class StreamedProgress(ThreadProgress):
         self._open: dict[str, Json] = {}  # cards shown as in progress
         self._pending_text = 0  # characters of markdown in the outbox
         self._written = ""  # the answer text streamed so far, as Answer.text writes it (`[n]` labels)
+        self._text_sent = False
         self._draft = 0
         self._stale = False  # text of an earlier draft was shown: the final answer replaces the stream
         self._wake = asyncio.Event()
@@ -117,7 +119,8 @@ class StreamedProgress(ThreadProgress):
             return
         if isinstance(event, Step):
             self._close(FIRST_CARD)
-            self._queue_card(step_card(event, link_for=self._link_for))
+            if event.kind != "write":
+                self._queue_card(step_card(event, link_for=self._link_for))
         else:
             self._queue_text(event)
         self._wake.set()
@@ -128,14 +131,12 @@ class StreamedProgress(ThreadProgress):
             return await super().finish(render_answer(answer, scope=scope, turn_index=turn_index))
         footer = answer_footer(answer, scope=scope, turn_index=turn_index).block_dicts()
         streamed = bool(self._written)
-        if self.streaming and not (streamed and self._needs_replacing(answer)):
-            rest = "" if streamed else answer_markdown(answer)
-            if await self._stop(markdown=rest, blocks=footer):
-                return self.stream_ts
-            replaced = answer  # the stop failed: the same answer, shown by an update instead
-        else:
+        replaced = answer  # what an update shows when the stream cannot end with the answer itself
+        if self.streaming and streamed and self._needs_replacing(answer):
             await self._stop()
             replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
+        elif await self._stop(markdown="" if streamed else answer_markdown(answer), blocks=footer):
+            return self.stream_ts
         self.placeholder_ts = self.stream_ts
         return await super().finish(render_answer(replaced, scope=scope, turn_index=turn_index))
 
@@ -183,10 +184,13 @@ class StreamedProgress(ThreadProgress):
         self._pending_text += len(text)
 
     def _due(self) -> list[Json]:
-        """What the sender should send now: everything, when a card waits or enough text has gathered."""
-        if not any(chunk["type"] == "task_update" for chunk in self._outbox) and self._pending_text < TEXT_BATCH:
-            return []
-        return self._take()
+        """What the sender should send now: everything, when a card or the answer's first text waits, or when
+        enough text has gathered."""
+        first_text = self._pending_text and not self._text_sent
+        if first_text or self._pending_text >= TEXT_BATCH or any(c["type"] == "task_update" for c in self._outbox):
+            self._text_sent = self._text_sent or bool(self._pending_text)
+            return self._take()
+        return []
 
     def _take(self) -> list[Json]:
         chunks, self._outbox, self._pending_text = self._outbox, [], 0
