@@ -234,7 +234,7 @@ class FakeSlack:
         """Record what the message looks like now (called under the lock, after every change)."""
         state = message.stream
         self.views.append(View(
-            at=time.monotonic(), channel=message.channel, ts=message.ts, text=message.text,
+            at=time.time(), channel=message.channel, ts=message.ts, text=message.text,
             markdown=state.markdown if state else "", tasks=tuple(dict(t) for t in state.tasks.values()) if state else (),
             blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
         ))  # fmt: skip

@@ -36,7 +36,7 @@ class StreamState:
 class View:
     """What a person saw of one message at one moment (every change of a message Folio posted is recorded)."""
 
-    at: float  # time.monotonic()
+    at: float  # wall clock (time.time()), comparable with other processes' clocks
     channel: str
     ts: str
     text: str

@@ -198,3 +198,16 @@ async def test_deleting_the_conversation_removes_the_streamed_answer(streaming: 
     await streaming.settle()
 
     assert streaming.slack.thread(CHANNEL, ts) == [] and streaming.slack.views_of(CHANNEL, message.ts)[-1].deleted
+
+
+async def test_the_first_answer_text_is_on_screen_soon_after_the_models_first_token(streaming: Harness) -> None:
+    slow = reply("You are protected against surprise bills for emergency care [S1].", token_delay=0.1)
+    streaming.model.script(tools(search("balance billing protection")), slow)
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    _, views = streamed(streaming, ts)
+    first_token = streaming.model.first_tokens[streaming.model.stored_ids()[-1]]
+    first_text = next(view.at for view in views if view.markdown)
+    assert first_text - first_token < 0.3 and views[-1].at - first_text > 1.0  # on screen long before it ends
