@@ -36,7 +36,14 @@ from bot.agent.events import AnswerText, Step, TurnEvent
 from bot.app import Folio
 from bot.models import Answer, Chunk, Scope
 from bot.slack.progress import ThreadProgress
-from bot.slack.render import answer_footer, answer_markdown, citation_markdown, escape_markdown, render_answer
+from bot.slack.render import (
+    SlackMessage,
+    answer_footer,
+    answer_markdown,
+    citation_markdown,
+    escape_markdown,
+    render_answer,
+)
 from bot.slack.stream_chunks import card, markdown_chunks, step_card
 
 log = logging.getLogger(__name__)
@@ -140,7 +147,7 @@ class StreamedProgress(ThreadProgress):
         self.placeholder_ts = self.stream_ts
         return await super().finish(render_answer(replaced, scope=scope, turn_index=turn_index))
 
-    async def finish(self, message: Any) -> str:
+    async def finish(self, message: SlackMessage) -> str:
         """Replace whatever was streamed with `message` (a failure, a notice)."""
         if self.stream_ts is not None and not self._stopping:
             await self._stop()

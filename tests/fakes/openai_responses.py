@@ -19,7 +19,8 @@ A request with `stream: true` is answered as the service does: server-sent event
 function call arguments, `response.output_item.done`, and `response.completed` carrying the whole Response). Each
 event is checked against its schema in the same document. The model's latency passes before the first item, then
 each text token waits `token_delay` (per server or per Step); `first_tokens` records when each response's first
-text delta was written. `reply(text, tokens=[...])` cuts the text where a test needs it (`[S`, `1]`).
+text delta was written. Unstreamed, a response waits the same time for all its tokens before it is sent (its first
+token is recorded when it was written all the same). `reply(text, tokens=[...])` cuts the text where a test needs it (`[S`, `1]`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from tests.fakes.openai_spec import problems as schema_problems
-from tests.fakes.openai_stream import EventStream
+from tests.fakes.openai_stream import EventStream, tokens_of
 
 Json = dict[str, Any]
 
@@ -246,15 +247,19 @@ class FakeResponses:
             number = len(self.requests)
             self._record_problems([f"script makes tool calls although tool_choice is 'none' (request #{number})"])
         latency = self.latency if step.latency is None else step.latency
+        delay = self.token_delay if step.token_delay is None else step.token_delay
         if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
-            delay = self.token_delay if step.token_delay is None else step.token_delay
             response = self._respond(body, step, depth)
             return 200, EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
                                     check=self._record_problems if self.validate else None)  # fmt: skip
         time.sleep(latency)
         if step.status is not None:
             return _error(step.status, f"fake error {step.status}", code=step.error_code, kind="server_error")
-        return 200, self._respond(body, step, depth)
+        response = self._respond(body, step, depth)
+        if step.text and delay:  # unstreamed, the whole text is written before the response is sent
+            self.first_token(response["id"])
+            time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
+        return 200, response
 
     def retrieve(self, response_id: str) -> tuple[int, Json]:
         with self._lock:

@@ -19,6 +19,11 @@ Json = dict[str, Any]
 
 _TOKEN = re.compile(r"\s*\S{1,4}|\s+")  # word pieces, as a tokenizer cuts them: " prot", "ecte", "d", " [S1", "]."
 
+
+def tokens_of(text: str, given: tuple[str, ...] | None = None) -> list[str]:
+    """The deltas a text is written in: `given` when a test cut it itself, else word pieces."""
+    return list(given) if given else _TOKEN.findall(text)
+
 # Which schema of the OpenAPI document each streamed event is checked against.
 EVENT_SCHEMAS = {
     "response.created": "ResponseCreatedEvent",
@@ -83,7 +88,7 @@ class EventStream:
         empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
         yield self._event("response.output_item.added", output_index=index, item=opened), 0.0
         yield self._event("response.content_part.added", **where, part=empty), 0.0
-        for number, token in enumerate(self.tokens or _TOKEN.findall(text)):
+        for number, token in enumerate(tokens_of(text, self.tokens)):
             yield self._event("response.output_text.delta", **where, delta=token, logprobs=[]), (
                 self.token_delay if number else 0.0
             )

@@ -211,3 +211,17 @@ async def test_the_first_answer_text_is_on_screen_soon_after_the_models_first_to
     first_token = streaming.model.first_tokens[streaming.model.stored_ids()[-1]]
     first_text = next(view.at for view in views if view.markdown)
     assert first_text - first_token < 0.3 and views[-1].at - first_text > 1.0  # on screen long before it ends
+
+
+async def test_a_turn_that_fails_while_streaming_ends_the_stream_with_the_failure(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True, turn_timeout=1.0) as harness:
+        harness.model.script(tools(search("balance billing protection")), reply("You are " * 40, token_delay=0.05))
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+
+        message, views = streamed(harness, ts)
+        assert any(view.markdown.startswith("You are") for view in views)  # it was streaming when time ran out
+        assert harness.texts(ts) == [messages.TURN_TIMED_OUT] and message.stream is None  # replaced by the failure
+        assert [call["ts"] for call in slack.calls_of("chat.stopStream")] == [message.ts]
