@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -24,7 +24,7 @@ from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
-from bot.agent.streaming import AnswerWriter, create_streamed
+from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, FunctionCall, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
 from bot.citations import needs_correction, render, says_not_answered, unknown_refs
@@ -54,6 +54,7 @@ class _Turn:
     cap_hit: bool = False
     stream: bool = False  # report the answer's text as it is written (AnswerText events)
     drafts: int = 0  # streamed model calls so far
+    shown_code: set[str] = field(default_factory=set)  # code runs a streamed call reported as they ended
 
 
 async def run_turn(
@@ -217,8 +218,9 @@ async def _create(
         if turn.stream and may_answer:
             turn.drafts += 1
             writer = AnswerWriter(
-                turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts
-            )
+                turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
+                step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
+            )  # fmt: skip
             response = await create_streamed(turn.model, params, writer)
         else:
             response = await turn.model.responses.create(**params)
@@ -251,8 +253,8 @@ async def _record(turn: _Turn, response: Response) -> None:
     for item in response.output:
         if item.type == "code_interpreter_call":
             logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
-            step = Step(turn.tools.step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE)
-            await turn.tools.events(replace(step, status="done", detail=logs[:500]))
+            if item.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
+                await turn.tools.events(calculation(item, turn.tools.step_ids))
             turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": item.code or ""}, summary=logs))
             turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))
 

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from openai import AsyncOpenAI
-from openai.types.responses import Response
+from openai.types.responses import Response, ResponseCodeInterpreterToolCall
 
-from bot.agent.events import AnswerText, Listener
+from bot import messages
+from bot.agent.events import AnswerText, Listener, Step, StepIds
 from bot.citation_stream import CitationStream, Piece
 from bot.citations import LinkFor
 from bot.errors import ModelUnavailable
@@ -25,13 +26,29 @@ from bot.models import Chunk
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
 
 
-class AnswerWriter:
-    """Turns one response's text deltas into checked AnswerText events."""
+def calculation(item: ResponseCodeInterpreterToolCall, step_ids: StepIds) -> Step:
+    """The finished "Calculating" step of one code_interpreter run, with its output."""
+    logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
+    return Step(step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE, status="done", detail=logs[:500])
 
-    def __init__(self, known: Mapping[str, Chunk], *, link_for: LinkFor, events: Listener, draft: int) -> None:
+
+class AnswerWriter:
+    """Turns one response's text deltas into checked AnswerText events, and its code runs into steps as they end."""
+
+    def __init__(
+        self, known: Mapping[str, Chunk], *, link_for: LinkFor, events: Listener, draft: int, step_ids: StepIds,
+        shown_code: set[str],
+    ) -> None:  # fmt: skip
         self._checker = CitationStream(known, link_for=link_for)
         self._events = events
         self._draft = draft
+        self._step_ids = step_ids
+        self.shown_code = shown_code  # ids of code runs already reported: the loop does not report them again
+
+    async def calculated(self, item: ResponseCodeInterpreterToolCall) -> None:
+        """A code run ended before the text that uses it: show it now, in its place."""
+        self.shown_code.add(item.id)
+        await self._events(calculation(item, self._step_ids))
 
     async def write(self, delta: str) -> None:
         for piece in self._checker.feed(delta):
@@ -57,6 +74,8 @@ async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: An
         async for event in events:
             if event.type == "response.output_text.delta":
                 await writer.write(event.delta)
+            elif event.type == "response.output_item.done" and event.item.type == "code_interpreter_call":
+                await writer.calculated(event.item)
             elif event.type in _FINAL:
                 final = event.response  # type: ignore[union-attr]
             elif event.type == "error":

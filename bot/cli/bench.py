@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     found = figures(
-        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration, replies=args.replies,
-        streaming=args.streaming == "on", token_delay_ms=args.token_delay,
+        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration,
+        replies=args.replies, streaming=args.streaming == "on", token_delay_ms=args.token_delay,
     )  # fmt: skip
     print(json.dumps(asdict(found), indent=2) if args.json else bench_table(found))
     return 0

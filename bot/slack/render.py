@@ -214,7 +214,7 @@ def escape_markdown(text: str) -> str:
     """Model text made inert for standard markdown, its own formatting (bold, lists, headings) kept.
 
     Brackets and angle brackets are backslash-escaped, so the text makes no link (`[x](url)`), no autolink and no
-    `<!channel>`/`<@U…>`; an invisible word joiner after `@` keeps `@here` and `@channel` from ever being a mention."""
+    `<!channel>`/`<@U…>`; an invisible word joiner after `@` keeps `@here` and `@channel` from being mentions."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("@", "@" + _WORD_JOINER)
 
 

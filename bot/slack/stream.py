@@ -1,17 +1,18 @@
 """A turn shown as one Slack stream: each step a task card as it happens, then the answer as the model writes it.
 
-    progress = streamed_progress(folio, client, request)        # a ThreadProgress when streaming is off
+    progress = streamed_progress(folio, client, channel=..., thread_ts=..., user=..., team=...)  # off: ThreadProgress
     await progress.start(messages.WORKING)                      # chat.startStream with a first card
     answer = await run_turn(..., events=progress.events, stream=progress.streaming)
     ts = await show_answer(progress, answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
 
 The turn never waits for Slack: its events only fill an outbox, and one sender task empties it. A card goes out as
-soon as the sender is free (updates arriving meanwhile share one call); the first text of the answer goes out at
-once (it is the "writing" step: the loop's "Writing the answer" steps get no card, since most precede another tool
-round), later text waits until TEXT_BATCH characters are pending unless it rides with a card. chat.stopStream
-carries the rest. When the final answer is not the text that was streamed (a
-correction round, a preamble before tool calls, quoted passages after a model failure) or has no valid citation, the
-streamed message is replaced by the checked answer, which says so.
+soon as the sender is free (updates arriving meanwhile share one call, and pending text rides along); the first
+text of the answer goes out at once (it is the "writing" step: the loop's "Writing the answer" steps get no card,
+since most precede another tool round); after it, text alone goes out only while the answer holds TEXT_BATCH
+characters per text-only append, so appendStream carries at most one per TEXT_BATCH characters. chat.stopStream
+carries the rest. When the final answer is not the text that was streamed (a correction round, a preamble before
+tool calls, quoted passages after a model failure) or has no valid citation, the streamed message is replaced by the
+checked answer, which says so.
 
 A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
 status or a placeholder (ThreadProgress); after, by replacing the streamed message with chat.update. The workspace
@@ -93,8 +94,10 @@ class StreamedProgress(ThreadProgress):
         self._outbox: list[Json] = []  # chunks not sent yet, in display order
         self._open: dict[str, Json] = {}  # cards shown as in progress
         self._pending_text = 0  # characters of markdown in the outbox
+        self._text_total = 0  # characters of markdown queued in all (sent or not)
+        self._text_appends = 0  # appends that carried text alone
+        self._text_out = False  # some answer text has gone out
         self._written = ""  # the answer text streamed so far, as Answer.text writes it (`[n]` labels)
-        self._text_sent = False
         self._draft = 0
         self._stale = False  # text of an earlier draft was shown: the final answer replaces the stream
         self._wake = asyncio.Event()
@@ -189,13 +192,17 @@ class StreamedProgress(ThreadProgress):
         else:
             self._outbox.append({"type": "markdown_text", "text": text})
         self._pending_text += len(text)
+        self._text_total += len(text)
 
     def _due(self) -> list[Json]:
-        """What the sender should send now: everything, when a card or the answer's first text waits, or when
-        enough text has gathered."""
-        first_text = self._pending_text and not self._text_sent
-        if first_text or self._pending_text >= TEXT_BATCH or any(c["type"] == "task_update" for c in self._outbox):
-            self._text_sent = self._text_sent or bool(self._pending_text)
+        """What the sender should send now: everything when a card waits; text alone when it is the answer's first,
+        or once the answer holds TEXT_BATCH characters per text-only append made, this one included (the k-th waits
+        for k x TEXT_BATCH characters: at most one per TEXT_BATCH characters, the first aside)."""
+        if any(chunk["type"] == "task_update" for chunk in self._outbox):
+            self._text_out = self._text_out or self._pending_text > 0
+            return self._take()
+        if self._pending_text and (not self._text_out or self._text_total >= TEXT_BATCH * (self._text_appends + 1)):
+            self._text_out, self._text_appends = True, self._text_appends + 1
             return self._take()
         return []
 

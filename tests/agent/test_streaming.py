@@ -9,7 +9,7 @@ from bot.agent import AgentOptions, run_turn
 from bot.agent.events import AnswerText, Step, TurnEvent
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
-from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
+from tests.fakes.openai_responses import Code, FakeResponses, error, reply, search, tools
 
 QUESTION = "What is the notice period?"
 
@@ -78,3 +78,17 @@ async def test_a_failing_streamed_call_falls_back_to_quoted_passages_as_before(
     answer, _ = await run(model, options, conversation)
 
     assert answer.mode == "search_only" and messages.MODEL_DOWN in answer.notices
+
+
+async def test_a_calculation_shows_before_the_text_that_uses_it_and_only_once(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    calculated = reply("That is 42 days [S1].", code=(Code("print(40 + 2)", "42\n"),))
+    fake_model.script(tools(search("notice period")), calculated)
+
+    answer, events = await run(model, options, conversation)
+
+    calculations = [i for i, e in enumerate(events) if isinstance(e, Step) and e.kind == "calculate"]
+    first_text = next(i for i, e in enumerate(events) if isinstance(e, AnswerText))
+    assert len(calculations) == 1 and calculations[0] < first_text
+    assert events[calculations[0]].detail.strip() == "42" and answer.text == "That is 42 days [1]."

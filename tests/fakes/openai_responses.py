@@ -20,7 +20,8 @@ function call arguments, `response.output_item.done`, and `response.completed` c
 event is checked against its schema in the same document. The model's latency passes before the first item, then
 each text token waits `token_delay` (per server or per Step); `first_tokens` records when each response's first
 text delta was written. Unstreamed, a response waits the same time for all its tokens before it is sent (its first
-token is recorded when it was written all the same). `reply(text, tokens=[...])` cuts the text where a test needs it (`[S`, `1]`).
+token is recorded when it was written all the same). `reply(text, tokens=[...])` cuts the text where a test needs
+it (`[S`, `1]`).
 """
 
 from __future__ import annotations

@@ -193,7 +193,8 @@ class FakeSlack:
         if problem:
             return {"ok": False, "error": problem}
         recipient = (params.get("recipient_user_id"), params.get("recipient_team_id"))
-        message = Message(params["channel"], self._next_ts(), "", [], params["thread_ts"], StreamState(recipient=recipient))
+        state = StreamState(recipient=recipient)
+        message = Message(params["channel"], self._next_ts(), "", [], params["thread_ts"], state)
         apply(message.stream, params)
         self.messages[(message.channel, message.ts)] = message
         self._saw(message)
@@ -235,7 +236,7 @@ class FakeSlack:
         state = message.stream
         self.views.append(View(
             at=time.time(), channel=message.channel, ts=message.ts, text=message.text,
-            markdown=state.markdown if state else "", tasks=tuple(dict(t) for t in state.tasks.values()) if state else (),
+            markdown=state.markdown if state else "", tasks=tuple(map(dict, state.tasks.values())) if state else (),
             blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
         ))  # fmt: skip
 

@@ -28,7 +28,8 @@ from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriev
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack(admins={ADMIN}) as fake:
         yield fake
-        for params in fake.calls_of("chat.postMessage") + fake.calls_of("chat.update") + fake.calls_of("chat.stopStream"):
+        sent = fake.calls_of("chat.postMessage") + fake.calls_of("chat.update") + fake.calls_of("chat.stopStream")
+        for params in sent:
             for block in params.get("blocks") or []:  # every message Folio sent is valid Block Kit
                 Block.parse(block).validate_json()
 

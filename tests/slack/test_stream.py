@@ -76,7 +76,8 @@ async def test_a_mention_streams_its_steps_then_its_answer_and_ends_with_sources
     assert all(", page " in s["text"] for s in search_card["sources"])
     growing = [view.markdown for view in views if view.markdown]
     assert len(set(growing)) >= 3 and all(b.startswith(a) for a, b in zip(growing, growing[1:]))  # in pieces
-    assert message.markdown.startswith("You are protected from balance billing") and "[[1]](https://docs." in message.markdown
+    assert message.markdown.startswith("You are protected from balance billing")
+    assert "[[1]](https://docs.example/" in message.markdown
     footer = json.dumps(message.blocks)
     assert "Sources" in footer and "Applied filters" in footer and "folio_delete" in footer
     conversation = await streaming.store.load(streaming.thread_key(ts))
@@ -141,7 +142,7 @@ async def test_the_first_text_goes_out_at_once_and_the_rest_in_batches_of_250_ch
     message, _ = streamed(streaming, ts)
     appends = streaming.slack.calls_of("chat.appendStream")
     text_only = [a for a in appends if all(chunk["type"] == "markdown_text" for chunk in a["chunks"])]
-    assert len(text_only) - 1 <= len(message.markdown) / TEXT_BATCH  # the first text, then one per 250 characters
+    assert len(text_only) <= max(1, len(message.markdown) // TEXT_BATCH)  # at most one per 250 characters
     steps = 2  # the search, and writing the answer
     assert len(appends) <= steps + len(text_only)
 
