@@ -131,9 +131,11 @@ class StreamedProgress(ThreadProgress):
             self._close(FIRST_CARD)
             if event.kind != "write":
                 self._queue_card(step_card(event, link_for=self._link_for))
+            self._wake.set()
         else:
             self._queue_text(event)
-        self._wake.set()
+            if self._text_due():  # most deltas only wait in the outbox: no need to wake the sender for them
+                self._wake.set()
 
     async def finish_answer(self, answer: Answer, *, scope: Scope, turn_index: int) -> str:
         """End the turn with its checked answer; returns the ts of the message that shows it."""
@@ -194,14 +196,21 @@ class StreamedProgress(ThreadProgress):
         self._pending_text += len(text)
         self._text_total += len(text)
 
+    def _card_waits(self) -> bool:
+        return any(chunk["type"] == "task_update" for chunk in self._outbox)
+
+    def _text_due(self) -> bool:
+        """Text may go alone when it is the answer's first, or once the answer holds TEXT_BATCH characters per
+        text-only append made, this one included (the k-th waits for k x TEXT_BATCH characters)."""
+        more = not self._text_out or self._text_total >= TEXT_BATCH * (self._text_appends + 1)
+        return self._pending_text > 0 and more
+
     def _due(self) -> list[Json]:
-        """What the sender should send now: everything when a card waits; text alone when it is the answer's first,
-        or once the answer holds TEXT_BATCH characters per text-only append made, this one included (the k-th waits
-        for k x TEXT_BATCH characters: at most one per TEXT_BATCH characters, the first aside)."""
-        if any(chunk["type"] == "task_update" for chunk in self._outbox):
+        """What the sender should send now: everything when a card waits, or text alone when it is due."""
+        if self._card_waits():
             self._text_out = self._text_out or self._pending_text > 0
             return self._take()
-        if self._pending_text and (not self._text_out or self._text_total >= TEXT_BATCH * (self._text_appends + 1)):
+        if self._text_due():
             self._text_out, self._text_appends = True, self._text_appends + 1
             return self._take()
         return []
