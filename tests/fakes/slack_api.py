@@ -201,20 +201,16 @@ class FakeSlack:
         return {"ok": True, "channel": message.channel, "ts": message.ts}
 
     def _chat_appendStream(self, params: Json) -> Json:
-        message, problem = self._streaming(params)
-        problem = problem or content_problem(params, required=True)
-        if problem or message is None or message.stream is None:
-            return {"ok": False, "error": problem}
-        apply(message.stream, params)
+        message, refused = self._stream_call(params, required=True)
+        if refused or message is None:
+            return refused or {}
         self._saw(message)
         return {"ok": True, "channel": message.channel, "ts": message.ts}
 
     def _chat_stopStream(self, params: Json) -> Json:
-        message, problem = self._streaming(params)
-        problem = problem or content_problem(params, required=False)
-        if problem or message is None or message.stream is None:
-            return {"ok": False, "error": problem}
-        apply(message.stream, params)
+        message, refused = self._stream_call(params, required=False)
+        if refused or message is None or message.stream is None:
+            return refused or {}
         message.stream.streaming = False
         message.text = message.stream.markdown
         message.blocks = params.get("blocks") or []
@@ -222,6 +218,15 @@ class FakeSlack:
         return {"ok": True, "channel": message.channel, "ts": message.ts,
                 "message": {"type": "message", "subtype": "bot_message", "text": message.text, "bot_id": BOT_ID,
                             "ts": message.ts}}  # fmt: skip
+
+    def _stream_call(self, params: Json, *, required: bool) -> tuple[Message | None, Json | None]:
+        """Check an append or stop against the stream it names and show its content; (message, refusal)."""
+        message, problem = self._streaming(params)
+        problem = problem or content_problem(params, required=required)
+        if problem or message is None or message.stream is None:
+            return message, {"ok": False, "error": problem}
+        apply(message.stream, params)
+        return message, None
 
     def _streaming(self, params: Json) -> tuple[Message | None, str | None]:
         message = self.messages.get((params.get("channel", ""), params.get("ts", "")))

@@ -44,6 +44,14 @@ def streamed(harness: Harness, thread_ts: str, channel: str = CHANNEL) -> tuple[
     return message, harness.slack.views_of(channel, message.ts)
 
 
+async def ask(harness: Harness, text: str = "You are protected [S1].") -> str:
+    """A mention answered after one search; returns the thread ts."""
+    harness.model.script(tools(search("balance billing protection")), reply(text))
+    ts = await harness.mention(QUESTION)
+    await harness.settle()
+    return ts
+
+
 def card_titles(view: View) -> list[tuple[str, str]]:
     return [(task["title"], task["status"]) for task in view.tasks]
 
@@ -149,10 +157,8 @@ async def test_the_first_text_goes_out_at_once_and_the_rest_in_batches_of_250_ch
 
 async def test_a_failing_start_gives_todays_status_line_and_answer_and_is_remembered(streaming: Harness) -> None:
     streaming.slack.fail("chat.startStream", "not_allowed_token_type")
-    streaming.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
 
-    ts = await streaming.mention(QUESTION)
-    await streaming.settle()
+    ts = await ask(streaming)
 
     [answer] = streaming.texts(ts)
     assert answer.startswith("You are protected <https://docs.example/")
@@ -167,10 +173,8 @@ async def test_a_failing_start_gives_todays_status_line_and_answer_and_is_rememb
 
 async def test_a_failing_append_ends_in_the_answer_shown_by_an_update(streaming: Harness) -> None:
     streaming.slack.fail("chat.appendStream", "internal_error")
-    streaming.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
 
-    ts = await streaming.mention(QUESTION)
-    await streaming.settle()
+    ts = await ask(streaming)
 
     [text] = streaming.texts(ts)
     assert text.startswith("You are protected <https://docs.example/") and "*Sources*" in text
@@ -190,9 +194,7 @@ async def test_with_streaming_off_no_stream_is_opened(
 
 
 async def test_deleting_the_conversation_removes_the_streamed_answer(streaming: Harness) -> None:
-    streaming.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
-    ts = await streaming.mention(QUESTION)
-    await streaming.settle()
+    ts = await ask(streaming)
     message, _ = streamed(streaming, ts)
 
     await streaming.click(ACTION_DELETE, thread_ts=ts, message_ts=message.ts)
