@@ -228,3 +228,18 @@ async def test_a_turn_that_fails_while_streaming_ends_the_stream_with_the_failur
         assert any(view.markdown.startswith("You are") for view in views)  # it was streaming when time ran out
         assert harness.texts(ts) == [messages.TURN_TIMED_OUT] and message.stream is None  # replaced by the failure
         assert [call["ts"] for call in slack.calls_of("chat.stopStream")] == [message.ts]
+
+
+async def test_a_reply_in_a_streamed_thread_streams_its_own_answer_and_chains(streaming: Harness) -> None:
+    ts = await ask(streaming)
+    first = await streaming.store.load(streaming.thread_key(ts))
+    streaming.model.script(reply("Only in network [S1]."))
+
+    await streaming.message("Does that hold out of network?", thread_ts=ts)
+    await streaming.settle()
+
+    messages_in_thread = [m for m in streaming.slack.thread(CHANNEL, ts) if m.ts != ts]
+    assert [m.markdown.split(" [[")[0] for m in messages_in_thread] == ["You are protected", "Only in network"]
+    assert streaming.model.requests[-1].body["previous_response_id"] == first.last_response_id
+    conversation = await streaming.store.load(streaming.thread_key(ts))
+    assert conversation.message_ts == [m.ts for m in messages_in_thread]
