@@ -49,7 +49,7 @@ from bot.slack.stream_chunks import card, markdown_chunks, step_card
 
 log = logging.getLogger(__name__)
 
-TEXT_BATCH = 250  # characters of answer text per appendStream at most once on average: appendStream is rate limited
+TEXT_BATCH = 250  # answer characters per text-only appendStream, at least (appendStream is rate limited)
 REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
 FIRST_CARD = "folio-start"
 Json = dict[str, Any]
@@ -282,4 +282,3 @@ async def show_answer(progress: ThreadProgress, answer: Answer, *, scope: Scope,
     if isinstance(progress, StreamedProgress):
         return await progress.finish_answer(answer, scope=scope, turn_index=turn_index)
     return await progress.finish(render_answer(answer, scope=scope, turn_index=turn_index))
-
