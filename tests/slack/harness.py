@@ -165,9 +165,10 @@ class Harness:
     def texts(self, thread_ts: str, channel: str = CHANNEL) -> list[str]:
         """What a person sees in the thread: each of Folio's messages as its streamed markdown and its blocks' text
         (or its text)."""
-        shown = [(message.markdown, _visible_text(message.blocks)) for message in self.slack.thread(channel, thread_ts)]
-        return ["\n".join(filter(None, parts)) or message.text
-                for parts, message in zip(shown, self.slack.thread(channel, thread_ts))]  # fmt: skip
+        return [
+            "\n".join(filter(None, (message.markdown, _visible_text(message.blocks)))) or message.text
+            for message in self.slack.thread(channel, thread_ts)
+        ]
 
     def ephemeral(self, user: str = ALICE) -> list[str]:
         return [call["text"] for call in self.slack.calls_of("chat.postEphemeral") if call.get("user") == user]
