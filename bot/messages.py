@@ -141,6 +141,7 @@ FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
 SCOPE_CHANGED = (
     "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
 )
+STREAM_REPLACED = "I rewrote this answer after checking its citations against the sources."
 
 
 def asked(user: str, question: str) -> str:

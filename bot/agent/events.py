@@ -4,8 +4,14 @@
     Step(id="search-2", kind="search", title=..., status="done", detail="3 sources", sources=(("S1", chunk), ...))
     ResponseCreated(response_id="resp_...")     # the moment the model returns a response, before anything else
 
-A step is reported when it starts and again when it ends, under the same id. Listeners are awaited in the turn's
-own task, so a slow one slows the turn: surfaces batch and rate-limit on their side.
+    AnswerText(text="Refunds within 14 days", draft=1)     # answer text as the model writes it (when streamed)
+    AnswerText(citation=Citation(label=1, ...), draft=1)   # a marker already checked against the shown sources
+
+A step is reported when it starts and again when it ends, under the same id. Answer text is reported only when the
+turn streams (`run_turn(..., stream=True)`); its citations are checked before it is reported, so an unknown or
+half-written marker never reaches a surface. `draft` counts the model calls that wrote text: a new draft means the
+text before it was not the answer (a preamble before tool calls). Listeners are awaited in the turn's own task, so
+a slow one slows the turn: surfaces batch and rate-limit on their side.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.models import Chunk
+from bot.models import Chunk, Citation
 
 StepKind = Literal["rewrite", "search", "calculate", "write"]
 StepStatus = Literal["started", "done", "failed"]
@@ -41,7 +47,16 @@ class ResponseCreated:
     response_id: str
 
 
-TurnEvent = Step | ResponseCreated
+@dataclass(frozen=True)
+class AnswerText:
+    """A piece of the answer as the model writes it: plain text, or one checked citation shown as its label."""
+
+    text: str = ""
+    citation: Citation | None = None
+    draft: int = 1
+
+
+TurnEvent = Step | ResponseCreated | AnswerText
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

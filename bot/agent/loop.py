@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -26,6 +26,7 @@ from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
+from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
 from bot.citations import (
@@ -60,6 +61,9 @@ class _Turn:
     notices: list[str] = field(default_factory=list)
     usage: Usage = Usage()
     cap_hit: bool = False
+    stream: bool = False  # report the answer's text as it is written (AnswerText events)
+    drafts: int = 0  # streamed model calls so far
+    shown_code: set[str] = field(default_factory=set)  # code runs a streamed call reported as they ended
 
     def charged(self, answer: Answer) -> Answer:
         """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
@@ -77,10 +81,12 @@ async def run_turn(
     options: AgentOptions,
     profile: Profile | None = None,
     events: Listener | None = None,
+    stream: bool = False,
 ) -> Answer:
     """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it.
 
-    `events` hears each step as it starts and ends (see `bot.agent.events`)."""
+    `events` hears each step as it starts and ends (see `bot.agent.events`); with `stream`, also the answer's text,
+    checked, as the model writes it (the returned Answer is still the one to show: it may differ from that text)."""
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
@@ -93,7 +99,7 @@ async def run_turn(
         )
     sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
-    turn = _Turn(question, conversation, model, options, profile, tools)
+    turn = _Turn(question, conversation, model, options, profile, tools, stream=stream)
     try:
         answer = await _answer(turn)
     except (ModelUnavailable, HistoryExpired) as exc:  # HistoryExpired here: a response of this very turn vanished
@@ -163,7 +169,9 @@ async def _corrected(turn: _Turn, response: Response) -> tuple[str, str]:
     log.info("asking for a correction: %s", problem)
     request = prompts.fill("correction", problem=problem, refs=", ".join(known) or "(none)")
     try:
-        corrected = await _create(turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none")
+        corrected = await _create(
+            turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none", may_answer=False
+        )
     except (ModelUnavailable, HistoryExpired) as exc:  # keep the first answer; its bad markers are removed below
         log.warning("correction round failed: %s", exc)
         return text, response.id
@@ -209,9 +217,12 @@ def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) 
 
 
 async def _create(
-    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto"
+    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto",
+    may_answer: bool = True,
 ) -> Response:
-    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them."""
+    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
+
+    A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces)."""
     options = turn.options
     params: dict[str, Any] = {
         "model": options.model_for(turn.profile),
@@ -227,14 +238,24 @@ async def _create(
     if options.code_interpreter:  # without it the code tool's outputs are not returned
         params["include"] = ["code_interpreter_call.outputs"]
     try:
-        response = await turn.model.responses.create(**params)
+        if turn.stream and may_answer:
+            turn.drafts += 1
+            writer = AnswerWriter(
+                turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
+                step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
+            )  # fmt: skip
+            response = await create_streamed(turn.model, params, writer)
+            announced = writer.created == response.id
+        else:
+            response = await turn.model.responses.create(**params)
+            announced = False
     except openai.APIStatusError as exc:
         if previous_response_id and _history_gone(exc):
             raise HistoryExpired(messages.HISTORY_EXPIRED) from exc
         raise ModelUnavailable(f"The model service answered HTTP {exc.status_code}: {exc.message}") from exc
     except openai.APIError as exc:  # connection errors and timeouts, after the SDK's own retries
         raise ModelUnavailable(f"The model service could not be reached: {exc}") from exc
-    await _record(turn, response)
+    await _record(turn, response, announced=announced)
     if response.status == "failed":  # the service took the request but could not produce an answer
         detail = response.error.message if response.error else "no detail"
         raise ModelUnavailable(f"The model service failed to answer: {detail}")
@@ -246,10 +267,12 @@ def _history_gone(exc: openai.APIStatusError) -> bool:
     return exc.code == "previous_response_not_found" or exc.status_code == 404
 
 
-async def _record(turn: _Turn, response: Response) -> None:
-    """Keep the response id (for deletion), its tokens, and its code runs, which the server executed itself."""
+async def _record(turn: _Turn, response: Response, *, announced: bool) -> None:
+    """Keep the response id (for deletion; reported unless a stream `announced` it already), its tokens, and its code
+    runs, which the server executed itself."""
     turn.response_ids.append(response.id)
-    await turn.tools.events(ResponseCreated(response.id))
+    if not announced:
+        await turn.tools.events(ResponseCreated(response.id))
     used = response.usage
     if used is not None:
         turn.usage = turn.usage + Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens)
@@ -258,8 +281,8 @@ async def _record(turn: _Turn, response: Response) -> None:
     for item in response.output:
         if item.type == "code_interpreter_call":
             logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
-            step = Step(turn.tools.step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE)
-            await turn.tools.events(replace(step, status="done", detail=logs[:500]))
+            if item.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
+                await turn.tools.events(calculation(item, turn.tools.step_ids))
             record = bounded({"code": item.code or "", "logs": logs})  # the sandbox may print megabytes
             turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": record["code"]}, summary=record["logs"]))
             turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))

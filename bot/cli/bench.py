@@ -41,13 +41,17 @@ DESCRIPTION = """\
 Measure one Folio process under load: N Slack threads of signed events against Folio in HTTP mode, with the fake
 Slack and the fake model (rewrite, two searches, answer; each model call waits --model-latency) in another process,
 and the local search engine over the shared corpus. Reports ack latency, turns per second, the overhead ratio
-(turn wall time / injected model time; 1.0 is the limit), CPU per turn, peak memory, errors and duplicate answers.
+(turn wall time / injected model time; 1.0 is the limit), CPU per turn, peak memory, errors and duplicate answers,
+and how soon a person sees each turn's first step and its answer's first text (streaming on or off).
 Needs the source checkout (tests/fakes/, benchmarks/) and ../shared/corpus beside it."""
 
 EPILOG = """\
 aims (2 cores, one process):
   folio bench --threads 30 --replies mention   # ~50 events/s (an @mention is 2 events): ack p99 < 100 ms
   folio bench --threads 200                    # 300 ms a model call: overhead ratio <= 1.10, no errors, < 300 MB
+  folio bench --threads 30 --token-delay 20    # first step p99 < 1 s; first text <= 300 ms after the model's
+                                               # first token; >= 250 answer characters per text append
+  folio bench --threads 30 --token-delay 20 --streaming off   # the same turns without streams, to compare
 latest figures and what limits them: benchmarks/RESULTS.md"""
 
 
@@ -63,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--replies", choices=("plain", "mention"), default="plain",
                         help="follow-ups as plain thread replies (default) or as @mentions in the thread")
+    parser.add_argument("--streaming", choices=("on", "off"), default="on",
+                        help="FOLIO_STREAMING for the Folio measured (default on, as Folio ships)")
+    parser.add_argument("--token-delay", type=float, default=0.0, metavar="MS",
+                        help="per token of the fake model's ~600-character answer (default 0)")
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR",
                         help="PDFs to index and questions (ground_truth.jsonl) to ask (default: ../shared/corpus)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
@@ -73,8 +81,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the bench and print its table (or JSON)."""
     _check_checkout(args.corpus)
-    if args.threads < 1 or args.duration <= 0 or args.model_latency < 0:
-        raise InvalidInput("--threads must be >= 1, --duration > 0 and --model-latency >= 0.")
+    if args.threads < 1 or args.duration <= 0 or args.model_latency < 0 or args.token_delay < 0:
+        raise InvalidInput("--threads must be >= 1, --duration > 0, --model-latency and --token-delay >= 0.")
     questions = [q.question for q in load_golden(args.corpus / "ground_truth.jsonl")]
     work = Path(tempfile.mkdtemp(prefix="folio-bench-"))
     try:
@@ -85,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     found = figures(
-        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration, replies=args.replies
-    )
+        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration,
+        replies=args.replies, streaming=args.streaming == "on", token_delay_ms=args.token_delay,
+    )  # fmt: skip
     print(json.dumps(asdict(found), indent=2) if args.json else bench_table(found))
     return 0
 
@@ -108,9 +117,9 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
     _build_index(args.corpus, data)
     (work / "channels.yaml").write_text(f"default:\n  container: {CONTAINER}\n")
     with ExitStack() as stack:
-        fakes, urls = stack.enter_context(_fakes(args.model_latency))
+        fakes, urls = stack.enter_context(_fakes(args.model_latency, args.token_delay))
         port = _free_port()
-        folio = stack.enter_context(_folio(work, data, urls, port))
+        folio = stack.enter_context(_folio(work, data, urls, port, streaming=args.streaming == "on"))
         before, fakes_before = _cpu_seconds(folio.pid), _cpu_seconds(fakes.pid)
         target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
                         signing_secret=SECRET)  # fmt: skip
@@ -148,9 +157,10 @@ def _build_index(corpus: Path, data: Path) -> None:
 
 
 @contextmanager
-def _fakes(latency_ms: float) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+def _fakes(latency_ms: float, token_delay_ms: float) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, str(FAKES), "--model-latency-ms", str(latency_ms)]
+    command = [sys.executable, str(FAKES), "--model-latency-ms", str(latency_ms), "--token-delay-ms",
+               str(token_delay_ms)]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""
@@ -164,13 +174,16 @@ def _fakes(latency_ms: float) -> Iterator[tuple[subprocess.Popen[str], dict[str,
 
 
 @contextmanager
-def _folio(work: Path, data: Path, urls: dict[str, str], port: int) -> Iterator[subprocess.Popen[bytes]]:
+def _folio(
+    work: Path, data: Path, urls: dict[str, str], port: int, *, streaming: bool
+) -> Iterator[subprocess.Popen[bytes]]:
     env = {name: value for name, value in os.environ.items() if not name.upper().startswith(_OURS)}
     env.update({
         "SLACK_BOT_TOKEN": urls["slack_token"], "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": urls["slack_api_url"],
         "PORT": str(port), "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": urls["model_base_url"],
         "FOLIO_MODEL_FAST": "bench-model", "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(data),
         "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"), "FOLIO_LOG_LEVEL": "WARNING",
+        "FOLIO_STREAMING": "true" if streaming else "false",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     })  # fmt: skip
     log = (work / "folio.log").open("wb")

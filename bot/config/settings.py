@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(None, description="xapp- token; when set, Socket Mode is used")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
     port: int = Field(3000, ge=1, le=65535, description="HTTP port for /slack/events")
+    folio_streaming: bool = Field(True, description="stream each turn (task cards, then the answer as it is written)")
 
     # Model: OpenAI (or any Responses-compatible server) ...
     openai_api_key: SecretStr | None = Field(None, description="OpenAI key; enables model answers")

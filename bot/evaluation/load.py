@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.evaluation.load_stream import StreamFigures, stream_figures, stream_rows
 from bot.evaluation.loadgen import LoadResult
 from bot.evaluation.scoring import mean, percentile
 
@@ -41,7 +42,7 @@ class BenchFigures:
     turn_p99_s: float
     model_calls_per_turn: float  # as the fake model counted them (3 unless Folio asked for a correction, ...)
     slack_calls_per_turn: float
-    injected_s: float  # model latency a turn contains: model calls per turn x latency
+    injected_s: float  # model time a turn contains: model calls per turn x latency, plus writing the answer's tokens
     overhead_ratio: float | None  # mean turn wall time / injected_s; 1.0 is the limit
     cpu_s_per_turn: float | None
     peak_rss_mb: float | None
@@ -49,6 +50,7 @@ class BenchFigures:
     errors: int
     error_samples: tuple[str, ...]
     duplicate_answers: int
+    stream: StreamFigures | None = None  # first step, first text, appends (bot/evaluation/load_stream.py)
 
 
 def figures(
@@ -59,6 +61,8 @@ def figures(
     latency_ms: float,
     duration: float,
     replies: str = "plain",
+    streaming: bool = True,
+    token_delay_ms: float = 0.0,
 ) -> BenchFigures:
     """The numbers of one run."""
     answered = [t for t in result.turns if t.error is None and t.answered_at is not None]
@@ -69,7 +73,7 @@ def figures(
     acks_ms = [1000 * seconds for seconds in result.acks]
     # Per answered turn: a reply Folio ignored made no call at all and would dilute the figure.
     model_calls = result.model_calls / len(answered) if result.model_calls and answered else float(MODEL_CALLS_PER_TURN)
-    injected = model_calls * latency_ms / 1000
+    injected = model_calls * latency_ms / 1000 + (result.generation_s / len(answered) if answered else 0.0)
     mean_wall = mean(walls)
     failures = [t.error for t in result.turns if t.error] + result.ack_failures
     return BenchFigures(
@@ -96,6 +100,7 @@ def figures(
         errors=len(failures),
         error_samples=tuple(dict.fromkeys(failures))[:5],
         duplicate_answers=result.duplicate_answers,
+        stream=stream_figures(result, streaming=streaming, token_delay_ms=token_delay_ms),
     )
 
 
@@ -129,6 +134,7 @@ def bench_rows(f: BenchFigures) -> list[tuple[str, str, str, str]]:
         ("fakes' CPU (other process)", _opt(f.fakes_cpu_s, ".1f") + " s", "", ""),
         ("errors", str(f.errors), "0", _met(f.errors == 0)),
         ("duplicate answers", str(f.duplicate_answers), "0", _met(f.duplicate_answers == 0)),
+        *(stream_rows(f.stream, threads=f.threads) if f.stream else []),
     ]
 
 

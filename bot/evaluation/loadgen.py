@@ -38,6 +38,10 @@ class TurnTiming:
     sent_at: float  # wall clock (time.time()), as the fake Slack's `at`
     answered_at: float | None = None
     error: str | None = None
+    first_step_at: float | None = None  # the turn's first visible progress: a status, placeholder or task card
+    first_search_at: float | None = None  # its first visible "Searching: ..."
+    first_text_at: float | None = None  # its answer's first visible text (the answer itself when not streamed)
+    first_token_at: float | None = None  # when the fake model wrote the answer's first token
 
 
 @dataclass
@@ -53,6 +57,8 @@ class LoadResult:
     asked_by_thread: dict[str, int] = field(default_factory=dict)
     model_calls: int = 0  # create requests the fake model answered
     slack_calls: dict[str, int] = field(default_factory=dict)  # Web API calls Folio made, by method
+    stream_text: dict[str, int] = field(default_factory=dict)  # appendStream calls, those with text, their chars
+    generation_s: float = 0.0  # seconds the fake model spent writing answer tokens (--token-delay), all turns
 
     @property
     def events(self) -> int:
@@ -175,6 +181,8 @@ async def drive(
         async with session.get(target.answers_url.rsplit("/", 1)[0] + "/stats") as response:
             stats = await response.json()
         result.model_calls, result.slack_calls = stats["model_calls"], stats["slack_calls"]
+        result.stream_text = stats.get("stream_text", {})
+        result.generation_s = stats.get("generation_s", 0.0)
         return result
 
 
@@ -192,7 +200,9 @@ async def _ask(
         return TurnTiming(thread, sent, error=f"no answer within {timeout:.0f} s")
     if not record["answer"]:
         return TurnTiming(thread, sent, record["at"], error=f"failure message: {record['text'][:80]}")
-    return TurnTiming(thread, sent, record["at"])
+    return TurnTiming(thread, sent, record["at"], first_step_at=record.get("first_step"),
+                      first_search_at=record.get("first_search"), first_text_at=record.get("first_text"),
+                      first_token_at=record.get("first_token"))  # fmt: skip
 
 
 async def _post(session: aiohttp.ClientSession, target: Target, result: LoadResult, event: dict, n: int) -> None:

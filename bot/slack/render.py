@@ -1,7 +1,10 @@
-"""Answer -> Block Kit. Pure functions: values in, a SlackMessage (blocks + plain fallback text) out.
+"""Answer -> Block Kit, and answer -> standard markdown for streams. Pure functions: values in, text or blocks out.
 
 mrkdwn rules (https://docs.slack.dev/messaging/formatting-message-text): only `&`, `<`, `>` are escaped in text;
 a link is `<url|label>` and a `|` inside the URL must be `%7C`. A section holds 3000 characters, a message 50 blocks.
+
+Streams (chat.startStream / appendStream) take standard markdown instead: a link is `[label](url)`, and the model's
+text is escaped so that it cannot make a link, an autolink or a mention of its own (`escape_markdown`).
 """
 
 from __future__ import annotations
@@ -162,12 +165,26 @@ def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
     return ActionsBlock(elements=buttons)
 
 
-def render_answer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
-    """The answer with inline citation links, its sources, the applied filters and the buttons."""
-    head: list[Block] = [_context("\n".join(escape(notice) for notice in answer.notices))] if answer.notices else []
+def _notices(answer: Answer) -> list[Block]:
+    return [_context("\n".join(escape(notice) for notice in answer.notices))] if answer.notices else []
+
+
+def _answer_tail(answer: Answer, scope: Scope, turn_index: int, basis: str | None) -> list[Block]:
+    """Below the answer: its sources, the applied filters and the buttons."""
     sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
     tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
-    tail += [_context(filters_line(scope, basis)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+    return tail + [_context(filters_line(scope, basis)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+
+
+def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
+    """What ends a streamed answer (chat.stopStream's blocks): its notices, sources, the applied filters, buttons."""
+    blocks = (*_notices(answer), *_answer_tail(answer, scope, turn_index, basis))
+    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+
+
+def render_answer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
+    """The answer with inline citation links, its sources, the applied filters and the buttons."""
+    head, tail = _notices(answer), _answer_tail(answer, scope, turn_index, basis)
     room = BLOCK_LIMIT - len(head) - len(tail)
     body = split_mrkdwn(answer_mrkdwn(answer)) or [escape(messages.NOT_IN_DOCUMENTS)]
     if len(body) > room:
@@ -188,3 +205,43 @@ def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -
     blocks: list[Block] = [_section(part) for part in split_mrkdwn(text)[: BLOCK_LIMIT - 1]]
     blocks.append(_context(filters_line(scope) + (" · thorough" if thorough else "")))
     return SlackMessage(text=text[:FALLBACK_LIMIT], blocks=tuple(blocks))
+
+
+# --- standard markdown, for streams ----------------------------------------------------------------------------------
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]<>&])")
+_URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"}
+_WORD_JOINER = "\u2060"
+
+
+def escape_markdown(text: str) -> str:
+    """Model text made inert for standard markdown, its own formatting (bold, lists, headings) kept.
+
+    Brackets and angle brackets are backslash-escaped, so the text makes no link (`[x](url)`), no autolink and no
+    `<!channel>`/`<@U…>`; an invisible word joiner after `@` keeps `@here` and `@channel` from being mentions."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("@", "@" + _WORD_JOINER)
+
+
+def markdown_url(url: str) -> str:
+    """A URL made safe as a markdown link destination."""
+    return "".join(_URL_UNSAFE.get(char, char) for char in url)
+
+
+def citation_markdown(citation: Citation) -> str:
+    """`[[1]](url)`: the label as a link to its page (balanced brackets are allowed in link text), or `\\[1\\]`."""
+    label = f"[{citation.label}]"
+    return f"[{label}]({markdown_url(citation.url)})" if citation.url else escape_markdown(label)
+
+
+def answer_markdown(answer: Answer) -> str:
+    """The whole answer as standard markdown, each `[n]` a link to its page."""
+    by_label = {citation.label: citation for citation in answer.citations}
+    parts: list[str] = []
+    position = 0
+    for marker in sorted(answer.markers, key=lambda span: span.start):
+        if marker.start < position or marker.label not in by_label:
+            continue
+        parts.append(escape_markdown(answer.text[position : marker.start]))
+        parts.append(citation_markdown(by_label[marker.label]))
+        position = marker.end
+    parts.append(escape_markdown(answer.text[position:]))
+    return "".join(parts) or escape_markdown(messages.NOT_IN_DOCUMENTS)

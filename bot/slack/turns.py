@@ -14,13 +14,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import run_turn
-from bot.agent.events import Listener, ResponseCreated, TurnEvent
+from bot.agent.events import Listener, ResponseCreated, Step, TurnEvent
 from bot.app import Folio
 from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
 from bot.models import Conversation, Profile, Scope, Tag
 from bot.slack.progress import ThreadProgress
-from bot.slack.render import render_answer
 from bot.slack.scope import new_thread_scope, scope_for_turn
+from bot.slack.stream import StreamedProgress, show_answer, streamed_progress
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,9 @@ def describe_failure(error: BaseException) -> str:
 async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
     """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
     store = _store(folio)
-    progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
+    thread = request.thread
+    progress = streamed_progress(folio, client, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
+                                 team=thread.team)  # fmt: skip
     try:
         async with lock:
             await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
@@ -109,16 +111,17 @@ async def _answer(
     folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *,
     scope_changed: bool, basis: str | None,
 ) -> None:
+    streamed = isinstance(progress, StreamedProgress) and progress.streaming
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, events=_listener(_store(folio), request.thread, progress),
+            profile=request.profile, events=_listener(_store(folio), request.thread, progress), stream=streamed,
         )  # fmt: skip
     if scope_changed:  # said once: the conversation saved below holds the new scope
         answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
-    ts = await progress.finish(render_answer(answer, scope=conversation.scope, turn_index=turn_index, basis=basis))
+    ts = await show_answer(progress, answer, scope=conversation.scope, turn_index=turn_index, basis=basis)
     conversation.message_ts.append(ts)
     try:
         await _store(folio).save(request.thread, conversation)
@@ -148,12 +151,17 @@ async def start_turn(
 
 
 def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:
-    """The turn's events: each response id recorded the moment it exists, each step's title shown as it starts."""
+    """The turn's events: each response id recorded the moment it exists; steps and answer text into the stream, or
+    each step's title on the progress line as it starts."""
+
+    streamed = progress if isinstance(progress, StreamedProgress) and progress.streaming else None
 
     async def hear(event: TurnEvent) -> None:
         if isinstance(event, ResponseCreated):  # before the turn can fail: deleting the thread must reach it
             await store.add_response(thread, event.response_id)
-        elif event.status == "started":
+        elif streamed is not None:  # task cards and answer text, into the stream
+            await streamed.events(event)
+        elif isinstance(event, Step) and event.status == "started":
             await progress.update(event.title)
 
     return hear

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import openai
 import pytest
@@ -67,3 +68,30 @@ async def test_a_function_script_serves_many_concurrent_conversations() -> None:
         assert fake.problems == []
     assert answers == ["answer after 2 searches"] * 8
     assert len(fake.requests) == 24
+
+
+async def test_a_streamed_response_arrives_as_schema_checked_events_in_the_services_order(
+    fake_model: FakeResponses,
+) -> None:
+    fake_model.script(tools(search("a")), reply("Net 30 [S1].", tokens=["Net", " 30 [S", "1]."], token_delay=0.05))
+    async with fake_model.client() as client:
+        async with await client.responses.create(model="m", input="q", tools=TOOLS, stream=True) as stream:
+            first = [event async for event in stream]
+        outputs = [{"type": "function_call_output", "call_id": first[-1].response.output[0].call_id, "output": "x"}]
+        started = time.monotonic()
+        async with await client.responses.create(
+            model="m", previous_response_id=first[-1].response.id, input=outputs, tools=TOOLS, stream=True
+        ) as stream:
+            second = [(event, time.monotonic() - started) async for event in stream]
+    assert [e.type for e in first] == [
+        "response.created", "response.in_progress", "response.output_item.added",
+        "response.function_call_arguments.delta", "response.function_call_arguments.done",
+        "response.output_item.done", "response.completed",
+    ]  # fmt: skip
+    deltas = [(event.delta, at) for event, at in second if event.type == "response.output_text.delta"]
+    assert [delta for delta, _ in deltas] == ["Net", " 30 [S", "1]."]
+    assert deltas[-1][1] - deltas[0][1] >= 0.09  # two waits of 50 ms between three tokens
+    final = second[-1][0]
+    assert final.type == "response.completed" and final.response.output_text == "Net 30 [S1]."
+    assert [e.sequence_number for e, _ in second] == list(range(len(second)))
+    assert final.response.id in fake_model.first_tokens and fake_model.stored_ids()[-1] == final.response.id

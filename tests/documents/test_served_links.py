@@ -53,6 +53,7 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
         "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
         "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": model.base_url, "FOLIO_CODE_INTERPRETER": "false",
         "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_PUBLIC_URL": PUBLIC,
+        "FOLIO_STREAMING": "false",  # the link is read from the answer message's mrkdwn
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
 

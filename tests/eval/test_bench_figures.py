@@ -48,3 +48,21 @@ def test_figures_from_known_timings() -> None:
     assert found.cpu_s_per_turn == 0.025
     table = bench_table(found)
     assert "| duplicate answers | 1 | 0 | **no** |" in table and "- error: lost" in table
+
+
+def test_streaming_figures_from_known_timings() -> None:
+    turns = [TurnTiming("t1", 100.0, 103.0, first_step_at=100.2, first_search_at=100.9, first_text_at=102.05,
+                        first_token_at=102.0),
+             TurnTiming("t2", 100.0, 104.0, first_step_at=100.4, first_text_at=104.0,
+                        first_token_at=103.0)]  # fmt: skip
+    result = LoadResult(started_at=100.0, turns=turns, stream_text={"appends": 10, "text_appends": 4, "chars": 1200})
+    found = figures(result, ProcessUsage(), threads=30, latency_ms=300, duration=10, token_delay_ms=20)
+    stream = found.stream
+    assert stream is not None and stream.streaming and stream.token_delay_ms == 20
+    assert (round(stream.first_step_p50_ms), round(stream.first_step_p99_ms)) == (200, 400)
+    assert round(stream.first_search_p99_ms) == 900  # the turn that never showed a search is not counted
+    assert (round(stream.text_lag_p50_ms), round(stream.text_lag_p99_ms)) == (50, 1000)
+    assert stream.appends_per_turn == 5 and stream.chars_per_text_append == 300
+    table = bench_table(found)
+    assert "| first visible step p50 / p99 | 200 / 400 ms | p99 < 1000 ms at 30 threads | yes |" in table
+    assert "| first answer text after the model's first token p50 / p99 | 50 / 1000 ms | <= 300 ms | **no** |" in table

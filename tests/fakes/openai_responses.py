@@ -13,6 +13,15 @@ an unknown, expired (`expire`) or deleted id is HTTP 400 `previous_response_not_
 `not_found_status=404`, as some proxies answer), and a follow-up must answer every `call_id` of the response it
 continues. Every request body is checked against `CreateResponse` and every response sent against `Response` from
 `../shared/specs/openai/openapi.json`; a violation is answered with HTTP 400 and recorded in `problems`.
+
+A request with `stream: true` is answered as the service does: server-sent events over a chunked body
+(`response.created`, `response.in_progress`, then per output item `response.output_item.added`, its text deltas or
+function call arguments, `response.output_item.done`, and `response.completed` carrying the whole Response). Each
+event is checked against its schema in the same document. The model's latency passes before the first item, then
+each text token waits `token_delay` (per server or per Step); `first_tokens` records when each response's first
+text delta was written. Unstreamed, a response waits the same time for all its tokens before it is sent (its first
+token is recorded when it was written all the same). `reply(text, tokens=[...])` cuts the text where a test needs
+it (`[S`, `1]`).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from tests.fakes.openai_spec import problems as schema_problems
+from tests.fakes.openai_stream import EventStream, tokens_of
 
 Json = dict[str, Any]
 
@@ -63,6 +73,8 @@ class Step:
     latency: float | None = None  # seconds; None = the server's default
     input_tokens: int = 120
     output_tokens: int = 30
+    tokens: tuple[str, ...] | None = None  # how a streamed text is cut into deltas (default: word pieces)
+    token_delay: float | None = None  # seconds between streamed text deltas; None = the server's default
 
 
 def call(name: str, **arguments: Any) -> Call:
@@ -87,9 +99,15 @@ def tools(*calls: Call, latency: float | None = None) -> Step:
     return Step(calls=calls, latency=latency)
 
 
-def reply(text: str, *, code: tuple[Code, ...] = (), latency: float | None = None) -> Step:
-    """A final answer, optionally after code_interpreter runs."""
-    return Step(text=text, code=code, latency=latency)
+def reply(
+    text: str, *, code: tuple[Code, ...] = (), latency: float | None = None, tokens: list[str] | None = None,
+    token_delay: float | None = None,
+) -> Step:
+    """A final answer, optionally after code_interpreter runs; `tokens` (joining to `text`) cut its stream."""
+    if tokens is not None:
+        assert "".join(tokens) == text, "the tokens must join to the text"
+    return Step(text=text, code=code, latency=latency, tokens=tuple(tokens) if tokens else None,
+                token_delay=token_delay)  # fmt: skip
 
 
 def error(status: int, code: str | None = None, *, latency: float | None = None) -> Step:
@@ -147,8 +165,12 @@ def shown_sources(output: str) -> list[Json]:
 class FakeResponses:
     """The fake server; use as a context manager or call `close()`."""
 
-    def __init__(self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True) -> None:
+    def __init__(
+        self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0
+    ) -> None:
         self.latency = latency
+        self.token_delay = token_delay
+        self.first_tokens: dict[str, float] = {}  # response id -> wall time its first text delta was written
         self.not_found_status = not_found_status
         self.validate = validate  # benchmarks may skip schema checks to measure Folio rather than jsonschema
         self.requests: list[Request] = []
@@ -214,7 +236,7 @@ class FakeResponses:
         self.close()
 
     # --- request handling (server threads) -----------------------------------------------------------------------
-    def create(self, body: Json) -> tuple[int, Json]:
+    def create(self, body: Json) -> tuple[int, Json | EventStream]:
         found = schema_problems(body, "CreateResponse") if self.validate else []
         if found:
             self._record_problems(found)
@@ -240,10 +262,20 @@ class FakeResponses:
         if step.calls and body.get("tool_choice") == "none":  # the service never calls tools then
             number = len(self.requests)
             self._record_problems([f"script makes tool calls although tool_choice is 'none' (request #{number})"])
-        time.sleep(self.latency if step.latency is None else step.latency)
+        latency = self.latency if step.latency is None else step.latency
+        delay = self.token_delay if step.token_delay is None else step.token_delay
+        if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
+            response = self._respond(body, step, depth)
+            return 200, EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
+                                    check=self._record_problems if self.validate else None)  # fmt: skip
+        time.sleep(latency)
         if step.status is not None:
             return _error(step.status, f"fake error {step.status}", code=step.error_code, kind="server_error")
-        return 200, self._respond(body, step, depth)
+        response = self._respond(body, step, depth)
+        if step.text and delay:  # unstreamed, the whole text is written before the response is sent
+            self.first_token(response["id"])
+            time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
+        return 200, response
 
     def retrieve(self, response_id: str) -> tuple[int, Json]:
         with self._lock:
@@ -292,6 +324,11 @@ class FakeResponses:
     def _record_problems(self, found: list[str]) -> None:
         with self._lock:
             self.problems.extend(found)
+
+    def first_token(self, response_id: str) -> None:
+        """Record that a response's first text delta was written now (the first one counts)."""
+        with self._lock:
+            self.first_tokens.setdefault(response_id, time.time())
 
 
 def _response(response_id: str, body: Json, output: list[Json], step: Step) -> Json:
@@ -379,7 +416,11 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError as exc:
                 self._send(*_error(400, f"invalid JSON: {exc}"))
                 return
-            self._send(*fake.create(body))
+            status, answer = fake.create(body)
+            if isinstance(answer, EventStream):
+                self._stream(answer)
+            else:
+                self._send(status, answer)
 
         def do_GET(self) -> None:  # noqa: N802
             kind, response_id = self._route()
@@ -402,6 +443,24 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, stream: EventStream) -> None:
+            """Server-sent events in a chunked body, each written (and flushed) when its time comes."""
+            self.send_response(200, "OK")
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for event, delay in stream.events():
+                if delay:
+                    time.sleep(delay)
+                data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+                self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+                if event["type"] == "response.output_text.delta":
+                    fake.first_token(stream.response["id"])
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
         def log_message(self, *args: object) -> None:  # quiet: pytest shows failures, not access logs
             pass

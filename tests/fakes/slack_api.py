@@ -6,13 +6,16 @@
         slack.rate_limit("chat.postMessage", retry_after=1)  # the next one is HTTP 429 + Retry-After
         slack.calls                                          # every call: method + params (form or JSON, as sent)
         slack.thread("C1", "1700000000.000100")              # Folio's visible messages in a thread, oldest first
+        slack.views_of("C1", ts)                             # what a person saw of one message, change by change
         slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
         slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
 
 It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
-delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
+delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. Streamed messages follow Slack's rules
+(tests/fakes/slack_stream.py): a stream's markdown and task cards are kept on its Message, and every change of any
+message is recorded as a `View`, so a test reads what a person saw at each moment. `response_url` posts land on
 `{url}/respond/{id}` (see `response_url()`) and are recorded as calls of method `response_url`.
 `FakeSocketMode` adds the Socket Mode WebSocket that `apps.connections.open` (with the xapp- token) points to.
 """
@@ -23,6 +26,7 @@ import asyncio
 import itertools
 import json
 import threading
+import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +34,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
+
+from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
@@ -52,6 +58,11 @@ class Message:
     text: str
     blocks: list[Json] = field(default_factory=list)
     thread_ts: str | None = None
+    stream: StreamState | None = None  # set for a message started with chat.startStream
+
+    @property
+    def markdown(self) -> str:
+        return self.stream.markdown if self.stream else ""
 
 
 @dataclass
@@ -96,6 +107,7 @@ class FakeSlack:
         self.channel_members: dict[str, list[str]] = {}
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
+        self.views: list[View] = []
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -139,6 +151,11 @@ class FakeSlack:
             found = [m for m in self.messages.values() if m.channel == channel and thread_ts in (m.ts, m.thread_ts)]
         return sorted(found, key=lambda message: float(message.ts))
 
+    def views_of(self, channel: str, ts: str) -> list[View]:
+        """Every state one message was seen in, oldest first (its last is what is seen now)."""
+        with self._lock:
+            return [view for view in self.views if (view.channel, view.ts) == (channel, ts)]
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -180,6 +197,7 @@ class FakeSlack:
         message = Message(params["channel"], self._next_ts(), params.get("text", ""), params.get("blocks") or [],
                           params.get("thread_ts"))
         self.messages[(message.channel, message.ts)] = message
+        self._saw(message)
         return {"ok": True, "channel": message.channel, "ts": message.ts,
                 "message": {"type": "message", "text": message.text, "bot_id": BOT_ID, "ts": message.ts}}
 
@@ -189,12 +207,73 @@ class FakeSlack:
             return {"ok": False, "error": "message_not_found"}
         message.text = params.get("text", "")
         message.blocks = params.get("blocks") or []
+        message.stream = None  # an update replaces what was streamed too
+        self._saw(message)
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
 
     def _chat_delete(self, params: Json) -> Json:
-        if self.messages.pop((params.get("channel", ""), params.get("ts", "")), None) is None:
+        message = self.messages.pop((params.get("channel", ""), params.get("ts", "")), None)
+        if message is None:
             return {"ok": False, "error": "message_not_found"}
+        self._saw(message, deleted=True)
         return {"ok": True, "channel": params["channel"], "ts": params["ts"]}
+
+    def _chat_startStream(self, params: Json) -> Json:
+        problem = start_problem(params)
+        if problem:
+            return {"ok": False, "error": problem}
+        recipient = (params.get("recipient_user_id"), params.get("recipient_team_id"))
+        state = StreamState(recipient=recipient)
+        message = Message(params["channel"], self._next_ts(), "", [], params["thread_ts"], state)
+        apply(message.stream, params)
+        self.messages[(message.channel, message.ts)] = message
+        self._saw(message)
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
+
+    def _chat_appendStream(self, params: Json) -> Json:
+        message, refused = self._stream_call(params, required=True)
+        if refused or message is None:
+            return refused or {}
+        self._saw(message)
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
+
+    def _chat_stopStream(self, params: Json) -> Json:
+        message, refused = self._stream_call(params, required=False)
+        if refused or message is None or message.stream is None:
+            return refused or {}
+        message.stream.streaming = False
+        message.text = message.stream.markdown
+        message.blocks = params.get("blocks") or []
+        self._saw(message)
+        return {"ok": True, "channel": message.channel, "ts": message.ts,
+                "message": {"type": "message", "subtype": "bot_message", "text": message.text, "bot_id": BOT_ID,
+                            "ts": message.ts}}  # fmt: skip
+
+    def _stream_call(self, params: Json, *, required: bool) -> tuple[Message | None, Json | None]:
+        """Check an append or stop against the stream it names and show its content; (message, refusal)."""
+        message, problem = self._streaming(params)
+        problem = problem or content_problem(params, required=required)
+        if problem or message is None or message.stream is None:
+            return message, {"ok": False, "error": problem}
+        apply(message.stream, params)
+        return message, None
+
+    def _streaming(self, params: Json) -> tuple[Message | None, str | None]:
+        message = self.messages.get((params.get("channel", ""), params.get("ts", "")))
+        if message is None:
+            return None, "message_not_found"
+        if message.stream is None or not message.stream.streaming:
+            return message, "message_not_in_streaming_state"
+        return message, None
+
+    def _saw(self, message: Message, *, deleted: bool = False) -> None:
+        """Record what the message looks like now (called under the lock, after every change)."""
+        state = message.stream
+        self.views.append(View(
+            at=time.time(), channel=message.channel, ts=message.ts, text=message.text,
+            markdown=state.markdown if state else "", tasks=tuple(map(dict, state.tasks.values())) if state else (),
+            blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
+        ))  # fmt: skip
 
     def _chat_postEphemeral(self, params: Json) -> Json:
         return {"ok": True, "message_ts": self._next_ts()}

@@ -28,7 +28,8 @@ from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriev
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack(admins={ADMIN}) as fake:
         yield fake
-        for params in fake.calls_of("chat.postMessage") + fake.calls_of("chat.update"):
+        sent = fake.calls_of("chat.postMessage") + fake.calls_of("chat.update") + fake.calls_of("chat.stopStream")
+        for params in sent:
             for block in params.get("blocks") or []:  # every message Folio sent is valid Block Kit
                 Block.parse(block).validate_json()
 
@@ -44,14 +45,18 @@ def fake_model() -> Iterator[FakeResponses]:
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
-    prefix: str | None = None,
+    prefix: str | None = None, streaming: bool = False,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
-    the same `prefix` twice is the same state across a restart (e.g. with another policy)."""
+    the same `prefix` twice is the same state across a restart (e.g. with another policy).
+
+    Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
+    test_stream.py drives the streamed turns)."""
     settings = Settings(
         slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
         folio_turn_timeout=turn_timeout, folio_docs_base_url="https://docs.example", folio_code_interpreter=False,
         folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5", folio_access_ttl=access_ttl,
+        folio_streaming=streaming,
     )  # fmt: skip
     store = ConversationStore(
         Redis.from_url(redis or redis_url), prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30

@@ -165,8 +165,12 @@ class Harness:
         return ThreadKey(team=TEAM, channel=channel, thread_ts=thread_ts)
 
     def texts(self, thread_ts: str, channel: str = CHANNEL) -> list[str]:
-        """What a person sees in the thread: each of Folio's messages as its blocks' text (or its text)."""
-        return [_visible_text(message.blocks) or message.text for message in self.slack.thread(channel, thread_ts)]
+        """What a person sees in the thread: each of Folio's messages as its streamed markdown and its blocks' text
+        (or its text)."""
+        return [
+            "\n".join(filter(None, (message.markdown, _visible_text(message.blocks)))) or message.text
+            for message in self.slack.thread(channel, thread_ts)
+        ]
 
     def ephemeral(self, user: str = ALICE) -> list[str]:
         return [call["text"] for call in self.slack.calls_of("chat.postEphemeral") if call.get("user") == user]

@@ -13,6 +13,9 @@ from bot.slack.render import (
     ACTION_THINK_HARDER,
     BLOCK_LIMIT,
     SECTION_LIMIT,
+    answer_footer,
+    answer_markdown,
+    escape_markdown,
     render_answer,
     render_notice,
     render_question,
@@ -111,3 +114,28 @@ def test_notices_and_the_ask_restatement_are_valid_blocks() -> None:
     question = render_question("Is A<B?", user="U1", scope=SCOPE, thorough=True)
     assert "<@U1> asked: Is A&lt;B?" in all_text(valid(question.block_dicts()))
     assert "thorough" in all_text(question.block_dicts())
+
+
+def test_stream_markdown_links_each_label_and_leaves_the_model_no_links_or_mentions_of_its_own() -> None:
+    text = "See [1]. [click here](https://evil.example) <!channel> <@U123> @here & **bold** (a) [2]"
+    answer = cited(text, citation(1), citation(2, url="https://docs.example.com/a b(1).pdf#page=2"))
+
+    markdown = answer_markdown(answer)
+
+    assert markdown.startswith("See [[1]](https://docs.example.com/handbook.pdf#page=4).")
+    assert markdown.endswith("[[2]](https://docs.example.com/a%20b%281%29.pdf#page=2)")
+    assert "here](" not in markdown and "\\[click here\\](https://evil.example)" in markdown  # escaped: not a link
+    assert "<!channel>" not in markdown and "<@U123>" not in markdown and "@here" not in markdown
+    assert "**bold**" in markdown  # the model's own formatting is kept
+    assert escape_markdown("a\\b") == "a\\\\b"
+
+
+def test_a_streamed_answer_ends_with_its_notices_sources_filters_and_buttons() -> None:
+    answer = cited("Leave is 20 days [1].", citation(1)).model_copy(update={"notices": ("Restored.",)})
+
+    footer = valid(answer_footer(answer, scope=SCOPE, turn_index=2).block_dicts())
+
+    shown = json.dumps(footer)
+    assert footer[0]["type"] == "context" and "Restored." in shown
+    assert "Employee handbook" in shown and "year:2025" in shown and ACTION_DELETE in shown
+    assert "Leave is 20 days" not in shown  # the text itself was streamed above

@@ -53,13 +53,13 @@ async def test_folio_serve_answers_a_mention_over_signed_http(environment: None,
             assert response.status == 200
         async with http.get(f"http://127.0.0.1:{ports[0]}/healthz") as health:  # for load balancers' probes
             assert (health.status, await health.text()) == (200, "ok")
-    await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000001"))
+    await wait_until(lambda: any(message.blocks for message in slack.thread("C0SAMPLE01", "1800.000001")))
     stop.set()
     assert await server == 0
 
-    [answer] = slack.thread("C0SAMPLE01", "1800.000001")
-    linked = "Refunds within 30 days <https://files.example/docs/refund_policy_"
-    assert answer.blocks[0]["text"]["text"].startswith(linked)
+    [answer] = slack.thread("C0SAMPLE01", "1800.000001")  # streamed: FOLIO_STREAMING is on unless turned off
+    linked = "Refunds within 30 days [[1]](https://files.example/docs/refund_policy_"
+    assert answer.markdown.startswith(linked) and "Sources" in json.dumps(answer.blocks)
 
 
 async def test_folio_serve_without_a_channel_file_names_it(environment: None, tmp_path: Path) -> None:
@@ -85,6 +85,7 @@ async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
     monkeypatch.delenv("SLACK_SIGNING_SECRET")  # not needed in Socket Mode
+    monkeypatch.setenv("FOLIO_STREAMING", "false")  # today's single answer message
     with FakeSocketMode(slack) as socket:
         stop = asyncio.Event()
         server = asyncio.create_task(serve(load_settings(None), stop=stop))

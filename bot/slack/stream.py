@@ -1,0 +1,286 @@
+"""A turn shown as one Slack stream: each step a task card as it happens, then the answer as the model writes it.
+
+    progress = streamed_progress(folio, client, channel=..., thread_ts=..., user=..., team=...)  # off: ThreadProgress
+    await progress.start(messages.WORKING)                      # chat.startStream with a first card
+    answer = await run_turn(..., events=progress.events, stream=progress.streaming)
+    ts = await show_answer(progress, answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
+
+The turn never waits for Slack: its events only fill an outbox, and one sender task empties it. A card goes out as
+soon as the sender is free (updates arriving meanwhile share one call, and pending text rides along); the first
+text of the answer goes out at once (it is the "writing" step: the loop's "Writing the answer" steps get no card,
+since most precede another tool round); after it, text alone goes out only while the answer holds TEXT_BATCH
+characters per text-only append, so appendStream carries at most one per TEXT_BATCH characters. chat.stopStream
+carries the rest. When the final answer is not the text that was streamed (a correction round, a preamble before
+tool calls, quoted passages after a model failure) or has no valid citation, the streamed message is replaced by the
+checked answer, which says so.
+
+A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
+status or a placeholder (ThreadProgress); after, by replacing the streamed message with chat.update. The workspace
+is then remembered as one without streams for REMEMBER_SECONDS, in this process's memory only (each replica learns
+it once; a restart forgets it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages
+from bot.agent.events import AnswerText, Step, TurnEvent
+from bot.app import Folio
+from bot.models import Answer, Chunk, Scope
+from bot.slack.progress import ThreadProgress
+from bot.slack.render import (
+    SlackMessage,
+    answer_footer,
+    answer_markdown,
+    citation_markdown,
+    escape_markdown,
+    render_answer,
+)
+from bot.slack.stream_chunks import card, markdown_chunks, step_card
+
+log = logging.getLogger(__name__)
+
+TEXT_BATCH = 250  # answer characters per text-only appendStream, at least (appendStream is rate limited)
+REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
+FIRST_CARD = "folio-start"
+Json = dict[str, Any]
+
+
+class StreamMemory:
+    """Workspaces (team ids) where a stream method failed lately, with when to try streams again."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def allows(self, team: str) -> bool:
+        return self._until.get(team, 0.0) <= time.monotonic()
+
+    def refuse(self, team: str) -> None:
+        self._until[team] = time.monotonic() + REMEMBER_SECONDS
+
+
+_memories: dict[int, StreamMemory] = {}
+
+
+def memory_for(folio: Folio) -> StreamMemory:
+    """The stream memory of one running Folio (forgotten with it)."""
+    key = id(folio)
+    if key not in _memories:
+        _memories[key] = StreamMemory()
+        weakref.finalize(folio, _memories.pop, key, None)
+    return _memories[key]
+
+
+class StreamedProgress(ThreadProgress):
+    """One turn's stream in one thread; ThreadProgress's status line or placeholder where streams fail."""
+
+    def __init__(
+        self, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str | None,
+        link_for: Callable[[Chunk], str | None], memory: StreamMemory,
+    ) -> None:  # fmt: skip
+        super().__init__(client, channel=channel, thread_ts=thread_ts)
+        self._user, self._team, self._link_for, self._memory = user, team, link_for, memory
+        self.stream_ts: str | None = None
+        self.streaming = False  # a stream is open and working: the turn's answer text is wanted
+        self._outbox: list[Json] = []  # chunks not sent yet, in display order
+        self._open: dict[str, Json] = {}  # cards shown as in progress
+        self._pending_text = 0  # characters of markdown in the outbox
+        self._text_total = 0  # characters of markdown queued in all (sent or not)
+        self._text_appends = 0  # appends that carried text alone
+        self._text_out = False  # some answer text has gone out
+        self._written = ""  # the answer text streamed so far, as Answer.text writes it (`[n]` labels)
+        self._draft = 0
+        self._stale = False  # text of an earlier draft was shown: the final answer replaces the stream
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._sender: asyncio.Task[None] | None = None
+
+    async def start(self, text: str) -> None:
+        """Open the stream with a first card saying Folio is at work; where that fails, today's status line."""
+        if not self._team or not self._memory.allows(self._team):
+            await super().start(text)
+            return
+        first = card(FIRST_CARD, text)
+        try:
+            response = await self._client.chat_startStream(
+                channel=self._channel, thread_ts=self._thread_ts, recipient_user_id=self._user,
+                recipient_team_id=self._team, chunks=[first],
+            )  # fmt: skip
+        except SlackApiError as exc:
+            self._refused("chat.startStream", exc)
+            await super().start(text)
+            return
+        self.stream_ts, self.streaming = str(response["ts"]), True
+        self._open[FIRST_CARD] = first
+        self._sender = asyncio.create_task(self._send_loop(), name=f"stream {self._channel} {self.stream_ts}")
+
+    async def events(self, event: TurnEvent) -> None:
+        """The turn's listener while it streams: cards and answer text into the outbox."""
+        if not self.streaming:  # the stream broke: the answer will replace what it showed
+            return
+        if isinstance(event, Step):
+            self._close(FIRST_CARD)
+            if event.kind != "write":
+                self._queue_card(step_card(event, link_for=self._link_for))
+            self._wake.set()
+        elif isinstance(event, AnswerText):
+            self._queue_text(event)
+            if self._text_due():  # most deltas only wait in the outbox: no need to wake the sender for them
+                self._wake.set()
+
+    async def finish_answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> str:
+        """End the turn with its checked answer; returns the ts of the message that shows it."""
+        if self.stream_ts is None:
+            return await super().finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))
+        footer = answer_footer(answer, scope=scope, turn_index=turn_index, basis=basis).block_dicts()
+        streamed = bool(self._written)
+        replaced = answer  # what an update shows when the stream cannot end with the answer itself
+        if self.streaming and streamed and self._needs_replacing(answer):
+            await self._stop()
+            replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
+        elif await self._stop(markdown="" if streamed else answer_markdown(answer), blocks=footer):
+            return self.stream_ts
+        self.placeholder_ts = self.stream_ts
+        return await super().finish(render_answer(replaced, scope=scope, turn_index=turn_index, basis=basis))
+
+    async def finish(self, message: SlackMessage) -> str:
+        """Replace whatever was streamed with `message` (a failure, a notice)."""
+        if self.stream_ts is not None and not self._stopping:
+            await self._stop()
+            self.placeholder_ts = self.stream_ts
+        return await super().finish(message)
+
+    def _needs_replacing(self, answer: Answer) -> bool:
+        return self._stale or self._written != answer.text or not answer.answerable
+
+    def _queue_card(self, chunk: Json) -> None:
+        if chunk["status"] == "in_progress":
+            self._open[chunk["id"]] = chunk
+        else:
+            self._open.pop(chunk["id"], None)
+        for index, queued in enumerate(self._outbox):  # a card not sent yet shows its latest state only
+            if queued.get("id") == chunk["id"]:
+                self._outbox[index] = chunk
+                return
+        self._outbox.append(chunk)
+
+    def _close(self, card_id: str) -> None:
+        opened = self._open.get(card_id)
+        if opened is not None:
+            self._queue_card({**opened, "status": "complete"})
+
+    def _queue_text(self, event: AnswerText) -> None:
+        if event.draft != self._draft:
+            self._stale = self._stale or bool(self._written)  # an earlier draft's text is on screen already
+            self._draft = event.draft
+        if self._stale:
+            return
+        if not self._written:  # the answer is being written: every step before it is done
+            for card_id in list(self._open):
+                self._close(card_id)
+        self._written += f"[{event.citation.label}]" if event.citation else event.text
+        text = citation_markdown(event.citation) if event.citation else escape_markdown(event.text)
+        if self._outbox and self._outbox[-1]["type"] == "markdown_text":
+            self._outbox[-1] = {"type": "markdown_text", "text": self._outbox[-1]["text"] + text}
+        else:
+            self._outbox.append({"type": "markdown_text", "text": text})
+        self._pending_text += len(text)
+        self._text_total += len(text)
+
+    def _card_waits(self) -> bool:
+        return any(chunk["type"] == "task_update" for chunk in self._outbox)
+
+    def _text_due(self) -> bool:
+        """Text may go alone when it is the answer's first, or once the answer holds TEXT_BATCH characters per
+        text-only append made, this one included (the k-th waits for k x TEXT_BATCH characters)."""
+        more = not self._text_out or self._text_total >= TEXT_BATCH * (self._text_appends + 1)
+        return self._pending_text > 0 and more
+
+    def _due(self) -> list[Json]:
+        """What the sender should send now: everything when a card waits, or text alone when it is due."""
+        if self._card_waits():
+            self._text_out = self._text_out or self._pending_text > 0
+            return self._take()
+        if self._text_due():
+            self._text_out, self._text_appends = True, self._text_appends + 1
+            return self._take()
+        return []
+
+    def _take(self) -> list[Json]:
+        chunks, self._outbox, self._pending_text = self._outbox, [], 0
+        return [piece for chunk in chunks for piece in _split(chunk)]
+
+    async def _send_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            chunks = self._due()
+            if not chunks:
+                continue
+            try:
+                await self._client.chat_appendStream(channel=self._channel, ts=self.stream_ts, chunks=chunks)
+            except Exception as exc:  # noqa: BLE001 - any failure: the turn goes on without the stream
+                self._refused("chat.appendStream", exc)
+                return
+
+    async def _stop(self, *, markdown: str = "", blocks: list[Json] | None = None) -> bool:
+        """Stop the sender and the stream, sending what is left; False when Slack refused (already noted)."""
+        self._stopping = True
+        self._wake.set()
+        if self._sender is not None:
+            await self._sender
+        for card_id in list(self._open):
+            self._close(card_id)
+        chunks = self._take() + (markdown_chunks(markdown) if markdown else [])
+        if not self.streaming:  # the sender found the stream broken: nothing more goes through it
+            return False
+        self.streaming = False
+        try:
+            await self._client.chat_stopStream(channel=self._channel, ts=self.stream_ts, chunks=chunks, blocks=blocks)
+        except Exception as exc:  # noqa: BLE001 - the caller shows the answer by updating the message instead
+            self._refused("chat.stopStream", exc)
+            return False
+        return True
+
+    def _refused(self, method: str, exc: Exception) -> None:
+        reason = exc.response.get("error") if isinstance(exc, SlackApiError) else repr(exc)
+        log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
+        self.streaming = False
+        if self._team:
+            self._memory.refuse(self._team)
+
+
+def _split(chunk: Json) -> list[Json]:
+    return markdown_chunks(chunk["text"]) if chunk["type"] == "markdown_text" else [chunk]
+
+
+def streamed_progress(
+    folio: Folio, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str
+) -> ThreadProgress:
+    """The progress of one turn: a stream when FOLIO_STREAMING is on, else today's status line or placeholder."""
+    if not folio.settings.folio_streaming:
+        return ThreadProgress(client, channel=channel, thread_ts=thread_ts)
+    return StreamedProgress(
+        client, channel=channel, thread_ts=thread_ts, user=user, team=team if team != "-" else None,
+        link_for=folio.options.link_for, memory=memory_for(folio),
+    )  # fmt: skip
+
+
+async def show_answer(
+    progress: ThreadProgress, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None
+) -> str:
+    """Show the turn's answer in its thread, the way its progress was shown; returns the message ts."""
+    if isinstance(progress, StreamedProgress):
+        return await progress.finish_answer(answer, scope=scope, turn_index=turn_index, basis=basis)
+    return await progress.finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))
