@@ -7,8 +7,8 @@ and end with what the person can do next.
 from __future__ import annotations
 
 # --- answers -----------------------------------------------------------------------------------------------------
-NO_MODEL = "No model is set up, so these are the passages that match best, quoted as they stand."
-MODEL_DOWN = "The model is not answering right now, so these are the passages that match best, quoted as they stand."
+NO_MODEL = "No model is set up, so I quote the documents instead of writing an answer."
+MODEL_DOWN = "The model is not answering right now, so I quote the documents instead of writing an answer."
 NOT_IN_DOCUMENTS = "The documents I can search do not answer this."
 HISTORY_RESTORED = "The earlier context of this thread had expired; I restored it from the saved history."
 HISTORY_EXPIRED = "The history of this thread has expired, so I answered it as a new question."
@@ -92,7 +92,7 @@ def unverified(labels: list[int]) -> str:
 
 def chat_welcome(scope: str, *, model_configured: bool) -> str:
     how = "" if model_configured else " No model is set up, so answers quote the best passages."
-    return f"Ask about the documents in {scope}.{how} Type exit or press Ctrl-D to end."
+    return f"Ask about the documents in {scope}.{how} Ctrl-C cancels an answer; exit or Ctrl-D ends the chat."
 
 
 # --- document links (issue 4): plain-text pages a browser shows instead of the PDF -----------------------------------
@@ -171,3 +171,35 @@ def bad_filter_value(token: str) -> str:
         f"`{token}` is not a filter I can use: values are letters, digits and `. - _ / + @`, with no spaces. "
         "Fix the filter and ask again."
     )
+
+
+# --- search-only answers and the terminal (issue 14) ---------------------------------------------------------------
+CLOSEST_PASSAGE = "The closest passage, which does not answer the question:"
+CHAT_CANCELLED = "(answer cancelled)"
+
+
+def searching_with_context(query: str) -> str:
+    """The search a follow-up made, words carried from the question before included."""
+    return f"searching: {query} — a follow-up, so words of the question before are carried over"
+
+
+def dated(day: str) -> str:
+    return f"dated {day}"
+
+
+def bad_cli_tag(text: str) -> str:
+    return f"--tag {text!r} is not a tag: write key=value or key:value (for example --tag department=finance)."
+
+
+def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    fix = "Index them there, or pass the container that holds them." if named else (
+        "Pass the container that holds them with --container (for example: folio index ../shared/corpus "
+        "--container benefits, then --container benefits)."
+    )
+    return f"None of the documents this golden file cites ({shown}) is indexed in {scope}, so every score would be 0. {fix}"
+
+
+def golden_partly_indexed(missing: list[str], scope: str) -> str:
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {shown}."

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.cli import ask, bench, chat, eval, index, search, serve
-from bot.cli.common import HelpFormatter
+from bot.cli.common import HelpFormatter, interrupted, pipe_closed
 from bot.errors import FolioError
 
 COMMANDS = (index, search, ask, chat, serve, eval, bench)
@@ -56,12 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
+        return code
     except FolioError as exc:
         print(f"folio: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
+    except BrokenPipeError:
+        return pipe_closed()
 
 
 if __name__ == "__main__":
