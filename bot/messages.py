@@ -193,9 +193,9 @@ def bad_cli_tag(text: str) -> str:
 
 def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
     shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    fix = "Index them there, or pass the container that holds them." if named else (
-        "Pass the container that holds them with --container (for example: folio index ../shared/corpus "
-        "--container benefits, then --container benefits)."
+    fix = "Index them there, or name the container that holds them." if named else (
+        "Name the container that holds them with --container, for example --container benefits after "
+        "`folio index ../shared/corpus --container benefits`."
     )
     return f"None of the documents this golden file cites ({shown}) is indexed in {scope}, so every score would be 0. {fix}"
 

@@ -148,18 +148,21 @@ def _widen(units: list[str], found: list[set[str]], start: int, end: int, limit:
 
 
 def _word_window(sentence: str, stems: set[str], limit: int, *, before: bool, after: bool) -> str:
-    """The `limit`-character stretch of one long sentence holding the most matched words, cut at word ends."""
+    """The `limit`-character stretch of one long sentence holding the most matched words, with those words as near
+    its middle as the sentence allows; cut at word ends."""
     words = sentence.split(" ")
     hit = [bool(stems & set(stem_text(word).split())) for word in words]
-    best, span = (-1, 0), (0, 1)
+    best: tuple[int, float] = (-1, 0.0)
+    span = (0, 1)
     for first in range(len(words)):
-        length, last, count = 0, first, 0
+        length, last = 0, first
         while last < len(words) and length + len(words[last]) + 1 <= limit:
             length += len(words[last]) + 1
-            count += hit[last]
             last += 1
-        if (count, -first) > best and last > first:
-            best, span = (count, -first), (first, last)
+        inside = [index for index in range(first, last) if hit[index]]
+        off_centre = abs((first + last - 1) / 2 - (inside[0] + inside[-1]) / 2) if inside else 0.0
+        if last > first and (len(inside), -off_centre) > best:
+            best, span = (len(inside), -off_centre), (first, last)
     first, last = span
     quote = " ".join(words[first:last])
     return f"{ELLIPSIS} " * (before or first > 0) + quote + f" {ELLIPSIS}" * (after or last < len(words))

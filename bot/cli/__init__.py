@@ -21,6 +21,8 @@ Folio answers questions about your documents, citing the page of every claim.
 
 With no configuration it runs on embedded defaults: a local search index in ./.folio, an embedded Redis,
 and search-only answers (quoted passages) until a model is configured. See README.md.
+
+Tags are written key=value in every command (key:value works too, as in Slack's /ask).
 """
 
 EPILOG = """\

@@ -95,6 +95,7 @@ async def _evaluate(
         scope = scope_from(args, folio)
         retriever = folio.retriever
         await _check_container(retriever, scope)
+        await _check_documents(retriever, scope, questions, named=args.container is not None or bool(args.channel))
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         common = {"golden": str(args.golden), "container": scope.describe(), "started_at": started}
         if args.retrieval_only:
@@ -110,6 +111,20 @@ async def _evaluate(
 async def _check_container(retriever: SearchIndex, scope: Scope) -> None:
     if sum([await retriever.count(container) for container in scope.containers]) == 0:
         raise InvalidInput(messages.empty_container(scope.describe()))
+
+
+async def _check_documents(
+    retriever: SearchIndex, scope: Scope, questions: Sequence[GoldenQuestion], *, named: bool
+) -> None:
+    """Stop when none of the files the golden truth cites is in the scope (every score would be 0); warn when some
+    are missing. `named`: the container was chosen on the command line rather than left at the sample."""
+    cited = list(dict.fromkeys(key.rsplit("#page=", 1)[0] for question in questions for key in question.pages))
+    held = {file for container in scope.containers for file in await retriever.fingerprints(container)}
+    missing = [file for file in cited if file not in held]
+    if cited and len(missing) == len(cited):
+        raise InvalidInput(messages.golden_not_indexed(missing, scope.describe(), named=named))
+    if missing:
+        print(messages.golden_partly_indexed(missing, scope.describe()), file=sys.stderr)
 
 
 async def _run_all(
