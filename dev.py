@@ -39,8 +39,8 @@ def ensure_environment(*, dev: bool) -> None:
         print("dev.py: creating .venv (a few seconds)", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     print(f"dev.py: installing Folio into .venv: {', '.join(_requirements(dev=dev))}", flush=True)
-    print("dev.py: with what they need that is 40-60 packages, about a minute on a fresh machine (less when pip "
-          "has them cached); only on first use and after pyproject.toml changes.", flush=True)
+    print(f"dev.py: {'about 60' if dev else 'about 50'} packages with what they need; 30-60 s, longer on a slow "
+          "network. Only on first use and after pyproject.toml changes.", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "-e", f"{ROOT}[dev]" if dev else str(ROOT)], check=True)
     STAMP.write_text(f"{wanted} dev" if dev else wanted)
@@ -75,7 +75,8 @@ def main(argv: list[str]) -> int:
         print("\ndev.py: interrupted; the next run installs again.", file=sys.stderr)
         return INTERRUPTED
     except subprocess.CalledProcessError as exc:
-        print(f"dev.py: installing failed (pip exited with {exc.returncode}); see pip's message above.", file=sys.stderr)
+        print(f"dev.py: installing failed (pip exited with {exc.returncode}); see pip's message above.",
+              file=sys.stderr)
         return exc.returncode or 1
     if argv[0] == "run":
         return run([str(BIN / "folio"), "serve", *argv[1:]])

@@ -197,7 +197,10 @@ def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
         "Name the container that holds them with --container, for example --container benefits after "
         "`folio index ../shared/corpus --container benefits`."
     )
-    return f"None of the documents this golden file cites ({shown}) is indexed in {scope}, so every score would be 0. {fix}"
+    return (
+        f"None of the documents this golden file cites ({shown}) is indexed in {scope}, so every score would be 0. "
+        + fix
+    )
 
 
 def golden_partly_indexed(missing: list[str], scope: str) -> str:

@@ -42,7 +42,9 @@ async def search_only(
     notices = (notice,) if words == content_words(question) else (notice, messages.searching_with_context(query))
     picked, answers = pick(chunks, words)
     admitted = TurnSources(conversation, budget=options.chunk_budget).admit(picked)
-    return quoted_answer(admitted.shown, options=options, notices=notices, profile=profile, words=words, answers=answers)
+    return quoted_answer(
+        admitted.shown, options=options, notices=notices, profile=profile, words=words, answers=answers
+    )
 
 
 def earlier_questions(conversation: Conversation) -> list[Asked]:

@@ -24,6 +24,7 @@ BOLD = "\033[1m"
 DIM = "\033[2m"
 YELLOW = "\033[33m"
 CYAN = "\033[36m"
+NBSP = "\u00a0"  # textwrap does not break lines at it
 
 _HYPERLINK_PROGRAMS = frozenset({"iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper", "Tabby"})
 _HYPERLINK_TERMS = frozenset({"xterm-kitty", "alacritty", "foot", "xterm-ghostty", "wezterm"})
@@ -66,7 +67,8 @@ def answer_text(answer: Answer, style: Style) -> str:
     """Notices, the answer, then its citations as a numbered list."""
     urls = {citation.label: citation.url for citation in answer.citations}
     blocks = [style.paint(wrap(f"({notice})", style.width), YELLOW) for notice in answer.notices]
-    blocks.append(_decorate(wrap(answer.text, style.width), urls, style))
+    text = _DATED.sub(lambda found: found.group(0).replace(" ", NBSP), answer.text)  # "(dated 2026-01-12)" stays whole
+    blocks.append(_decorate(wrap(text, style.width).replace(NBSP, " "), urls, style))
     if answer.citations:
         blocks.append("")
         blocks.extend(citation_line(citation, style) for citation in answer.citations)

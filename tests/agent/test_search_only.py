@@ -50,7 +50,8 @@ def test_a_long_sentence_is_quoted_around_its_matching_words() -> None:
 
 def test_table_rows_are_quoted_row_by_row() -> None:
     table = "Month Department Amount\nJan Sales 3,420.00\nFeb Marketing 3,100.00\nMar Finance 870.00"
-    assert quote_window(table, ("marketing",), tabular=True, limit=60) == "… Feb Marketing 3,100.00 Mar Finance 870.00"
+    quote = quote_window(table, ("marketing",), tabular=True, limit=60)
+    assert quote == "… Feb Marketing 3,100.00 Mar Finance 870.00"
 
 
 @pytest.mark.parametrize(
