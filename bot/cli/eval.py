@@ -95,6 +95,10 @@ async def _evaluate(
         scope = scope_from(args, folio)
         retriever = folio.retriever
         await _check_container(retriever, scope)
+        if not args.retrieval_only and folio.model is None:
+            raise InvalidInput(
+                "A full eval needs a model: set OPENAI_API_KEY (or AZURE_OPENAI_ENDPOINT), or pass --retrieval-only."
+            )
         await _check_documents(retriever, scope, questions, named=args.container is not None or bool(args.channel))
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         common = {"golden": str(args.golden), "container": scope.describe(), "started_at": started}
@@ -160,10 +164,7 @@ async def _full_run(
     from bot.evaluation.judge import judge
 
     client, retriever, options = folio.model, folio.retriever, folio.options
-    if client is None:
-        raise InvalidInput(
-            "A full eval needs a model: set OPENAI_API_KEY (or AZURE_OPENAI_ENDPOINT), or pass --retrieval-only."
-        )
+    assert client is not None  # _evaluate checked
     profile: Profile = args.profile
 
     async def one(question: GoldenQuestion) -> QuestionResult:

@@ -37,6 +37,11 @@ def terminal() -> Iterator[TextIO]:
     os.close(main)
 
 
+def test_wrapping_keeps_words_links_and_dates_whole(terminal: TextIO) -> None:
+    shown = answer_text(ANSWER, Style.detect(terminal, {"NO_COLOR": "1"}))
+    assert "charge.” [1]\n(dated 2026-01-12)\n" in shown  # the date moves to the next line whole
+
+
 def test_wrapping_keeps_words_and_links_whole() -> None:
     text = "a customer on a monthly plan may request a full refund within fourteen days " + URL
     lines = wrap(text, 30).splitlines()
@@ -77,7 +82,7 @@ def test_terminals_with_osc8_get_clickable_citations(terminal: TextIO, environ: 
     style = Style.detect(terminal, {"NO_COLOR": "1", **environ})
     shown = answer_text(ANSWER, style)
     link = f"\033]8;;{URL}\033\\"
-    assert f"{link}[1]\033]8;;\033\\ (dated" in shown  # the number in the text opens the page
+    assert f"{link}[1]\033]8;;\033\\\n(dated 2026-01-12)" in shown  # the number in the text opens the page
     assert shown.endswith(f"[1] {link}refund_policy_2026.pdf, page 1\033]8;;\033\\")  # so does the source's name
     assert f"  {URL}" not in shown
 
