@@ -191,18 +191,19 @@ def bad_cli_tag(text: str) -> str:
     return f"--tag {text!r} is not a tag: write key=value or key:value (for example --tag department=finance)."
 
 
+def _first_few(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
-    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     fix = "Index them there, or name the container that holds them." if named else (
         "Name the container that holds them with --container, for example --container benefits after "
         "`folio index ../shared/corpus --container benefits`."
     )
-    return (
-        f"None of the documents this golden file cites ({shown}) is indexed in {scope}, so every score would be 0. "
-        + fix
-    )
+    cited = _first_few(files)
+    return f"None of the documents this golden file cites ({cited}) is indexed in {scope}, so every score would be 0. {fix}"
 
 
 def golden_partly_indexed(missing: list[str], scope: str) -> str:
-    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-    return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {shown}."
+    cited = _first_few(missing)
+    return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {cited}."

@@ -7,9 +7,9 @@ import os
 import sys
 import textwrap
 
+from bot import messages
 from bot.app import SAMPLE_CONTAINER, Folio
 from bot.config import Settings, load_settings
-from bot import messages
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 
