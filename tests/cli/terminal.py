@@ -16,6 +16,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tests.fakes.openai_responses import FakeResponses
+
 ROOT = Path(__file__).resolve().parents[2]
 _ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]")
 
@@ -38,6 +40,14 @@ def clean_env(data_dir: Path, **extra: str) -> dict[str, str]:
         "FOLIO_DATA_DIR": str(data_dir),
         **extra,
     }
+
+
+def until_asked(fake: FakeResponses, timeout: float = 30.0) -> None:
+    """Wait until the fake model has been asked something: an answer is under way."""
+    deadline = time.monotonic() + timeout
+    while not fake.requests:
+        assert time.monotonic() < deadline, "the model was never asked"
+        time.sleep(0.05)
 
 
 class Terminal:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from bot import messages
-from tests.cli.terminal import CTRL_D, CTRL_R, LEFT, UP, Terminal, clean_env
+from tests.cli.terminal import CTRL_D, CTRL_R, LEFT, UP, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 
 COLUMNS = 80
@@ -86,19 +86,14 @@ def test_ctrl_c_cancels_an_answer_then_ends_the_chat_on_an_empty_line(tmp_path: 
         term.send(UP)  # the history of the earlier session
         term.expect(re.escape(REFUND), after=mark)
         term.send("\r")
-        _wait_for_request(term, fake)
+        until_asked(fake)
         term.interrupt()  # during the answer: it is cancelled at once, the chat goes on
+        started = time.monotonic()
         cancelled = answer_after(term, mark)
+        assert time.monotonic() - started < 10  # not when the model answers, 20 s later
         assert messages.CHAT_CANCELLED in cancelled and "Never shown" not in cancelled
 
         term.interrupt()  # on an empty line: the chat ends
         assert term.wait(timeout=10) == 130
     assert "Traceback" not in term.screen and term.raw.endswith(b"> \r\n")
 
-
-def _wait_for_request(term: Terminal, fake: FakeResponses) -> None:
-    """Until the model has been asked (so the answer is under way)."""
-    deadline = time.monotonic() + 30
-    while not fake.requests:
-        assert time.monotonic() < deadline, term.screen
-        time.sleep(0.05)

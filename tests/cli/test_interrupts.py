@@ -11,15 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.terminal import ROOT, Terminal, clean_env
+from tests.cli.terminal import ROOT, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
-
-
-def _until_asked(fake: FakeResponses) -> None:
-    deadline = time.monotonic() + 30
-    while not fake.requests:
-        assert time.monotonic() < deadline, "the model was never asked"
-        time.sleep(0.05)
 
 
 def test_ctrl_c_ends_folio_ask_during_its_answer(tmp_path: Path) -> None:
@@ -27,7 +20,7 @@ def test_ctrl_c_ends_folio_ask_during_its_answer(tmp_path: Path) -> None:
         fake.script(tools(search("refund window"), latency=20.0), reply("Never shown [S1]."))
         env = clean_env(tmp_path / "data", OPENAI_API_KEY="sk-fake", OPENAI_BASE_URL=fake.base_url)
         term = Terminal.folio("ask", "what is the refund window?", env=env, cwd=tmp_path)
-        _until_asked(fake)
+        until_asked(fake)
         started = time.monotonic()
         term.interrupt()
         assert term.wait(timeout=10) == 130
