@@ -4,16 +4,19 @@
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
     python3 dev.py test    # the test suite
 
-Both create ./.venv and install Folio with its dev dependencies on first use (and again when pyproject.toml changes).
-Extra arguments go to `folio serve` or to pytest.
+Both create ./.venv and install Folio into it on first use (and again when pyproject.toml changes); `test` adds the
+test tools. Extra arguments go to `folio serve` or to pytest. Ctrl-C ends either without a traceback (exit 130).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
+import time
+import tomllib
 import venv
 from pathlib import Path
 
@@ -21,32 +24,63 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".folio-installed"
+INTERRUPTED = 130  # Ctrl-C, as shells report it
 
 
-def ensure_environment() -> None:
-    """Create the virtual environment and install the project when missing or out of date."""
+def ensure_environment(*, dev: bool) -> None:
+    """Create the virtual environment and install the project when missing or out of date; `dev` adds the test
+    tools (`run` does without them, so the first start installs less)."""
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
+    stamp = STAMP.read_text().split() if STAMP.exists() else []
+    if stamp[:1] == [wanted] and (not dev or "dev" in stamp):
         return
+    started = time.monotonic()
     if not (BIN / "python").exists():
-        print("dev.py: creating .venv", flush=True)
+        print("dev.py: creating .venv (a few seconds)", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("dev.py: installing Folio and its dependencies into .venv", flush=True)
+    print(f"dev.py: installing Folio into .venv: {', '.join(_requirements(dev=dev))}", flush=True)
+    print(f"dev.py: {'about 60' if dev else 'about 50'} packages with what they need; 30-60 s, longer on a slow "
+          "network. Only on first use and after pyproject.toml changes.", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "-e", f"{ROOT}[dev]"], check=True)
-    STAMP.write_text(wanted)
+    subprocess.run([*pip, "-e", f"{ROOT}[dev]" if dev else str(ROOT)], check=True)
+    STAMP.write_text(f"{wanted} dev" if dev else wanted)
+    print(f"dev.py: installed in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def _requirements(*, dev: bool) -> list[str]:
+    """The names of the project's direct dependencies (and dev tools), from pyproject.toml."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = [*project["dependencies"], *(project["optional-dependencies"]["dev"] if dev else [])]
+    return [re.split(r"[<>=!~\[;\s]", spec, maxsplit=1)[0] for spec in specs]
+
+
+def run(command: list[str]) -> int:
+    """Run `command` and return its exit status. Ctrl-C reaches the command too (same terminal), which ends itself
+    and reports it: wait for that rather than printing a traceback of our own."""
+    child = subprocess.Popen(command, cwd=ROOT)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"run", "test"}:
         print(__doc__.strip())
         return 2
-    ensure_environment()
+    try:
+        ensure_environment(dev=argv[0] == "test")
+    except KeyboardInterrupt:
+        print("\ndev.py: interrupted; the next run installs again.", file=sys.stderr)
+        return INTERRUPTED
+    except subprocess.CalledProcessError as exc:
+        print(f"dev.py: installing failed (pip exited with {exc.returncode}); see pip's message above.",
+              file=sys.stderr)
+        return exc.returncode or 1
     if argv[0] == "run":
-        command = [str(BIN / "folio"), "serve", *argv[1:]]
-    else:
-        command = [str(BIN / "python"), "-m", "pytest", *argv[1:]]
-    return subprocess.call(command, cwd=ROOT)
+        return run([str(BIN / "folio"), "serve", *argv[1:]])
+    return run([str(BIN / "python"), "-m", "pytest", *argv[1:]])
 
 
 if __name__ == "__main__":

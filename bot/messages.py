@@ -7,8 +7,8 @@ and end with what the person can do next.
 from __future__ import annotations
 
 # --- answers -----------------------------------------------------------------------------------------------------
-NO_MODEL = "No model is set up, so these are the passages that match best, quoted as they stand."
-MODEL_DOWN = "The model is not answering right now, so these are the passages that match best, quoted as they stand."
+NO_MODEL = "No model is set up, so I quote the documents instead of writing an answer."
+MODEL_DOWN = "The model is not answering right now, so I quote the documents instead of writing an answer."
 NOT_IN_DOCUMENTS = "The documents I can search do not answer this."
 HISTORY_RESTORED = "The earlier context of this thread had expired; I restored it from the saved history."
 HISTORY_EXPIRED = "The history of this thread has expired, so I answered it as a new question."
@@ -106,7 +106,7 @@ def unverified(labels: list[int]) -> str:
 
 def chat_welcome(scope: str, *, model_configured: bool) -> str:
     how = "" if model_configured else " No model is set up, so answers quote the best passages."
-    return f"Ask about the documents in {scope}.{how} Type exit or press Ctrl-D to end."
+    return f"Ask about the documents in {scope}.{how} Ctrl-C cancels an answer; exit or Ctrl-D ends the chat."
 
 
 # --- document links (issue 4): plain-text pages a browser shows instead of the PDF -----------------------------------
@@ -364,3 +364,37 @@ def removed_file(file: str, passages: int) -> str:
 
 def not_in_container(names: list[str], container: str) -> str:
     return f"folio: not in {container}: {', '.join(names)}. See the names with: folio list --container {container}"
+# --- search-only answers and the terminal (issue 14) ---------------------------------------------------------------
+CLOSEST_PASSAGE = "The closest passage, which does not answer the question:"
+CHAT_CANCELLED = "(answer cancelled)"
+
+
+def searching_with_context(query: str) -> str:
+    """The search a follow-up made, words carried from the question before included."""
+    return f"searching: {query} — a follow-up, so words of the question before are carried over"
+
+
+def dated(day: str) -> str:
+    return f"dated {day}"
+
+
+def bad_cli_tag(text: str) -> str:
+    return f"--tag {text!r} is not a tag: write key=value or key:value (for example --tag department=finance)."
+
+
+def _first_few(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
+    fix = "Index them there, or name the container that holds them." if named else (
+        "Name the container that holds them with --container, for example --container benefits after "
+        "`folio index ../shared/corpus --container benefits`."
+    )
+    cited = _first_few(files)
+    return f"None of the documents this golden file cites ({cited}) is indexed in {scope}, so every score would be 0. {fix}"
+
+
+def golden_partly_indexed(missing: list[str], scope: str) -> str:
+    cited = _first_few(missing)
+    return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {cited}."

@@ -1,4 +1,7 @@
-"""Answers without a model: the best passages quoted as they stand, each with its citation."""
+"""Answers without a model: the passages that hold most of the question's words, each quoted around those words
+with its citation and its document's date. Below the match threshold (`quotes.Match.strong`) the answer says the
+documents do not answer, and quotes at most the closest passage, labelled as such.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot import messages
+from bot.agent.followup import Asked, search_words
 from bot.agent.options import AgentOptions
+from bot.agent.quotes import content_words, match, quote_window, topic_words
 from bot.agent.sources import TurnSources
 from bot.citations import render
 from bot.models import Answer, Chunk, Conversation, Profile
@@ -15,7 +20,6 @@ if TYPE_CHECKING:
     from bot.retrieval import Retriever
 
 QUOTES = 3  # passages quoted in a search-only answer
-QUOTE_CHARS = 400
 
 
 async def search_only(
@@ -27,38 +31,75 @@ async def search_only(
     notice: str,
     profile: Profile,
 ) -> Answer:
-    """Search the question as asked and quote the best passages (SearchUnavailable propagates to the caller).
+    """Search the question (with words carried from the one before when it is a follow-up) and quote the passages
+    that answer it (SearchUnavailable propagates to the caller).
 
     Its own dedupe and budget: passages the model saw before it failed are still worth quoting.
     """
-    chunks = await retriever.search(question, conversation.scope, top=options.search_top)
-    admitted = TurnSources(conversation, budget=options.chunk_budget).admit(chunks[:QUOTES])
-    return quoted_answer(admitted.shown, options=options, notices=(notice,), profile=profile)
+    words = search_words(question, earlier_questions(conversation))
+    query = " ".join(words) or question
+    chunks = await retriever.search(query, conversation.scope, top=options.search_top)
+    notices = (notice,) if words == content_words(question) else (notice, messages.searching_with_context(query))
+    picked, answers = pick(chunks, words)
+    admitted = TurnSources(conversation, budget=options.chunk_budget).admit(picked)
+    return quoted_answer(
+        admitted.shown, options=options, notices=notices, profile=profile, words=words, answers=answers
+    )
+
+
+def earlier_questions(conversation: Conversation) -> list[Asked]:
+    """The conversation's questions, each with the names of the documents its answer cited."""
+    contexts: dict[str, set[str]] = {}
+    for chunk in conversation.sources.values():
+        contexts.setdefault(chunk.file, set()).add(chunk.context)
+    return [
+        Asked(turn.question, " ".join(f"{c.file} {' '.join(contexts.get(c.file, ()))}" for c in turn.citations))
+        for turn in conversation.turns
+    ]
+
+
+def pick(chunks: Sequence[Chunk], words: tuple[str, ...]) -> tuple[list[Chunk], bool]:
+    """The passages to quote and whether they answer: up to QUOTES strong matches, else the closest one alone."""
+    strong = [chunk for chunk in chunks if match(words, chunk).strong][:QUOTES]
+    if strong or not chunks:
+        return strong, bool(strong)
+    closest = max(chunks[:QUOTES], key=lambda chunk: match(words, chunk).found)  # ties keep the search's order
+    return [closest], False
 
 
 def quoted_answer(
-    shown: Sequence[tuple[str, Chunk]], *, options: AgentOptions, notices: tuple[str, ...], profile: Profile
+    shown: Sequence[tuple[str, Chunk]],
+    *,
+    options: AgentOptions,
+    notices: tuple[str, ...],
+    profile: Profile,
+    words: tuple[str, ...] = (),
+    answers: bool = True,
 ) -> Answer:
-    """A search-only answer quoting these (ref, chunk) pairs; 'not in the documents' when there are none."""
+    """A search-only answer quoting these (ref, chunk) pairs around `words`; 'not in the documents' when there are
+    none, and when they do not answer (`answers=False`) the quotes follow that notice under a label."""
     if not shown:
         return Answer(
             text=messages.NOT_IN_DOCUMENTS, answerable=False, mode="search_only", notices=notices, profile=profile
         )
-    text = "\n\n".join(f"> {excerpt(chunk.text)} [{ref}]" for ref, chunk in shown)
+    text = "\n\n".join(quote(chunk, ref, words) for ref, chunk in shown)
+    if not answers:
+        notices = (*notices, messages.NOT_IN_DOCUMENTS)
+        text = f"{messages.CLOSEST_PASSAGE}\n{text}"
     rendered = render(text, dict(shown), link_for=options.link_for)
     return Answer(
         text=rendered.text,
         citations=rendered.citations,
         markers=rendered.markers,
+        answerable=answers,
         mode="search_only",
         notices=notices,
         profile=profile,
     )
 
 
-def excerpt(text: str, limit: int = QUOTE_CHARS) -> str:
-    """The passage on one line, cut at a word boundary."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    return flat[:limit].rsplit(" ", 1)[0] + " …"
+def quote(chunk: Chunk, ref: str, words: tuple[str, ...]) -> str:
+    """`“…the sentences holding the words…” [S1] (dated 2026-01-12)`"""
+    dated = f" ({messages.dated(chunk.doc_date)})" if chunk.doc_date else ""
+    window = quote_window(chunk.text, topic_words(words, chunk), tabular=chunk.tabular)
+    return f"“{window}” [{ref}]{dated}"

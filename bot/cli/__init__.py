@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from bot.cli import access, ask, bench, chat, eval, index, remove, search, serve
 from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
-from bot.cli.common import HelpFormatter
+from bot.cli.common import HelpFormatter, interrupted, parse_tags, pipe_closed
 from bot.errors import FolioError
 
 COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, eval, bench)
@@ -22,6 +22,8 @@ Folio answers questions about your documents, citing the page of every claim.
 
 With no configuration it runs on embedded defaults: a local search index in ./.folio, an embedded Redis,
 and search-only answers (quoted passages) until a model is configured. See README.md.
+
+Tags are written key=value in every command (key:value works too, as in Slack's /ask).
 """
 
 EPILOG = """\
@@ -60,12 +62,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.run(args) or 0)
+        parse_tags(getattr(args, "tag", None) or [])  # bad input is refused before anything is opened or created
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
+        return code
     except FolioError as exc:
         print(f"folio: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
+    except BrokenPipeError:
+        return pipe_closed()
 
 
 if __name__ == "__main__":

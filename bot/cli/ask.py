@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
-from typing import TextIO
 
 from bot.agent import run_turn
-from bot.agent.events import Step, TurnEvent
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
+from bot.cli.render import StatusLine, Style, answer_text
 from bot.config import Settings
-from bot.models import Answer, Citation, Conversation, Profile
+from bot.models import Answer, Conversation, Profile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         answer = asyncio.run(ask(settings, args, profile=profile, status=status))
     finally:
         status.clear()
-    print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2) if args.json else format_answer(answer))
+    if args.json:
+        print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
+    else:
+        print(answer_text(answer, Style.detect(sys.stdout, os.environ)))
     return 0
 
 
@@ -72,39 +75,3 @@ def answer_json(answer: Answer) -> dict[str, object]:
         "cap_hit": answer.cap_hit,
         "usage": {"input_tokens": answer.usage.input_tokens, "output_tokens": answer.usage.output_tokens},
     }
-
-
-def format_answer(answer: Answer) -> str:
-    """Notices, the answer, then its citations as a numbered list, for a terminal."""
-    lines = [f"({notice})" for notice in answer.notices]
-    lines.append(answer.text)
-    if answer.citations:
-        lines.append("")
-        lines.extend(citation_line(citation) for citation in answer.citations)
-    return "\n".join(lines)
-
-
-def citation_line(citation: Citation) -> str:
-    """`[1] handbook.pdf, page 12  https://...#page=12`"""
-    where = citation.title if citation.page is None else f"{citation.title}, page {citation.page}"
-    return f"[{citation.label}] {where}" + (f"  {citation.url}" if citation.url else "")
-
-
-class StatusLine:
-    """The turn's progress ("Searching: ...") redrawn on one terminal line; silent when not on a terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
-
-    async def show(self, event: TurnEvent) -> None:
-        """Each step's title as it starts."""
-        if self.enabled and isinstance(event, Step) and event.status == "started":
-            self.stream.write(f"\r\033[K{event.title[:100]}...")
-            self.stream.flush()
-
-    def clear(self) -> None:
-        """Erase the line before the answer is printed."""
-        if self.enabled:
-            self.stream.write("\r\033[K")
-            self.stream.flush()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import textwrap
 
 from bot import messages
@@ -10,6 +12,10 @@ from bot.app import SAMPLE_CONTAINER, Folio
 from bot.config import Settings, load_settings
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
+
+INTERRUPTED = 130  # the exit status of a command ended by Ctrl-C (128 + SIGINT), as shells report it
+PIPE_CLOSED = 141  # 128 + SIGPIPE: what `cmd | head` reports for a command the closed pipe ended
+TAG_HELP = "narrow by a tag, key=value (key:value works too); repeat for more"
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -37,16 +43,18 @@ def add_scope_arguments(parser: argparse.ArgumentParser, *, channel: bool = True
     )
     if channel:
         where.add_argument("--channel", metavar="ID", help="search what this Slack channel may see (channel policy)")
-    parser.add_argument(
-        "--tag", metavar="KEY=VALUE", action="append", default=[], help="narrow by a tag; repeat for more"
-    )
+    parser.add_argument("--tag", metavar="KEY=VALUE", action="append", default=[], help=TAG_HELP)
 
 
 def parse_tags(values: list[str]) -> tuple[Tag, ...]:
-    try:
-        return tuple(Tag.parse(value) for value in values)
-    except ValueError as exc:
-        raise InvalidInput(f"--tag: {exc}") from exc
+    """`--tag` values, each `key=value` or `key:value`."""
+    tags = []
+    for value in values:
+        try:
+            tags.append(Tag.parse(value))
+        except ValueError as exc:
+            raise InvalidInput(messages.bad_cli_tag(value)) from exc
+    return tuple(tags)
 
 
 def scope_from(args: argparse.Namespace, folio: Folio) -> Scope:
@@ -71,3 +79,17 @@ async def checked_scope(args: argparse.Namespace, folio: Folio) -> Scope:
     """`scope_from`, after checking that a container named with --container holds documents."""
     await check_container(folio, getattr(args, "container", None))
     return scope_from(args, folio)
+def interrupted() -> int:
+    """Ctrl-C ended the command: no traceback, and the shell's prompt starts on a line of its own."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    return INTERRUPTED
+
+
+def pipe_closed() -> int:
+    """The reader of our output has gone (`folio search ... | head`): end quietly. stdout now points at the null
+    device, or Python would report the broken pipe again when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return PIPE_CLOSED

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from bot import messages
 from bot.app import Folio, open_folio
-from bot.cli.common import HelpFormatter, add_scope_arguments, scope_from, settings_from
+from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
 from bot.cli.progress import Progress
 from bot.config import Settings
 from bot.errors import InvalidInput
@@ -92,9 +92,13 @@ async def _evaluate(
     args: argparse.Namespace, settings: Settings, questions: list[GoldenQuestion]
 ) -> tuple[RunRecord, Sequence[Result]]:
     async with open_folio(settings) as folio:
-        scope = scope_from(args, folio)
+        scope = await checked_scope(args, folio)
         retriever = folio.retriever
-        await _check_container(retriever, scope)
+        if not args.retrieval_only and folio.model is None:
+            raise InvalidInput(
+                "A full eval needs a model: set OPENAI_API_KEY (or AZURE_OPENAI_ENDPOINT), or pass --retrieval-only."
+            )
+        await _check_documents(retriever, scope, questions, named=args.container is not None or bool(args.channel))
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         common = {"golden": str(args.golden), "container": scope.describe(), "started_at": started}
         if args.retrieval_only:
@@ -107,9 +111,18 @@ async def _evaluate(
         return RunRecord(kind="full", model=model, full=summarize(results), **common), results
 
 
-async def _check_container(retriever: SearchIndex, scope: Scope) -> None:
-    if sum([await retriever.count(container) for container in scope.containers]) == 0:
-        raise InvalidInput(messages.empty_container(scope.describe()))
+async def _check_documents(
+    retriever: SearchIndex, scope: Scope, questions: Sequence[GoldenQuestion], *, named: bool
+) -> None:
+    """Stop when none of the files the golden truth cites is in the scope (every score would be 0); warn when some
+    are missing. `named`: the container was chosen on the command line rather than left at the sample."""
+    cited = list(dict.fromkeys(key.rsplit("#page=", 1)[0] for question in questions for key in question.pages))
+    held = {indexed.file for container in scope.containers for indexed in await retriever.files(container)}
+    missing = [file for file in cited if file not in held]
+    if cited and len(missing) == len(cited):
+        raise InvalidInput(messages.golden_not_indexed(missing, scope.describe(), named=named))
+    if missing:
+        print(messages.golden_partly_indexed(missing, scope.describe()), file=sys.stderr)
 
 
 async def _run_all(
@@ -145,10 +158,7 @@ async def _full_run(
     from bot.evaluation.judge import judge
 
     client, retriever, options = folio.model, folio.retriever, folio.options
-    if client is None:
-        raise InvalidInput(
-            "A full eval needs a model: set OPENAI_API_KEY (or AZURE_OPENAI_ENDPOINT), or pass --retrieval-only."
-        )
+    assert client is not None  # _evaluate checked
     profile: Profile = args.profile
 
     async def one(question: GoldenQuestion) -> QuestionResult:

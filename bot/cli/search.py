@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 from bot import messages
+from bot.agent.quotes import content_words, quote_window, topic_words
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
+from bot.cli.render import BOLD, Style, wrap
 from bot.models import Chunk, Scope
-
-SNIPPET_CHARS = 300
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -51,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([result_json(chunk) for chunk in results], ensure_ascii=False, indent=2))
     else:
+        style = Style.detect(sys.stdout, os.environ)
         for number, chunk in enumerate(results, start=1):
-            print(result_line(number, chunk))
+            print(result_line(number, chunk, query=args.query, style=style))
     return 0
 
 
@@ -72,10 +74,9 @@ def result_json(chunk: Chunk) -> dict[str, object]:
     }
 
 
-def result_line(number: int, chunk: Chunk) -> str:
-    """`1. file.pdf p.12 (score 8.31)` and an indented snippet."""
+def result_line(number: int, chunk: Chunk, *, query: str, style: Style = Style()) -> str:
+    """`1. file.pdf p.12 (score 8.31, dated 2026-01-12)` and, indented, the sentences that match the query."""
     where = f"{chunk.file} p.{chunk.page}" if chunk.page else chunk.file
-    snippet = " ".join(chunk.text.split())
-    if len(snippet) > SNIPPET_CHARS:
-        snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " ..."
-    return f"{number}. {where} (score {chunk.score:.3f})\n   {snippet}"
+    about = f"score {chunk.score:.3f}" + (f", {messages.dated(chunk.doc_date)}" if chunk.doc_date else "")
+    snippet = quote_window(chunk.text, topic_words(content_words(query), chunk), tabular=chunk.tabular)
+    return f"{style.paint(f'{number}. {where}', BOLD)} ({about})\n" + wrap(f"   {snippet}", style.width)

@@ -19,7 +19,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot import messages
 from bot.app import open_folio
-from bot.cli.chat import chat_loop
+from bot.cli.chat import chat
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.config import Settings
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if not settings.slack_configured:
         print(messages.SLACK_NOT_CONFIGURED, flush=True)
-        return asyncio.run(chat_loop(settings, input_stream=sys.stdin, output=sys.stdout))
+        return chat(settings)
     return asyncio.run(serve(settings, host=args.host, port=args.port or settings.port))
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.cli.chat import chat_loop
+from bot.cli.chat import chat
 from bot.config import load_settings
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, shown_sources, tools
 
@@ -94,7 +94,7 @@ def test_ask_without_a_model_quotes_passages(
     assert re.search(rf"^\[1\] {plan}, page \d+  https://docs\.example/benefits/\1#page=\d+$", out, re.M)
 
 
-async def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model: FakeResponses) -> None:
+def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model: FakeResponses) -> None:
     fake_model.script(
         tools(search("hearing care")), reply("Hearing aids are covered [S1]."),
         tools(search("hearing aid limits")), reply("Within limits [S1][S2]."),
@@ -102,7 +102,7 @@ async def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_
     typed = io.StringIO("Is hearing care covered?\n\nAnd how often?\nexit\nnever asked\n")
     shown = io.StringIO()
 
-    code = await chat_loop(load_settings(None), container="benefits", input_stream=typed, output=shown)
+    code = chat(load_settings(None), container="benefits", input_stream=typed, output=shown)
 
     assert code == 0
     transcript = shown.getvalue()

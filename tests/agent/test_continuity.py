@@ -153,8 +153,9 @@ async def test_model_outage_after_sdk_retries_falls_back_to_search_only(
 
     assert len(fake_model.requests) == 2
     assert answer.mode == "search_only" and answer.notices == (messages.MODEL_DOWN,)
-    assert answer.text.startswith("> Notice is one month. [1]")
-    assert [c.page for c in answer.citations] == [1, 2] and answer.citations[0].url.endswith("#page=1")
+    assert answer.text.startswith("“Notice is one month.” [1]")
+    # Only the passage holding the question's word is quoted; "Passage 2 says fact number 2." does not answer it.
+    assert [c.page for c in answer.citations] == [1] and answer.citations[0].url.endswith("#page=1")
     assert answer.final_response_id is None
 
 
@@ -173,7 +174,7 @@ async def test_model_outage_mid_turn_keeps_the_ids_it_created(
 
 async def test_no_model_answers_search_only(options: AgentOptions, conversation: Conversation) -> None:
     retriever = ScriptedRetriever(default=[chunk(4)])
-    answer = await run_turn("q", conversation, model=None, retriever=retriever, options=options)
+    answer = await run_turn("which fact number?", conversation, model=None, retriever=retriever, options=options)
 
     assert answer.mode == "search_only" and answer.notices == (messages.NO_MODEL,)
     assert [c.page for c in answer.citations] == [4]
