@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -23,43 +23,42 @@ from bot.store import ThreadKey
 log = logging.getLogger(__name__)
 
 
+Work = Callable[[Folio, AsyncWebClient, ThreadKey, str, int], Coroutine[Any, Any, None]]
+
+# What each button starts after the ack: (folio, client, thread, clicker, turn) -> the work.
+BUTTONS: dict[str, Work] = {
+    ACTION_HELPFUL: lambda folio, client, thread, user, turn: thread_actions.store_feedback(
+        folio, client, thread, user, turn, "helpful"
+    ),
+    ACTION_NOT_HELPFUL: lambda folio, client, thread, user, turn: thread_actions.store_feedback(
+        folio, client, thread, user, turn, "not_helpful"
+    ),
+    ACTION_THINK_HARDER: lambda folio, client, thread, user, turn: thread_actions.think_harder(
+        folio, client, thread, user, turn, is_dm=thread.channel.startswith("D")
+    ),
+    ACTION_DELETE: lambda folio, client, thread, user, turn: thread_actions.delete_conversation(
+        folio, client, thread, user
+    ),
+}
+
+
 def register(app: AsyncApp, folio: Folio) -> None:
-    def spawn(name: str, work: Coroutine[Any, Any, None], thread: ThreadKey) -> None:
-        folio.tasks.spawn(work, name=f"{name} {thread}")
+    for action_id, work in BUTTONS.items():
+        app.action(action_id)(_listener(folio, action_id, work))
 
-    @app.action(ACTION_HELPFUL)
-    async def on_helpful(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                         client: AsyncWebClient) -> None:  # fmt: skip
+
+def _listener(folio: Folio, action_id: str, work: Work) -> Callable[..., Awaitable[None]]:
+    """The listener of one button: ack, then run its work in the background for the clicked answer's thread."""
+
+    async def on_click(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
+                       client: AsyncWebClient) -> None:  # fmt: skip
         await ack()
-        if (clicked := _clicked(body, action, context)) is not None:
+        clicked = _clicked(body, action, context)
+        if clicked is not None:
             thread, user, turn = clicked
-            spawn(ACTION_HELPFUL, thread_actions.store_feedback(folio, client, thread, user, turn, "helpful"), thread)
+            folio.tasks.spawn(work(folio, client, thread, user, turn), name=f"{action_id} {thread}")
 
-    @app.action(ACTION_NOT_HELPFUL)
-    async def on_not_helpful(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                             client: AsyncWebClient) -> None:  # fmt: skip
-        await ack()
-        if (clicked := _clicked(body, action, context)) is not None:
-            thread, user, turn = clicked
-            work = thread_actions.store_feedback(folio, client, thread, user, turn, "not_helpful")
-            spawn(ACTION_NOT_HELPFUL, work, thread)
-
-    @app.action(ACTION_THINK_HARDER)
-    async def on_think_harder(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any],
-                              context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
-        await ack()
-        if (clicked := _clicked(body, action, context)) is not None:
-            thread, user, turn = clicked
-            is_dm = thread.channel.startswith("D")
-            spawn(ACTION_THINK_HARDER, thread_actions.think_harder(folio, client, thread, user, turn, is_dm), thread)
-
-    @app.action(ACTION_DELETE)
-    async def on_delete(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                        client: AsyncWebClient) -> None:  # fmt: skip
-        await ack()
-        if (clicked := _clicked(body, action, context)) is not None:
-            thread, user, _ = clicked
-            spawn(ACTION_DELETE, thread_actions.delete_conversation(folio, client, thread, user), thread)
+    return on_click
 
 
 def _clicked(body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext) -> tuple[ThreadKey, str, int] | None:
