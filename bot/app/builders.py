@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiohttp
 from openai import AsyncOpenAI
-from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot import metrics
 from bot.config import Settings
@@ -187,7 +189,6 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
     connection error, retried once on a new connection.
     """
-    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
@@ -195,29 +196,36 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
+        SlackCallMeter(),
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
         AsyncRateLimitErrorRetryHandler(max_retry_count=3),
     ]
-    return MeteredWebClient(
+    return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
 
 
-class MeteredWebClient(AsyncWebClient):
-    """The Web API client, counting failed calls by method and error, and noting a turn's first visible feedback."""
+class SlackCallMeter(AsyncRetryHandler):
+    """Counts every Web API call's outcome; never asks for a retry.
 
-    async def api_call(self, api_method: str, **kwargs: Any) -> AsyncSlackResponse:  # type: ignore[override]
-        try:
-            response = await super().api_call(api_method, **kwargs)
-        except SlackApiError as exc:
-            metrics.slack_call(api_method, str(exc.response.get("error") or "unknown"))
-            raise
-        except (aiohttp.ClientError, TimeoutError):
-            metrics.slack_call(api_method, "connection")
-            raise
-        metrics.slack_call(api_method, None)
-        return response
+    Not a retry policy: slack_sdk shows each response (and each connection error) to its retry handlers, and Bolt
+    copies them into the client it makes for every request, so this is the one place that sees every call. It goes
+    first in the list, so that it sees responses the handlers after it retry.
+    """
+
+    async def can_retry_async(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:  # fmt: skip
+        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+        if error is not None:
+            metrics.slack_call(method, "connection")
+        elif response is not None:
+            body = response.body or {}
+            ok = body.get("ok", response.status_code < 400)
+            metrics.slack_call(method, None if ok else str(body.get("error") or f"http_{response.status_code}"))
+        return False
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:

@@ -116,12 +116,12 @@ async def check_bot_token(client: AsyncWebClient, api_url: str) -> None:
 
 @asynccontextmanager
 async def _socket_mode(app: AsyncApp, app_token: str) -> AsyncIterator[None]:
-    handler = AsyncSocketModeHandler(app, app_token)
-    try:
-        await handler.connect_async()
+    try:  # slack_sdk retries a refused connection for ever, logging each failure: ask once, and say why here
+        await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
-        await handler.close_async()
         raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
+    handler = AsyncSocketModeHandler(app, app_token)
+    await handler.connect_async()
     print("Folio is connected to Slack (Socket Mode).", file=sys.stderr, flush=True)
     try:
         yield

@@ -82,6 +82,7 @@ class TurnRecord:
     def fields(self) -> dict[str, Any]:
         """The record as JSON-ready fields (what FOLIO_LOG_FORMAT=json prints under "turn")."""
         fields = asdict(self)
+        fields["containers"], fields["tags"] = list(self.containers), list(self.tags)
         fields["phases"] = {name: _ms(value) for name, value in fields["phases"].items()}
         fields["searches"] = [
             {key: (_ms(value) if key == "seconds" else value) for key, value in search.items() if value is not None}

@@ -8,7 +8,8 @@
         slack.thread("C1", "1700000000.000100")              # Folio's visible messages in a thread, oldest first
         slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
 
-It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
+It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
+token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
 delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. `response_url` posts land on
 `{url}/respond/{id}` (see `response_url()`) and are recorded as calls of method `response_url`.
 `FakeSocketMode` adds the Socket Mode WebSocket that `apps.connections.open` (with the xapp- token) points to.
@@ -30,6 +31,9 @@ from aiohttp import WSMsgType, web
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
+# What an install from manifest.yaml grants (tests of missing scopes pass fewer).
+GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
+           "users:read")  # fmt: skip
 BOT_USER = "UFOLIOBOT"
 BOT_ID = "BFOLIO01"
 
@@ -62,9 +66,11 @@ class FakeSlack:
     """The Web API methods Folio uses, with failures you can inject per method."""
 
     def __init__(
-        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None
-    ) -> None:
+        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None,
+        scopes: tuple[str, ...] = GRANTED,
+    ) -> None:  # fmt: skip
         self.token = token
+        self.scopes = scopes
         self.app_token = app_token
         self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
@@ -179,9 +185,8 @@ class FakeSlack:
         return {"ok": True, "user": profile}
 
     def _apps_connections_open(self, params: Json) -> Json:
-        if self.socket_url is None:
-            return {"ok": False, "error": "not_allowed_token_type"}
-        return {"ok": True, "url": self.socket_url}
+        # Without a FakeSocketMode, a WebSocket URL nobody answers on (Slack hands one out for every valid token).
+        return {"ok": True, "url": self.socket_url or "ws://127.0.0.1:9/link"}
 
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}
@@ -228,6 +233,8 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             if failure is not None and failure.retry_after is not None:
                 self.send_header("Retry-After", str(failure.retry_after))
+            if token == fake.token and payload.get("error") != "invalid_auth":
+                self.send_header("x-oauth-scopes", ",".join(fake.scopes))
             self.end_headers()
             self.wfile.write(body)
 
