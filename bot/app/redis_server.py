@@ -136,22 +136,27 @@ class EmbeddedRedis:
             if self._stopping:
                 return
             log.error("the embedded Redis exited (code %s): %s", code, self._log_tail() or "no log")
-            if len(self._starts) > RESTARTS and time.monotonic() - self._starts[0] < WINDOW:
-                log.error("the embedded Redis died %d times in %.0f s; giving up", RESTARTS + 1, WINDOW)
+            if not await self._restart():
                 self.gave_up.set()
                 return
+
+    async def _restart(self) -> bool:
+        """Start redis-server again; False once it has started RESTARTS times within WINDOW seconds."""
+        while not (len(self._starts) > RESTARTS and time.monotonic() - self._starts[0] < WINDOW):
             try:
                 await self._spawn()
-            except ConfigurationError as exc:
+            except ConfigurationError as exc:  # it died while starting: that counts as one more death
                 log.error("could not restart the embedded Redis: %s", exc)
-                self.gave_up.set()
-                return
+                continue
             log.warning("the embedded Redis was restarted (pid %s)", self.pid)
+            return True
+        log.error("the embedded Redis died %d times in %.0f s; giving up", len(self._starts), WINDOW)
+        return False
 
     def _log_tail(self) -> str:
         path = self._runtime / "redis.log"
         lines = path.read_text(errors="replace").splitlines() if path.exists() else []
-        return " | ".join(line.strip() for line in lines[-3:])
+        return " | ".join(line.strip() for line in lines[-2:])
 
 
 def running_socket(folder: Path) -> Path | None:
