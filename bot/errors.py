@@ -64,13 +64,14 @@ class ThreadBusy(FolioError):
 
 
 class ModelMisconfigured(ConfigurationError):
-    """The model service refused one of Folio's settings. `str()` is for the person who asked (ask an admin);
-    `setting` names the variable to change and `detail` says what the service answered and what to do, for the log."""
+    """The model service refused one of Folio's settings. `str()` is for the person who asked (ask an admin); for
+    the operator, `setting` names the variable, `detail` what the service answered, and `fix` what to do."""
 
-    def __init__(self, message: str, *, setting: str, detail: str) -> None:
+    def __init__(self, message: str, *, setting: str, detail: str, fix: str) -> None:
         super().__init__(message)
         self.setting = setting
         self.detail = detail
+        self.fix = fix
 
 
 class ModelRefused(FolioError):

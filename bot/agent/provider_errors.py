@@ -99,16 +99,16 @@ def _setting_refused(failure: Failure, call: Call) -> FolioError | None:
         setting = "FOLIO_MODEL_THOROUGH" if call.profile == "thorough" else "FOLIO_MODEL_FAST"
         url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
         fix = f"set {setting} to a model or deployment it has (or check {url})"
-        return _misconfigured(setting, f"{call.model!r} was not found ({_said(failure)}): {fix}")
+        return _misconfigured(setting, f"{call.model!r} was not found ({_said(failure)})", fix)
     if failure.status in (401, 403):
         setting = "AZURE_OPENAI_API_KEY" if call.azure else "OPENAI_API_KEY"
         fix = f"set {setting} to a valid key"
         if call.azure:
             fix += " (without a key, give Folio's Entra ID identity the Cognitive Services OpenAI User role)"
-        return _misconfigured(setting, f"the key was refused ({_said(failure)}): {fix}")
+        return _misconfigured(setting, f"the key was refused ({_said(failure)})", fix)
     switch = _switch_refused(failure)
     if switch is not None:
-        return _misconfigured(switch, f"{call.model!r} does not take what {switch} sends ({_said(failure)}): "
+        return _misconfigured(switch, f"{call.model!r} does not take what {switch} sends ({_said(failure)})",
                               f"set {switch}=false")  # fmt: skip
     return None
 
@@ -154,8 +154,8 @@ def _said(failure: Failure) -> str:
     return " ".join(part for part in (f"HTTP {failure.status}", failure.code, failure.param) if part)
 
 
-def _misconfigured(setting: str, detail: str) -> ModelMisconfigured:
-    return ModelMisconfigured(messages.MODEL_MISCONFIGURED, setting=setting, detail=detail)
+def _misconfigured(setting: str, detail: str, fix: str) -> ModelMisconfigured:
+    return ModelMisconfigured(messages.MODEL_MISCONFIGURED, setting=setting, detail=detail, fix=fix)
 
 
 def failure_of(exc: openai.APIError) -> Failure:
@@ -208,7 +208,7 @@ _last_told: dict[str, float] = {}
 def _tell_operator(error: FolioError, *, where: str) -> None:
     """Log what an admin must fix, naming the setting; the same line at most once a minute."""
     if isinstance(error, ModelMisconfigured):
-        line = f"model configuration: {error.setting}: {error.detail} (service {where})"
+        line = f"model configuration: {error.setting}: {error.detail}: {error.fix} (service {where})"
     elif isinstance(error, ModelRefused) and not isinstance(error, ContentFiltered | ContextTooLong):
         line = f"model service: {error.detail} (service {where})"
     else:

@@ -206,7 +206,7 @@ async def _model_check(client: AsyncOpenAI, settings: Settings, profile: Profile
         switches = f"reasoning {effort if reasoning else 'off'}, code interpreter {'on' if code else 'off'}"
         return Check(part, "ok", f"{model} answers ({switches}) in {took:.0f} ms", facts={"model": model, "ms": round(took)})
     if isinstance(error, ModelMisconfigured):
-        return Check(part, "fail", f"{model}: {error.detail}", f"change {error.setting}", {"setting": error.setting})
+        return Check(part, "fail", f"{model}: {error.detail}", error.fix, {"setting": error.setting})
     culprit = await _switch_to_blame(client, call, effort=effort, reasoning=reasoning, code_interpreter=code)
     if culprit is not None:
         return Check(part, "fail", f"{model} refuses what {culprit} sends ({getattr(error, 'detail', error)})",
