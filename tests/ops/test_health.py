@@ -23,7 +23,7 @@ from bot.app.redis_server import LOCK_FILE, RESTARTS, EmbeddedRedis, running_soc
 from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
-from tests.fakes.openai_responses import FakeResponses
+from tests.ops.test_deploy_files import run_healthcheck
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.slack.harness import sign, wait_until
 
@@ -78,13 +78,16 @@ async def test_readyz_answers_503_while_redis_is_down_and_healthz_stays_ok(
     redis = await EmbeddedRedis.start(tmp_path / "outside-redis")  # a Redis server of the operator's
     monkeypatch.setenv("REDIS_URL", redis.url)
     async with serving(asyncio.Event()) as (_, base):
+        port = int(base.rsplit(":", 1)[1])
         assert await get(f"{base}/readyz") == (200, "ready")
+        assert await asyncio.to_thread(run_healthcheck, port) == 0  # the Dockerfile's HEALTHCHECK
         await redis.stop()
 
         status, problems = await get(f"{base}/readyz")
 
         assert status == 503 and problems.startswith("Redis: ") and messages.STORE_UNREACHABLE in problems
         assert await get(f"{base}/healthz") == (200, "ok")
+        assert await asyncio.to_thread(run_healthcheck, port) != 0
 
 
 async def test_a_killed_embedded_redis_is_restarted_and_turns_work_again(environment: Path, slack: FakeSlack) -> None:
