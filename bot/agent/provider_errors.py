@@ -180,16 +180,17 @@ def outcome(error: BaseException | None) -> str:
 @asynccontextmanager
 async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: bool) -> AsyncIterator[None]:
     """Around one Responses API call: time and count it; raise openai's errors as Folio errors that name the cause."""
-    started = time.monotonic()
-    error: FolioError | None = None
+    started, ended = time.monotonic(), "cancelled"  # the turn's timeout cancels a call still running
     try:
         yield
+        ended = "ok"
     except openai.APIError as exc:
         error = classify(failure_of(exc), Call(model=model, profile=profile, azure=is_azure(client), chained=chained))
+        ended = outcome(error)
         _tell_operator(error, where=str(client.base_url))
         raise error from exc
     finally:
-        metrics.model_call(profile, outcome(error), time.monotonic() - started)
+        metrics.model_call(profile, ended, time.monotonic() - started)
 
 
 def check_response(response: Response) -> None:

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.app import open_folio
-from bot.app.health import readiness
+from bot.app.health import ReadyCheck, readiness
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat_loop
 from bot.cli.common import HelpFormatter, settings_from
@@ -84,24 +84,34 @@ async def serve(
         documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
-        socket_mode = settings.slack_app_token is not None
+        app_token = settings.slack_app_token
+        port_serves = documents is not None or app_token is None  # something listens on PORT
         async with AsyncExitStack() as running:
-            if settings.folio_metrics_port and not (settings.folio_metrics_port == port and (documents or not socket_mode)):
-                ops = web.Application()
-                ops.add_routes(ops_routes(ready))
-                announce = "Folio serves /metrics, /healthz and /readyz on {url}"
-                await running.enter_async_context(
-                    running_site(ops, host, settings.folio_metrics_port, announce=announce, setting="FOLIO_METRICS_PORT")
-                )
-            if settings.slack_app_token is not None:
+            await running.enter_async_context(_metrics_site(settings.folio_metrics_port, host, ready, port, port_serves))
+            if app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
                 await running.enter_async_context(serve_documents(documents, host, port, started, ready))
-                await running.enter_async_context(_socket_mode(app, settings.slack_app_token.get_secret_value()))
+                await running.enter_async_context(_socket_mode(app, app_token.get_secret_value()))
             else:
                 application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
                 announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
                 await running.enter_async_context(running_site(application, host, port, announce=announce, started=started))
             return await _until_stopped(stop, folio.redis_server)
+
+
+@asynccontextmanager
+async def _metrics_site(
+    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool
+) -> AsyncIterator[None]:
+    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT, unless it is PORT and the site there serves them."""
+    if metrics_port is None or (metrics_port == port and port_serves):
+        yield
+        return
+    application = web.Application()
+    application.add_routes(ops_routes(ready))
+    announce = "Folio serves /metrics, /healthz and /readyz on {url}"
+    async with running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT"):
+        yield
 
 
 async def check_bot_token(client: AsyncWebClient, api_url: str) -> None:
