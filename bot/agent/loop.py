@@ -263,7 +263,7 @@ def _log_trace(turn: _Turn, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
         refs = ",".join(step.refs)
         log.debug("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
-    log.debug(  # the per-turn record (bot.turnlog) is the INFO line; this trace holds search queries
+    log.debug(  # the per-turn record (bot.slack.turnlog) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
         answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
         answer.usage.output_tokens, len(answer.citations), answer.cap_hit,

@@ -24,6 +24,7 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoun
 from openai import AsyncOpenAI
 from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import prompts
@@ -299,7 +300,7 @@ async def _slack_checks(settings: Settings, manifest: Path | None) -> list[Check
         return [scopes, await _connection_check(settings, client)]
 
 
-async def _connection_check(settings: Settings, client: Any) -> Check:
+async def _connection_check(settings: Settings, client: AsyncWebClient) -> Check:
     """Socket Mode: the app token opens a connection; HTTP: events can be verified."""
     if settings.slack_app_token is None:
         if settings.slack_signing_secret is None:
