@@ -11,6 +11,8 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +26,7 @@ from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
 from tests.ops.test_deploy_files import run_healthcheck
+from tests.conftest import ROOT
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.slack.harness import sign, wait_until
 
@@ -148,14 +151,31 @@ async def test_one_process_owns_a_data_folders_embedded_redis(tmp_path: Path) ->
 
 
 async def test_a_redis_server_left_behind_by_a_killed_folio_is_stopped_first(tmp_path: Path) -> None:
-    left = await EmbeddedRedis.start(tmp_path)
-    orphan = left.pid
-    assert orphan is not None
-    os.close(left._lock)  # as if its Folio had been killed: the lock is gone, its redis-server is not
+    owner = subprocess.Popen(  # a Folio process that starts its embedded Redis, then is killed (kill -9)
+        [sys.executable, "-c", RUN_EMBEDDED_REDIS, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert owner.stdout is not None and owner.stdout.readline().strip() == "started"
+    orphan = redis_pid(tmp_path)
+    owner.kill()
+    owner.wait()
+    assert alive(orphan, besides=0)  # outlived its Folio, still holding the snapshot
 
     redis = await EmbeddedRedis.start(tmp_path)
     try:
-        with pytest.raises(ProcessLookupError):
-            os.kill(orphan, 0)
+        assert not alive(orphan, besides=0)
     finally:
         await redis.stop()
+
+
+RUN_EMBEDDED_REDIS = """
+import asyncio, sys
+from pathlib import Path
+from bot.app.redis_server import EmbeddedRedis
+
+async def main():
+    await EmbeddedRedis.start(Path(sys.argv[1]))
+    print("started", flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
