@@ -1,4 +1,5 @@
 # Folio in a slim image: `docker build -t folio . && docker run --env-file .env -p 3000:3000 folio`
+# With a Redis beside it (the production-like start): `docker compose up -d` (compose.yaml).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -7,10 +8,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     FOLIO_DATA_DIR=/data \
     FOLIO_CHANNELS_FILE=/config/channels.yaml \
-    PORT=3000
+    PORT=3000 \
+    FOLIO_METRICS_PORT=9090
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md manifest.yaml ./
 COPY bot ./bot
 RUN pip install . \
     && useradd --create-home --uid 10001 folio \
@@ -20,6 +22,10 @@ COPY channels.example.yaml /config/channels.yaml
 
 USER folio
 VOLUME ["/data"]
-EXPOSE 3000
+# 3000: Slack events over HTTP and signed document links; 9090: /metrics, /healthz, /readyz in either mode.
+EXPOSE 3000 9090
+# Ready = Redis answers and the index opens (GET /readyz; 503 otherwise). `folio doctor` says what is wrong.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; port = os.environ.get('FOLIO_METRICS_PORT') or os.environ.get('PORT') or '3000'; urllib.request.urlopen(f'http://127.0.0.1:{port}/readyz', timeout=4)"]
 # Mount your own channel policy over /config/channels.yaml; set REDIS_URL to share state between replicas.
 CMD ["folio", "serve"]

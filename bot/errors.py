@@ -2,11 +2,16 @@
 
     FolioError                  every message says what to do next
     ├── ConfigurationError      a setting, the channel file or the data folder is wrong (start-up)
+    │   └── ModelMisconfigured  the model service refused a setting: key, model or deployment, reasoning, code tool
     ├── InvalidInput            a question, filter or command the user can correct
     │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
     ├── NotConnected            this channel or DM may not search any documents
     ├── SearchUnavailable       the search service failed or refused the request
-    ├── ModelUnavailable        the model service failed after the SDK's retries
+    ├── ModelUnavailable        the model service failed after the SDK's retries (timeout, connection, 5xx)
+    ├── ModelRefused            the model service refused a request; retrying the same one will not help
+    │   ├── QuotaExceeded       the account's quota is used up (429 insufficient_quota)
+    │   ├── ContentFiltered     the provider's content filter blocked the question or the answer
+    │   └── ContextTooLong      the conversation no longer fits the model's context window
     ├── HistoryExpired          the provider no longer holds the thread's previous response
     ├── StoreUnavailable        Redis could not be reached
     ├── AccessUnavailable       Slack could not say who is in which user group, and nothing was cached
@@ -61,3 +66,34 @@ class AccessUnavailable(FolioError):
 
 class ThreadBusy(FolioError):
     """Earlier turns of the thread kept the lock longer than a waiter may wait."""
+
+
+class ModelMisconfigured(ConfigurationError):
+    """The model service refused one of Folio's settings. `str()` is for the person who asked (ask an admin); for
+    the operator, `setting` names the variable, `detail` what the service answered, and `fix` what to do."""
+
+    def __init__(self, message: str, *, setting: str, detail: str, fix: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.detail = detail
+        self.fix = fix
+
+
+class ModelRefused(FolioError):
+    """The model service refused the request (a 4xx other than the ones below); `detail` is for the log."""
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class QuotaExceeded(ModelRefused):
+    """The model account's quota or credit is used up: an admin must act, retrying will not help."""
+
+
+class ContentFiltered(ModelRefused):
+    """The provider's content filter blocked the question, the passages sent with it, or the answer."""
+
+
+class ContextTooLong(ModelRefused):
+    """The input no longer fits the model's context window."""

@@ -398,3 +398,30 @@ def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
 def golden_partly_indexed(missing: list[str], scope: str) -> str:
     cited = _first_few(missing)
     return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {cited}."
+# --- the model service's refusals (issue 12) -----------------------------------------------------------------------
+MODEL_MISCONFIGURED = (
+    "Folio is misconfigured: the model service refused its settings, so I cannot answer. "
+    "Please tell an admin; Folio's log names the setting to fix."
+)
+MODEL_QUOTA = "The model service says Folio's quota is used up, so I cannot answer. Please tell an admin to check the plan and billing."
+CONTENT_FILTERED = "The model service's content filter blocked this question or its answer. Rephrase the question and ask again."
+CONTEXT_TOO_LONG = "This thread has grown too long for the model. Mention me in a new message to start afresh."
+HISTORY_TRIMMED = "This thread had grown too long for the model, so I left out its oldest questions."
+MODEL_REFUSED = "The model service refused this request. Please try again; if it keeps failing, tell an admin."
+
+
+# --- start-up and operations (issue 12): lines an operator reads on stderr -------------------------------------------
+EMBEDDED_REDIS_GAVE_UP = (
+    "The embedded Redis kept dying, so Folio stops here for its supervisor (Docker, systemd) to start it afresh. "
+    "Its last log lines are above; set REDIS_URL to use a Redis server instead."
+)
+
+
+def slack_token_refused(variable: str, error: str | None) -> str:
+    """`SLACK_BOT_TOKEN` / `SLACK_APP_TOKEN` refused by Slack at start-up, with where to get a good one."""
+    where = (
+        "Basic Information > App-Level Tokens (an xapp- token with connections:write)"
+        if variable == "SLACK_APP_TOKEN"
+        else "OAuth & Permissions > Bot User OAuth Token (xoxb-...)"
+    )
+    return f"Slack refused {variable} ({error or 'no reason given'}). Copy it again from your app's {where} into .env."

@@ -10,6 +10,8 @@ from collections.abc import Coroutine
 from contextlib import suppress
 from typing import Any
 
+from bot import metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -81,7 +83,8 @@ class LoopGate:
             return
         waiter = loop.create_future()
         self._waiters.append(waiter)
-        await waiter  # a turn cancelled while waiting cancels its waiter, which `_let_one_in` then skips
+        with metrics.waiting_for_admission():
+            await waiter  # a turn cancelled while waiting cancels its waiter, which `_let_one_in` then skips
 
     async def stop(self) -> None:
         """Stop the monitor (it starts again with the next turn)."""

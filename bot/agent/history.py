@@ -28,3 +28,11 @@ def _answer_with_references(turn: Turn) -> str:
 def _reference(citation: Citation) -> str:
     page = f", page {citation.page}" if citation.page is not None else ""
     return f"[{citation.label}] {citation.title}{page}"
+
+
+def trimmed_history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
+    """The history once more after the model found it too long: without its passages, and without the older half of
+    the recent turns (none at all when there is only one)."""
+    recent = list(turns[-HISTORY_TURNS:])
+    kept = recent[len(recent) // 2 + len(recent) % 2 :]
+    return history_items(kept) if kept else []

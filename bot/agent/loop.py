@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import openai
 from openai import AsyncOpenAI
 from openai.types.responses import Response
 
@@ -23,8 +22,9 @@ from bot.agent import prompts
 from bot.agent.calls import FunctionCall, bounded
 from bot.agent.events import Listener, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
-from bot.agent.history import history_items
+from bot.agent.history import history_items, trimmed_history_items
 from bot.agent.options import AgentOptions
+from bot.agent.provider_errors import check_response, model_call
 from bot.agent.sources import TurnSources
 from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
@@ -37,7 +37,7 @@ from bot.citations import (
     unknown_refs,
     written_by_documents,
 )
-from bot.errors import HistoryExpired, InvalidInput, ModelUnavailable
+from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavailable
 from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -123,6 +123,15 @@ async def _answer(turn: _Turn) -> Answer:
 
 
 async def _start(turn: _Turn) -> Response:
+    """The first call; when the thread has outgrown the context window, once more without its oldest turns."""
+    try:
+        return await _first_call(turn)
+    except ContextTooLong:
+        turn.notices.append(messages.HISTORY_TRIMMED)
+        return await _create(turn, input=trimmed_history_items(turn.conversation.turns) + [_user(turn.question)])
+
+
+async def _first_call(turn: _Turn) -> Response:
     """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it."""
     asked = [_user(turn.question)]
     conversation = turn.conversation
@@ -237,7 +246,9 @@ async def _create(
         params["reasoning"] = {"effort": options.effort_for(turn.profile)}
     if options.code_interpreter:  # without it the code tool's outputs are not returned
         params["include"] = ["code_interpreter_call.outputs"]
-    try:
+    # openai's errors leave as Folio errors naming their cause (bot.agent.provider_errors); the call is timed, and a
+    # streamed call is read to its end inside the block.
+    async with model_call(turn.model, model=params["model"], profile=turn.profile, chained=bool(previous_response_id)):
         if turn.stream and may_answer:
             turn.drafts += 1
             writer = AnswerWriter(
@@ -249,22 +260,9 @@ async def _create(
         else:
             response = await turn.model.responses.create(**params)
             announced = False
-    except openai.APIStatusError as exc:
-        if previous_response_id and _history_gone(exc):
-            raise HistoryExpired(messages.HISTORY_EXPIRED) from exc
-        raise ModelUnavailable(f"The model service answered HTTP {exc.status_code}: {exc.message}") from exc
-    except openai.APIError as exc:  # connection errors and timeouts, after the SDK's own retries
-        raise ModelUnavailable(f"The model service could not be reached: {exc}") from exc
     await _record(turn, response, announced=announced)
-    if response.status == "failed":  # the service took the request but could not produce an answer
-        detail = response.error.message if response.error else "no detail"
-        raise ModelUnavailable(f"The model service failed to answer: {detail}")
+    check_response(response)  # failed, or stopped by a content filter
     return response
-
-
-def _history_gone(exc: openai.APIStatusError) -> bool:
-    # The service answers 400 previous_response_not_found; some proxies answer 404 instead.
-    return exc.code == "previous_response_not_found" or exc.status_code == 404
 
 
 async def _record(turn: _Turn, response: Response, *, announced: bool) -> None:
@@ -303,8 +301,8 @@ def _user(text: str) -> dict[str, str]:
 def _log_trace(turn: _Turn, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
         refs = ",".join(step.refs)
-        log.info("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
-    log.info(
+        log.debug("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
+    log.debug(  # the per-turn record (bot.slack.turnlog) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
         answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
         answer.usage.output_tokens, len(answer.citations), answer.cap_hit,

@@ -22,6 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.access import Access
 from bot.agent import AgentOptions
 from bot.app import builders
+from bot.app.redis_server import EmbeddedRedis
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
 from bot.config import ChannelPolicy, Settings, load_policy
 from bot.documents import DocumentStore, Links
@@ -50,6 +51,7 @@ class Folio:
     slack: AsyncWebClient | None  # the Web API client: present when serving Slack
     tasks: BackgroundTasks
     access: Access | None = None  # who may search what in DMs and the assistant: present with a store and Slack
+    redis_server: EmbeddedRedis | None = None  # the embedded Redis open_folio runs (REDIS_URL unset, serving)
 
     @property
     def documents(self) -> DocumentStore | None:
@@ -105,8 +107,14 @@ async def open_folio(
             stack.push_async_callback(retriever.close)
             if settings.folio_sample_corpus and isinstance(retriever, LocalRetriever):
                 await ensure_sample_index(retriever, links.documents)
+        redis_server = None
         if store is None and serving:
-            store = builders.store(settings)
+            url = settings.redis_url
+            if url is None:
+                redis_server = await builders.embedded_redis(settings)
+                stack.push_async_callback(redis_server.stop)
+                url = redis_server.url
+            store = builders.store(settings, url)
             stack.push_async_callback(store.close)
         if slack is None and serving and settings.slack_configured:
             session = builders.slack_http_session()
@@ -119,7 +127,7 @@ async def open_folio(
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(
             settings=settings, model=model, retriever=retriever, options=builders.agent_options(settings, links),
-            links=links, policy=policy, store=store, slack=slack, tasks=tasks, access=access,
+            links=links, policy=policy, store=store, slack=slack, tasks=tasks, access=access, redis_server=redis_server,
         )  # fmt: skip
 
 

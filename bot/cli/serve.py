@@ -10,21 +10,28 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
+import aiohttp
+from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.app import open_folio
+from bot.app.health import ReadyCheck, readiness
+from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.config import Settings
+from bot.errors import ConfigurationError
 from bot.slack.app import EVENTS_PATH, build_app, web_app
-from bot.slack.site import running_site
+from bot.slack.site import ops_routes, running_site
 
 log = logging.getLogger(__name__)
 
@@ -63,45 +70,89 @@ async def serve(
     started: Callable[[int], None] | None = None,
     **clients: Any,
 ) -> int:
-    """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`."""
+    """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
+
+    Returns 1 when the embedded Redis keeps dying, so that a supervisor starts Folio afresh."""
     stop = stop or _stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
-        assert folio.store is not None
+        assert folio.store is not None and folio.slack is not None
         await folio.store.ping()
+        await check_bot_token(folio.slack, settings.slack_api_url)
         app = build_app(folio)
         if folio.access is not None:  # a group handle Slack does not know is reported now, by name
             await folio.access.unknown_groups(folio.channel_policy())
+        ready = readiness(folio)
         documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
-        if settings.slack_app_token is not None:
-            # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-            async with serve_documents(documents, host, port, started):
-                await _socket_mode(app, settings.slack_app_token.get_secret_value(), stop)
-        else:
-            await _http(app, host, port, stop, started, documents)
-    return 0
+        app_token = settings.slack_app_token
+        port_serves = documents is not None or app_token is None  # something listens on PORT
+        async with AsyncExitStack() as running:
+            await running.enter_async_context(_metrics_site(settings.folio_metrics_port, host, ready, port, port_serves))
+            if app_token is not None:
+                # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
+                await running.enter_async_context(serve_documents(documents, host, port, started, ready))
+                await running.enter_async_context(_socket_mode(app, app_token.get_secret_value()))
+            else:
+                application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
+                announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
+                await running.enter_async_context(running_site(application, host, port, announce=announce, started=started))
+            return await _until_stopped(stop, folio.redis_server)
 
 
-async def _http(
-    app: AsyncApp, host: str, port: int, stop: asyncio.Event, started: Callable[[int], None] | None,
-    documents: DocumentServer | None = None,
-) -> None:  # fmt: skip
-    announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
-    application = web_app(app, *(documents.routes() if documents else ()))
-    async with running_site(application, host, port, announce=announce, started=started):
-        await stop.wait()
+@asynccontextmanager
+async def _metrics_site(
+    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool
+) -> AsyncIterator[None]:
+    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT, unless it is PORT and the site there serves them."""
+    if metrics_port is None or (metrics_port == port and port_serves):
+        yield
+        return
+    application = web.Application()
+    application.add_routes(ops_routes(ready))
+    announce = "Folio serves /metrics, /healthz and /readyz on {url}"
+    async with running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT"):
+        yield
 
 
-async def _socket_mode(app: AsyncApp, app_token: str, stop: asyncio.Event) -> None:
+async def check_bot_token(client: AsyncWebClient, api_url: str) -> None:
+    """auth.test before serving: a token Slack refuses is one line naming SLACK_BOT_TOKEN, not an error per event."""
+    try:
+        await client.auth_test()
+    except SlackApiError as exc:
+        raise ConfigurationError(messages.slack_token_refused("SLACK_BOT_TOKEN", exc.response.get("error"))) from exc
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise ConfigurationError(f"Slack could not be reached at SLACK_API_URL ({api_url}): {exc}.") from exc
+
+
+@asynccontextmanager
+async def _socket_mode(app: AsyncApp, app_token: str) -> AsyncIterator[None]:
+    try:  # slack_sdk retries a refused connection for ever, logging each failure: ask once, and say why here
+        await app.client.apps_connections_open(app_token=app_token)
+    except SlackApiError as exc:
+        raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
     print("Folio is connected to Slack (Socket Mode).", file=sys.stderr, flush=True)
     try:
-        await stop.wait()
+        yield
     finally:
         await handler.close_async()
+
+
+async def _until_stopped(stop: asyncio.Event, redis: EmbeddedRedis | None) -> int:
+    """Wait for `stop`; 1 as soon as the embedded Redis has given up."""
+    waits = [asyncio.ensure_future(stop.wait())]
+    if redis is not None:
+        waits.append(asyncio.ensure_future(redis.gave_up.wait()))
+    _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in pending:
+        waiter.cancel()
+    if redis is not None and redis.gave_up.is_set():
+        print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 def _stop_on_signals() -> asyncio.Event:

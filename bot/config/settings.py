@@ -21,7 +21,10 @@ Effort = Literal["minimal", "low", "medium", "high"]
 class Settings(BaseSettings):
     """Every setting of Folio. Field name == environment variable (case-insensitive)."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
+    # env_ignore_empty: `SLACK_BOT_TOKEN=` (a copied template's usual state) means unset, not an empty token.
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True, env_ignore_empty=True
+    )
 
     # Slack
     slack_bot_token: SecretStr | None = Field(None, description="xoxb- token; without it `folio serve` chats in the terminal")
@@ -73,6 +76,23 @@ class Settings(BaseSettings):
     folio_max_question_chars: int = Field(4000, ge=100, le=100_000, description="longest question Folio takes")
     folio_max_file_chars: int = Field(5_000_000, ge=1000, description="a file with more text is not indexed")
     folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
+
+    # Operations
+    folio_log_format: Literal["text", "json"] = Field("text", description="log lines as text, or one JSON object each")
+    folio_log_content: bool = Field(False, description="put questions and answers in the per-turn log record")
+    folio_metrics_port: int | None = Field(
+        None, ge=1, le=65535, description="a port serving /metrics, /healthz and /readyz (Socket Mode has no other)"
+    )
+
+    @field_validator("folio_log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value  # FOLIO_LOG_LEVEL=debug works too
+
+    @field_validator("folio_log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("slack_api_url")
     @classmethod

@@ -91,9 +91,16 @@ class AzureSearchRetriever:
 
     # --- IndexWriter ---------------------------------------------------------------------------------------------
     async def files(self, container: str) -> list[IndexedFile]:
-        """Every file of `container`, by name, gathered from its chunks (the index is brought to today's fields)."""
-        await self._ensure_index()  # an index made before `source` existed cannot select it
-        documents = self._all_documents(filter=scope_filter(Scope(container=container)), select=FILE_FIELDS)
+        """Every file of `container`, by name, gathered from its chunks. A listing changes nothing: a missing index
+        lists no files, and an index made before a field existed is listed without it (indexing brings it up to date)."""
+        try:
+            held = {field.name for field in (await self.index_client.get_index(self.index_name)).fields}
+        except ResourceNotFoundError:
+            return []
+        except AzureError as exc:
+            raise _unavailable(exc) from exc
+        select = [name for name in FILE_FIELDS if name in held]
+        documents = self._all_documents(filter=scope_filter(Scope(container=container)), select=select)
         return file_listing(container, [document async for document in documents])
 
     async def containers(self) -> dict[str, int]:

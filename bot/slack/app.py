@@ -15,7 +15,7 @@ from bot.app import Folio
 from bot.errors import ConfigurationError
 from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries
-from bot.slack.site import health
+from bot.slack.site import ReadyCheck, ops_routes
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +49,15 @@ def build_app(folio: Folio) -> AsyncApp:
     return app
 
 
-def web_app(app: AsyncApp, *extra: web.RouteDef) -> web.Application:
-    """An aiohttp application serving Slack's requests on POST /slack/events, GET /healthz and `extra` routes
-    (the signed document links, when Folio serves them)."""
+def web_app(app: AsyncApp, *extra: web.RouteDef, ready: ReadyCheck | None = None) -> web.Application:
+    """An aiohttp application serving Slack's requests on POST /slack/events, GET /healthz, /metrics, /readyz (when
+    `ready` is given) and `extra` routes (the signed document links, when Folio serves them)."""
 
     async def events(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
 
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)
-    application.router.add_get("/healthz", health)
+    application.add_routes(ops_routes(ready))
     application.add_routes(extra)
     return application

@@ -16,6 +16,7 @@ from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
+from bot import metrics
 from bot.errors import StoreUnavailable
 from bot.store import ConversationStore
 
@@ -58,6 +59,7 @@ class Deliveries(AsyncMiddleware):
         trigger = body.get("trigger_id")
         if trigger and not await self._first(f"trigger:{trigger}"):
             log.info("repeated delivery of trigger %s dropped", trigger)
+            metrics.duplicate_dropped("trigger")
             return await context.ack()
         return await next()
 

@@ -1,12 +1,18 @@
-"""Runs an aiohttp application on host:port for the length of a block, and says where it listens."""
+"""Runs an aiohttp application on host:port for the length of a block, and says where it listens; the routes every
+Folio HTTP server has: GET /healthz (alive), /readyz (ready to answer: 503 and what is wrong otherwise), /metrics."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+import errno
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from aiohttp import web
+
+from bot import metrics
+from bot.app.health import ReadyCheck
+from bot.errors import ConfigurationError
 
 
 async def health(request: web.Request) -> web.Response:
@@ -14,15 +20,47 @@ async def health(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
+async def prometheus(request: web.Request) -> web.Response:
+    """GET /metrics: Prometheus' text format."""
+    body, content_type = metrics.exposition()
+    return web.Response(body=body, headers={"Content-Type": content_type})
+
+
+def readyz(ready: ReadyCheck) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """GET /readyz: 200 "ready", or 503 with one line per problem."""
+
+    async def handle(request: web.Request) -> web.Response:
+        problems = await ready()
+        if problems:
+            return web.Response(status=503, text="\n".join(problems) + "\n")
+        return web.Response(text="ready")
+
+    return handle
+
+
+def ops_routes(ready: ReadyCheck | None = None) -> list[web.RouteDef]:
+    """/healthz and /metrics, and /readyz when there is something to check."""
+    routes = [web.get("/healthz", health), web.get("/metrics", prometheus)]
+    if ready is not None:
+        routes.append(web.get("/readyz", readyz(ready)))
+    return routes
+
+
 @asynccontextmanager
 async def running_site(
-    application: web.Application, host: str, port: int, *, announce: str, started: Callable[[int], None] | None = None
-) -> AsyncIterator[int]:
-    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr."""
+    application: web.Application, host: str, port: int, *, announce: str, started: Callable[[int], None] | None = None,
+    setting: str = "PORT",
+) -> AsyncIterator[int]:  # fmt: skip
+    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr. A port that
+    cannot be had is a ConfigurationError naming `setting`."""
     runner = web.AppRunner(application, access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
+            why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})"
+            raise ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.") from exc
         bound = runner.addresses[0][1]
         print(announce.format(url=f"http://{host}:{bound}"), file=sys.stderr, flush=True)
         if started is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
+from bot import messages, metrics
 from bot.agent import run_turn
 from bot.agent.events import Listener, ResponseCreated, Step, TurnEvent
 from bot.app import Folio
@@ -21,6 +21,7 @@ from bot.models import Conversation, Profile, Scope, Tag
 from bot.slack.progress import ThreadProgress
 from bot.slack.scope import new_thread_scope, scope_for_turn
 from bot.slack.stream import StreamedProgress, show_answer, streamed_progress
+from bot.slack.turnlog import answered, failed, observed, tap
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
 
 
 async def _report(progress: ThreadProgress, error: Exception, request: TurnRequest) -> str | None:
+    failed(error)  # the turn's log record (bot.slack.turnlog)
     if not isinstance(error, FolioError | TimeoutError | SlackApiError):
         log.exception("turn failed in %s", request.thread, exc_info=error)
     return await progress.fail(describe_failure(error))
@@ -115,8 +117,10 @@ async def _answer(
     async with asyncio.timeout(folio.turn_timeout):
         answer = await run_turn(
             request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, events=_listener(_store(folio), request.thread, progress), stream=streamed,
+            profile=request.profile, stream=streamed,
+            events=tap(_listener(_store(folio), request.thread, progress), scope=conversation.scope),
         )  # fmt: skip
+    answered(answer)
     if scope_changed:  # said once: the conversation saved below holds the new scope
         answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
     turn_index = len(conversation.turns)
@@ -146,8 +150,10 @@ async def start_turn(
         return
     if lock is None:
         log.info("duplicate delivery %s dropped", delivery)
+        metrics.duplicate_dropped("message")
         return
-    folio.tasks.spawn(answer_in_thread(folio, client, request, lock), name=f"turn {request.thread}")
+    turn = observed(answer_in_thread(folio, client, request, lock), request, content=folio.settings.folio_log_content)
+    folio.tasks.spawn(turn, name=f"turn {request.thread}")
 
 
 def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:

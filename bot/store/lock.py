@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
-from bot import messages
+from bot import messages, metrics
 from bot.errors import StoreUnavailable, ThreadBusy
 
 log = logging.getLogger(__name__)
@@ -88,11 +88,13 @@ class ThreadLock:
     async def __aenter__(self) -> ThreadLock:
         if not self._queued:
             await self.enqueue()
-        deadline = time.monotonic() + self._wait_seconds
+        started = time.monotonic()
+        deadline = started + self._wait_seconds
         pause, longest = self._poll_seconds
         while True:
             state = await self._try_acquire()
             if state == 1:
+                metrics.lock_waited(time.monotonic() - started)
                 return self
             if state == -1:  # our heartbeat lapsed and a later waiter dropped us: line up again
                 await self.enqueue()

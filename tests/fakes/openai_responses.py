@@ -7,6 +7,10 @@
         fake.requests[0].body["tools"]                  # every create request, as sent
         assert fake.problems == []                      # schema violations and unscripted calls
 
+Like the service, it refuses (when told what it holds): a wrong key (`api_key=...`: 401 invalid_api_key), a model it
+does not have (`models={...}`: 400 model_not_found), reasoning effort or the code interpreter on a model without them
+(`reasoning=False`, `code_interpreter=False`: 400 unsupported_parameter / unsupported_value).
+
 Scripting: a queue of `Step`s (`script`), or a function `Request -> Step` (`respond_with`) for many concurrent
 conversations. The fake stores every response, so `previous_response_id`, GET and DELETE behave like the service:
 an unknown, expired (`expire`) or deleted id is HTTP 400 `previous_response_not_found` (404 with
@@ -70,6 +74,10 @@ class Step:
     code: tuple[Code, ...] = ()
     status: int | None = None  # an HTTP error status instead of a response
     error_code: str | None = None
+    error_message: str | None = None
+    error_kind: str = "server_error"  # the error's `type`
+    error_param: str | None = None
+    incomplete: str | None = None  # a completed call stopped early: incomplete_details.reason ("content_filter")
     latency: float | None = None  # seconds; None = the server's default
     input_tokens: int = 120
     output_tokens: int = 30
@@ -110,9 +118,18 @@ def reply(
                 token_delay=token_delay)  # fmt: skip
 
 
-def error(status: int, code: str | None = None, *, latency: float | None = None) -> Step:
-    """An HTTP error response (500, 429, ...)."""
-    return Step(status=status, error_code=code, latency=latency)
+def stopped(reason: str, text: str = "") -> Step:
+    """A response the service ended early with `incomplete_details.reason` (e.g. "content_filter")."""
+    return Step(text=text, incomplete=reason)
+
+
+def error(
+    status: int, code: str | None = None, *, latency: float | None = None, message: str | None = None,
+    kind: str = "server_error", param: str | None = None,
+) -> Step:  # fmt: skip
+    """An HTTP error response (500, 429, ...), with the service's message, type and param when given."""
+    return Step(status=status, error_code=code, latency=latency, error_message=message, error_kind=kind,
+                error_param=param)  # fmt: skip
 
 
 @dataclass
@@ -166,11 +183,17 @@ class FakeResponses:
     """The fake server; use as a context manager or call `close()`."""
 
     def __init__(
-        self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0
-    ) -> None:
+        self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0,
+        api_key: str | None = None, models: set[str] | None = None, reasoning: bool = True,
+        code_interpreter: bool = True,
+    ) -> None:  # fmt: skip
         self.latency = latency
         self.token_delay = token_delay
         self.first_tokens: dict[str, float] = {}  # response id -> wall time its first text delta was written
+        self.api_key = api_key  # None: any key is accepted
+        self.models = models  # None: any model name is accepted
+        self.reasoning = reasoning
+        self.code_interpreter = code_interpreter
         self.not_found_status = not_found_status
         self.validate = validate  # benchmarks may skip schema checks to measure Folio rather than jsonschema
         self.requests: list[Request] = []
@@ -199,7 +222,8 @@ class FakeResponses:
         """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked)."""
         options.setdefault("max_retries", 0)
         options.setdefault("timeout", 10.0)
-        return AsyncOpenAI(api_key="sk-fake", base_url=self.base_url, **options)
+        options.setdefault("api_key", self.api_key or "sk-fake")
+        return AsyncOpenAI(base_url=self.base_url, **options)
 
     def script(self, *steps: Step) -> None:
         """Queue responses, answered in order by the next create requests."""
@@ -241,6 +265,9 @@ class FakeResponses:
         if found:
             self._record_problems(found)
             return _error(400, "; ".join(found), code="invalid_request_body")
+        refused = self._refusal(body)
+        if refused is not None:
+            return refused
         previous_id = body.get("previous_response_id")
         with self._lock:
             previous = self._stored.get(previous_id) if previous_id else None
@@ -270,12 +297,35 @@ class FakeResponses:
                                     check=self._record_problems if self.validate else None)  # fmt: skip
         time.sleep(latency)
         if step.status is not None:
-            return _error(step.status, f"fake error {step.status}", code=step.error_code, kind="server_error")
+            message = step.error_message or f"fake error {step.status}"
+            return _error(step.status, message, code=step.error_code, kind=step.error_kind, param=step.error_param)
         response = self._respond(body, step, depth)
         if step.text and delay:  # unstreamed, the whole text is written before the response is sent
             self.first_token(response["id"])
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
         return 200, response
+
+    def refuses_key(self, authorization: str | None) -> tuple[int, Json] | None:
+        """401 as the service answers a wrong or missing key (its message shows only the key's ends)."""
+        if self.api_key is None or authorization == f"Bearer {self.api_key}":
+            return None
+        given = (authorization or "").removeprefix("Bearer ")
+        shown = f"{given[:3]}{'*' * 8}{given[-2:]}" if len(given) > 6 else "(none)"
+        message = f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/."
+        return _error(401, message, code="invalid_api_key")
+
+    def _refusal(self, body: Json) -> tuple[int, Json] | None:
+        """What the service refuses before running anything: an unknown model, parameters the model does not take."""
+        model = body.get("model")
+        if self.models is not None and model not in self.models:
+            return _error(400, f"The requested model '{model}' does not exist.", code="model_not_found", param="model")
+        if not self.reasoning and (body.get("reasoning") or {}).get("effort"):
+            message = "Unsupported parameter: 'reasoning.effort' is not supported with this model."
+            return _error(400, message, code="unsupported_parameter", param="reasoning.effort")
+        if not self.code_interpreter and any(tool.get("type") == "code_interpreter" for tool in body.get("tools") or []):
+            message = "Tool 'code_interpreter' is not supported with this model."
+            return _error(400, message, code="unsupported_value", param="tools")
+        return None
 
     def retrieve(self, response_id: str) -> tuple[int, Json]:
         with self._lock:
@@ -338,9 +388,9 @@ def _response(response_id: str, body: Json, output: list[Json], step: Step) -> J
         "object": "response",
         "created_at": now,
         "completed_at": now,
-        "status": "completed",
+        "status": "incomplete" if step.incomplete else "completed",
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": {"reason": step.incomplete} if step.incomplete else None,
         "instructions": body.get("instructions"),
         "model": body["model"],
         "tools": body.get("tools", []),
@@ -407,6 +457,8 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True  # headers and body go out in two writes: without this, ~40 ms per call
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if self._refused():
+                return
             if self._route() != ("responses", None):
                 self._send(*_error(404, f"unknown path {self.path}"))
                 return
@@ -423,12 +475,24 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
                 self._send(status, answer)
 
         def do_GET(self) -> None:  # noqa: N802
+            if self._refused():
+                return
             kind, response_id = self._route()
             self._send(*(fake.retrieve(response_id) if kind == "responses" and response_id else _error(404, "no")))
 
         def do_DELETE(self) -> None:  # noqa: N802
+            if self._refused():
+                return
             kind, response_id = self._route()
             self._send(*(fake.delete(response_id) if kind == "responses" and response_id else _error(404, "no")))
+
+        def _refused(self) -> bool:
+            refusal = fake.refuses_key(self.headers.get("Authorization"))
+            if refusal is None:
+                return False
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))  # keep the connection usable
+            self._send(*refusal)
+            return True
 
         def _route(self) -> tuple[str | None, str | None]:
             parts = self.path.split("?", 1)[0].strip("/").split("/")

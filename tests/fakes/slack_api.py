@@ -12,7 +12,8 @@
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
 
-It answers like Slack: `ok`, `ts`, `channel`; `invalid_auth` for a wrong token; `message_not_found` for an update or
+It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
+token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
 delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. Streamed messages follow Slack's rules
 (tests/fakes/slack_stream.py): a stream's markdown and task cards are kept on its Message, and every change of any
 message is recorded as a `View`, so a test reads what a person saw at each moment. `response_url` posts land on
@@ -39,6 +40,9 @@ from tests.fakes.slack_stream import StreamState, View, apply, content_problem, 
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
+# What an install from manifest.yaml grants (tests of missing scopes pass fewer).
+GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
+           "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write")  # fmt: skip
 BOT_USER = "UFOLIOBOT"
 BOT_ID = "BFOLIO01"
 
@@ -94,9 +98,11 @@ class FakeSlack:
     """The Web API methods Folio uses, with failures you can inject per method."""
 
     def __init__(
-        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None
-    ) -> None:
+        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None,
+        scopes: tuple[str, ...] = GRANTED,
+    ) -> None:  # fmt: skip
         self.token = token
+        self.scopes = scopes
         self.app_token = app_token
         self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
@@ -335,9 +341,8 @@ class FakeSlack:
         return {"ok": True}
 
     def _apps_connections_open(self, params: Json) -> Json:
-        if self.socket_url is None:
-            return {"ok": False, "error": "not_allowed_token_type"}
-        return {"ok": True, "url": self.socket_url}
+        # Without a FakeSocketMode, a WebSocket URL nobody answers on (Slack hands one out for every valid token).
+        return {"ok": True, "url": self.socket_url or "ws://127.0.0.1:9/link"}
 
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}
@@ -389,6 +394,8 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             if failure is not None and failure.retry_after is not None:
                 self.send_header("Retry-After", str(failure.retry_after))
+            if token == fake.token and payload.get("error") != "invalid_auth":
+                self.send_header("x-oauth-scopes", ",".join(fake.scopes))
             self.end_headers()
             self.wfile.write(body)
 

@@ -15,7 +15,9 @@ from fpdf import FPDF
 
 from bot.cli import main
 from bot.config import load_settings
-from bot.app.builders import store as build_store
+from bot.app import open_folio
+from bot.models import Conversation, Scope
+from bot.store import ThreadKey
 from bot.ingest.decoding import decode_text
 
 DATA = Path(".folio")  # tests run in an empty folder: the default FOLIO_DATA_DIR
@@ -164,11 +166,10 @@ async def test_the_embedded_redis_keeps_its_files_private(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, usual_umask: None
 ) -> None:
     monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
-    store = build_store(load_settings(None))
-    try:
-        await store.ping()
-    finally:
-        await store.close()
+    async with open_folio(load_settings(None), serving=True) as folio:
+        assert folio.store is not None
+        await folio.store.ping()
+        await folio.store.save(ThreadKey(team="T", channel="C", thread_ts="1.0"), Conversation(scope=Scope(container="x")))
     files = [path for path in (tmp_path / "data").rglob("*") if path.is_file()]
     assert files and {mode(file) & 0o077 for file in files} == {0}
     assert mode(tmp_path / "data") == 0o700

@@ -11,7 +11,7 @@ from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.models import Answer, Conversation, Scope, Tag
 from bot.store import THIRTY_DAYS, ConversationStore, ThreadKey
-from bot.app.builders import store as build_store
+from bot.app import open_folio
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1700000000.000100")
 
@@ -89,13 +89,12 @@ async def test_an_unreachable_redis_is_a_store_error(tmp_path: Path) -> None:
 
 
 async def test_without_redis_url_an_embedded_redis_starts_in_the_data_folder(tmp_path: Path) -> None:
-    store = build_store(Settings(folio_data_dir=tmp_path / "data"))
-    try:
-        await store.save(THREAD, conversation_with_one_turn())
-        assert (await store.load(THREAD)) is not None
-    finally:
-        await store.close()
-    assert (tmp_path / "data" / "redis.db").exists()
+    settings = Settings(folio_data_dir=tmp_path / "data", folio_sample_corpus=False)
+    async with open_folio(settings, serving=True) as folio:
+        assert folio.store is not None and folio.redis_server is not None
+        await folio.store.save(THREAD, conversation_with_one_turn())
+        assert (await folio.store.load(THREAD)) is not None
+    assert (tmp_path / "data" / "redis.db").exists()  # saved when Folio stopped it
 
 
 async def test_taking_on_a_thread_makes_it_folios_at_once_without_overwriting_a_conversation(

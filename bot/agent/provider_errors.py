@@ -1,0 +1,221 @@
+"""The model service's errors, translated at the boundary into Folio errors that name their cause.
+
+    401 / 403                              ModelMisconfigured: the key (or, on Azure without one, Entra ID's role)
+    model or deployment not found          ModelMisconfigured: FOLIO_MODEL_FAST / FOLIO_MODEL_THOROUGH
+    reasoning or code interpreter refused  ModelMisconfigured: FOLIO_REASONING / FOLIO_CODE_INTERPRETER
+    429 insufficient_quota                 QuotaExceeded
+    a content filter (HTTP 400, or a response it stopped)   ContentFiltered
+    context_length_exceeded                ContextTooLong (the loop trims the oldest history and retries once)
+    previous_response_not_found            HistoryExpired
+    timeouts, connection errors, 5xx, and what the SDK retries as passing (408, 409, 429 rate limits)
+                                           ModelUnavailable: the only ones answered with quoted passages instead
+    any other 4xx                          ModelRefused
+
+`model_call(...)` wraps one call: it times it, counts it, and raises the translated error. What an admin must fix
+(misconfiguration, quota) is logged with the setting to change, once a minute at most rather than once a turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.responses import Response
+
+from bot import messages, metrics
+from bot.errors import (
+    ContentFiltered,
+    ContextTooLong,
+    FolioError,
+    HistoryExpired,
+    ModelMisconfigured,
+    ModelRefused,
+    ModelUnavailable,
+    QuotaExceeded,
+)
+
+log = logging.getLogger(__name__)
+
+LOG_EVERY = 60.0  # seconds between two log lines about the same misconfiguration
+_MODEL_MISSING = {"model_not_found", "DeploymentNotFound"}
+_FILTERED = {"content_filter", "content_policy_violation", "invalid_prompt"}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the service answered, in the terms `classify` decides on."""
+
+    status: int | None  # None: no HTTP answer (timeout, connection error)
+    code: str = ""
+    param: str = ""
+    kind: str = ""  # the error's `type`
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Call:
+    """What was asked: which model for which profile, from which service, chained to a stored response or not."""
+
+    model: str
+    profile: str
+    azure: bool = False
+    chained: bool = False
+
+
+def classify(failure: Failure, call: Call) -> FolioError:
+    """The Folio error for a failed call (pure: the same answer always gives the same error)."""
+    for rule in (_passing, _history_gone, _setting_refused, _quota, _filtered, _too_long):
+        error = rule(failure, call)
+        if error is not None:
+            return error
+    return ModelRefused(messages.MODEL_REFUSED, detail=f"the service refused a request ({_said(failure)}): {failure.message}")
+
+
+def _passing(failure: Failure, call: Call) -> FolioError | None:
+    """An outage that may pass: the ones the SDK itself retries, still failing after its retries."""
+    status = failure.status
+    if status is None or status >= 500 or status in (408, 409) or (status == 429 and not _quota(failure, call)):
+        what = f"HTTP {status}" if status else "no answer"
+        return ModelUnavailable(f"The model service could not answer ({what}): {failure.message}")
+    return None
+
+
+def _history_gone(failure: Failure, call: Call) -> FolioError | None:
+    # Some proxies answer 404 instead of 400 previous_response_not_found.
+    gone = failure.code == "previous_response_not_found"
+    if gone or (call.chained and failure.status == 404 and not _model_missing(failure)):
+        return HistoryExpired(messages.HISTORY_EXPIRED)
+    return None
+
+
+def _setting_refused(failure: Failure, call: Call) -> FolioError | None:
+    """A key, model or switch the service does not accept: the setting to change, and how."""
+    if _model_missing(failure) or failure.status == 404:
+        setting = "FOLIO_MODEL_THOROUGH" if call.profile == "thorough" else "FOLIO_MODEL_FAST"
+        url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
+        fix = f"set {setting} to a model or deployment it has (or check {url})"
+        return _misconfigured(setting, f"{call.model!r} was not found ({_said(failure)})", fix)
+    if failure.status in (401, 403):
+        setting = "AZURE_OPENAI_API_KEY" if call.azure else "OPENAI_API_KEY"
+        fix = f"set {setting} to a valid key"
+        if call.azure:
+            fix += " (without a key, give Folio's Entra ID identity the Cognitive Services OpenAI User role)"
+        return _misconfigured(setting, f"the key was refused ({_said(failure)})", fix)
+    switch = _switch_refused(failure)
+    if switch is not None:
+        return _misconfigured(switch, f"{call.model!r} does not take what {switch} sends ({_said(failure)})",
+                              f"set {switch}=false")  # fmt: skip
+    return None
+
+
+def _model_missing(failure: Failure) -> bool:
+    text = failure.message.lower()
+    return failure.code in _MODEL_MISSING or ("does not exist" in text and ("model" in text or "deployment" in text))
+
+
+def _switch_refused(failure: Failure) -> str | None:
+    """The switch that turns off what a 400 names: reasoning effort, or the code interpreter tool."""
+    if failure.status != 400:
+        return None
+    where = f"{failure.param} {failure.message}".lower()
+    if "reasoning" in where:
+        return "FOLIO_REASONING"
+    if "code_interpreter" in where or "code interpreter" in where:
+        return "FOLIO_CODE_INTERPRETER"
+    return None
+
+
+def _quota(failure: Failure, call: Call) -> FolioError | None:
+    if failure.status == 429 and "insufficient_quota" in (failure.code, failure.kind):
+        return QuotaExceeded(messages.MODEL_QUOTA, detail="the account's quota is used up (429 insufficient_quota): "
+                             "check the plan and billing of the account behind the key")  # fmt: skip
+    return None
+
+
+def _filtered(failure: Failure, call: Call) -> FolioError | None:
+    if failure.code in _FILTERED or "content management policy" in failure.message.lower():
+        return ContentFiltered(messages.CONTENT_FILTERED, detail=f"content filter ({_said(failure)})")
+    return None
+
+
+def _too_long(failure: Failure, call: Call) -> FolioError | None:
+    text = failure.message.lower()
+    if failure.code == "context_length_exceeded" or "context window" in text or "maximum context length" in text:
+        return ContextTooLong(messages.CONTEXT_TOO_LONG, detail=f"context too long ({_said(failure)})")
+    return None
+
+
+def _said(failure: Failure) -> str:
+    return " ".join(part for part in (f"HTTP {failure.status}", failure.code, failure.param) if part)
+
+
+def _misconfigured(setting: str, detail: str, fix: str) -> ModelMisconfigured:
+    return ModelMisconfigured(messages.MODEL_MISCONFIGURED, setting=setting, detail=detail, fix=fix)
+
+
+def failure_of(exc: openai.APIError) -> Failure:
+    """The parts of an openai exception `classify` needs."""
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    return Failure(status=status, code=exc.code or "", param=exc.param or "", kind=exc.type or "", message=exc.message)
+
+
+def is_azure(client: AsyncOpenAI) -> bool:
+    """Whether the client talks to Azure OpenAI's v1 endpoint (how `bot.app.builders` points it there)."""
+    return "/openai/v1" in str(client.base_url)
+
+
+def outcome(error: BaseException | None) -> str:
+    """A short label for metrics: "ok", or the kind of error (model_misconfigured, model_unavailable, ...)."""
+    if error is None:
+        return "ok"
+    name = type(error).__name__
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+@asynccontextmanager
+async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: bool) -> AsyncIterator[None]:
+    """Around one Responses API call: time and count it; raise openai's errors as Folio errors that name the cause."""
+    started, ended = time.monotonic(), "cancelled"  # the turn's timeout cancels a call still running
+    try:
+        yield
+        ended = "ok"
+    except openai.APIError as exc:
+        error = classify(failure_of(exc), Call(model=model, profile=profile, azure=is_azure(client), chained=chained))
+        ended = outcome(error)
+        _tell_operator(error, where=str(client.base_url))
+        raise error from exc
+    finally:
+        metrics.model_call(profile, ended, time.monotonic() - started)
+
+
+def check_response(response: Response) -> None:
+    """Raise for a response the service took but could not finish: failed, or stopped by a content filter."""
+    if response.status == "failed":
+        detail = response.error.message if response.error else "no detail"
+        raise ModelUnavailable(f"The model service failed to answer: {detail}")
+    details = response.incomplete_details
+    if response.status == "incomplete" and details is not None and details.reason == "content_filter":
+        raise ContentFiltered(messages.CONTENT_FILTERED, detail="the content filter stopped the answer")
+
+
+_last_told: dict[str, float] = {}
+
+
+def _tell_operator(error: FolioError, *, where: str) -> None:
+    """Log what an admin must fix, naming the setting; the same line at most once a minute."""
+    if isinstance(error, ModelMisconfigured):
+        line = f"model configuration: {error.setting}: {error.detail}: {error.fix} (service {where})"
+    elif isinstance(error, ModelRefused) and not isinstance(error, ContentFiltered | ContextTooLong):
+        line = f"model service: {error.detail} (service {where})"
+    else:
+        return  # outages are logged where the turn falls back; filters and long threads are the asker's to handle
+    now = time.monotonic()
+    if now - _last_told.get(line, float("-inf")) < LOG_EVERY:
+        return
+    _last_told[line] = now
+    log.error(line)

@@ -1,0 +1,100 @@
+"""Where Folio's log lines go and what they look like: FOLIO_LOG_LEVEL, FOLIO_LOG_FORMAT=text|json, no secrets.
+
+    configure(settings)                     # once, by the `folio` command, before any subcommand runs
+
+Every line goes to stderr. `json` prints one object a line (`time`, `level`, `logger`, `message`, and the per-turn
+record under `turn`: see `bot.slack.turnlog`). Every secret Settings holds (tokens, keys, the Redis password) is
+replaced by `***` in whatever a line says, whichever library wrote it, tracebacks included.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import datetime, timezone
+from typing import TextIO
+from urllib.parse import urlsplit
+
+from pydantic import SecretStr
+
+from bot.config import Settings
+
+# Libraries that log every request at INFO: quiet unless the operator asked for DEBUG.
+CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "azure", "slack_sdk", "slack_bolt", "aiohttp.access")
+MASK = "***"
+_SHORTEST_SECRET = 6  # shorter values would mask ordinary words
+
+
+def configure(settings: Settings | None, *, verbose: bool = False, stream: TextIO | None = None) -> logging.Handler:
+    """Send log lines to `stream` (stderr) at FOLIO_LOG_LEVEL (DEBUG with `verbose`), as text or JSON, secrets masked.
+
+    Replaces the handler an earlier call installed, and leaves other handlers (pytest's) alone. `settings` is None
+    when they could not be read: the defaults apply, and the command reports what is wrong.
+    """
+    level = "DEBUG" if verbose else (settings.folio_log_level if settings else "INFO")
+    as_json = settings is not None and settings.folio_log_format == "json"
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.set_name("folio")
+    handler.setFormatter(Redacting(JsonFormatter() if as_json else TextFormatter(), secrets_of(settings)))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == "folio"]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(logging.NOTSET if level == "DEBUG" else logging.WARNING)
+    return handler
+
+
+def secrets_of(settings: Settings | None) -> tuple[str, ...]:
+    """Every secret value in Settings worth masking: SecretStr fields, and the password in REDIS_URL."""
+    if settings is None:
+        return ()
+    found = [value.get_secret_value() for value in dict(settings).values() if isinstance(value, SecretStr)]
+    if settings.redis_url:
+        found.append(urlsplit(settings.redis_url).password or "")
+    return tuple(sorted({value for value in found if len(value) >= _SHORTEST_SECRET}, key=len, reverse=True))
+
+
+class Redacting(logging.Formatter):
+    """Formats with `inner`, then masks every secret in the finished line (message, extra fields, traceback)."""
+
+    def __init__(self, inner: logging.Formatter, secrets: tuple[str, ...]) -> None:
+        super().__init__()
+        self._inner = inner
+        self._secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        return mask(self._inner.format(record), self._secrets)
+
+
+def mask(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every one of `secrets` replaced by ***."""
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
+
+
+class TextFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line; the per-turn record's fields go under "turn"."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        turn = getattr(record, "turn", None)
+        if turn is not None:  # the fields say it all; the text line would repeat them
+            line["message"] = "turn"
+            line["turn"] = turn
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)

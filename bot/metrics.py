@@ -1,0 +1,170 @@
+"""What Folio measures: Prometheus metrics for the whole process, and the running turn's own tally.
+
+    metrics.model_call("fast", "ok", 0.8)     # a counter, a histogram, and the current turn's model time
+    body, content_type = metrics.exposition()  # what GET /metrics serves
+
+Like `logging`, any module may record here; this one imports nothing of ours. Metrics are module-level, as
+prometheus-client intends. With PROMETHEUS_MULTIPROC_DIR set (prometheus-client's own switch, read by the library
+when it is imported) every process writes its samples to files there and `exposition()` adds them up, so several
+`folio serve` processes behind one port report as one.
+
+The tally: `start_tally()` opens a `TurnTally` for the task that runs one turn (a context variable, so concurrent turns
+never mix); the lock, the admission gate, the model calls and the Slack client add their part to it as they happen.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import generate_latest, multiprocess
+
+# Seconds. A turn is mostly model time (one to tens of seconds); feedback and lock waits should be well under one.
+TURN_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
+FAST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
+CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+# Slack methods whose success a person sees in the thread: the first one of a turn is its first feedback.
+VISIBLE_METHODS = frozenset(
+    {"assistant.threads.setStatus", "chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream"}
+)
+
+TURNS = Counter("folio_turns", "Turns finished, by outcome and answer profile", ["outcome", "profile"])
+TURN_SECONDS = Histogram("folio_turn_seconds", "Time from a question to its answer (or failure)", ["profile"],
+                         buckets=TURN_BUCKETS)  # fmt: skip
+FIRST_FEEDBACK_SECONDS = Histogram(
+    "folio_first_feedback_seconds", "Time from a question to the first thing the thread shows", buckets=FAST_BUCKETS
+)
+MODEL_CALLS = Counter("folio_model_calls", "Responses API calls, by profile and outcome", ["profile", "outcome"])
+MODEL_SECONDS = Histogram("folio_model_call_seconds", "Time one Responses API call took", ["profile"],
+                          buckets=CALL_BUCKETS)  # fmt: skip
+TOKENS = Counter("folio_tokens", "Model tokens, by direction (input or output)", ["direction"])
+SEARCHES = Counter("folio_searches", "Searches the agent ran, by outcome (ok, failed)", ["outcome"])
+SEARCH_SECONDS = Histogram("folio_search_seconds", "Time one search took", buckets=FAST_BUCKETS)
+CITATIONS_REMOVED = Counter("folio_citations_removed", "Citation markers removed because they named no shown source")
+SLACK_ERRORS = Counter("folio_slack_api_errors", "Slack Web API calls that failed, by method and error",
+                       ["method", "error"])  # fmt: skip
+DUPLICATES = Counter("folio_duplicate_deliveries", "Repeated deliveries dropped (Slack retries, twin events)", ["kind"])
+LOCK_WAIT_SECONDS = Histogram("folio_lock_wait_seconds", "Time a turn waited for its thread's lock",
+                              buckets=FAST_BUCKETS + (60, 120))  # fmt: skip
+WAITING_FOR_ADMISSION = Gauge(
+    "folio_turns_waiting_for_admission", "Turns waiting for the busy event loop to let them start",
+    multiprocess_mode="livesum",
+)  # fmt: skip
+
+
+@dataclass
+class TurnTally:
+    """What one turn spent where, filled in by the parts it passes through (see the module docstring)."""
+
+    started: float = field(default_factory=time.monotonic)
+    model_calls: int = 0
+    model_seconds: float = 0.0
+    lock_wait: float = 0.0
+    admission_wait: float = 0.0
+    first_feedback: float | None = None  # seconds after `started`
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+_tally: ContextVar[TurnTally | None] = ContextVar("folio_turn_tally", default=None)
+
+
+@contextmanager
+def start_tally() -> Iterator[TurnTally]:
+    """A fresh tally for the turn running in this task (and the tasks it starts), for the length of the block."""
+    tally = TurnTally()
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
+
+
+def current_tally() -> TurnTally | None:
+    return _tally.get()
+
+
+def model_call(profile: str, outcome: str, seconds: float) -> None:
+    """One Responses API call ended (`outcome` is "ok" or the kind of error)."""
+    MODEL_CALLS.labels(profile, outcome).inc()
+    MODEL_SECONDS.labels(profile).observe(seconds)
+    tally = _tally.get()
+    if tally is not None:
+        tally.model_calls += 1
+        tally.model_seconds += seconds
+
+
+def slack_call(method: str, error: str | None) -> None:
+    """One Web API call ended; `error` is Slack's error code (or "connection") when it failed."""
+    if error is not None:
+        SLACK_ERRORS.labels(method, error).inc()
+        return
+    tally = _tally.get()
+    if tally is not None and tally.first_feedback is None and method in VISIBLE_METHODS:
+        tally.first_feedback = tally.elapsed()
+
+
+def lock_waited(seconds: float) -> None:
+    """A turn got its thread's lock after `seconds`."""
+    LOCK_WAIT_SECONDS.observe(seconds)
+    tally = _tally.get()
+    if tally is not None:
+        tally.lock_wait += seconds
+
+
+@contextmanager
+def waiting_for_admission() -> Iterator[None]:
+    """Count a turn as waiting for admission while the block runs."""
+    started = time.monotonic()
+    with WAITING_FOR_ADMISSION.track_inprogress():
+        yield
+    tally = _tally.get()
+    if tally is not None:
+        tally.admission_wait += time.monotonic() - started
+
+
+def duplicate_dropped(kind: str) -> None:
+    """A repeated delivery (`message` or `trigger`) was dropped."""
+    DUPLICATES.labels(kind).inc()
+
+
+@dataclass(frozen=True)
+class TurnFigures:
+    """What a finished turn adds to the metrics (see `bot.turnlog`, which builds it from the turn's record)."""
+
+    outcome: str
+    profile: str
+    seconds: float
+    first_feedback: float | None
+    searches: tuple[tuple[float, bool], ...]  # (seconds, failed) of each search
+    citations_removed: int
+    input_tokens: int
+    output_tokens: int
+
+
+def turn_finished(figures: TurnFigures) -> None:
+    TURNS.labels(figures.outcome, figures.profile).inc()
+    TURN_SECONDS.labels(figures.profile).observe(figures.seconds)
+    if figures.first_feedback is not None:
+        FIRST_FEEDBACK_SECONDS.observe(figures.first_feedback)
+    for seconds, failed in figures.searches:
+        SEARCHES.labels("failed" if failed else "ok").inc()
+        SEARCH_SECONDS.observe(seconds)
+    CITATIONS_REMOVED.inc(figures.citations_removed)
+    TOKENS.labels("input").inc(figures.input_tokens)
+    TOKENS.labels("output").inc(figures.output_tokens)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The current metrics in Prometheus' text format, and its content type."""
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # the library's switch (see the module docstring)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -1,0 +1,189 @@
+"""`folio doctor` against the fakes: every part wired right, then each part broken in turn, each failure naming its fix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from azure.core.credentials import AzureKeyCredential
+
+from bot.cli import main
+from bot.retrieval.azure import AzureSearchRetriever
+from tests.conftest import ROOT
+from tests.fakes.azure_search import FakeAzureSearch
+from tests.fakes.openai_responses import FakeResponses, Request, Step, error, reply
+from tests.fakes.slack_api import FakeSlack
+from tests.retrieval.helpers import API_KEY, chunk
+
+KEY = "sk-the-right-key"
+SCOPES = tuple(yaml.safe_load((ROOT / "manifest.yaml").read_text())["oauth_config"]["scopes"]["bot"])
+CHANNELS = "channels:\n  C0BENEFIT1:\n    container: benefits\n"
+
+
+@pytest.fixture
+def model(fake_model: FakeResponses) -> FakeResponses:
+    """The model service, holding gpt-5-mini and gpt-5, taking only KEY; it answers every probe."""
+    fake_model.api_key, fake_model.models = KEY, {"gpt-5-mini", "gpt-5"}
+    fake_model.respond_with(lambda request: reply("OK"))
+    return fake_model
+
+
+@pytest.fixture
+async def search() -> AsyncIterator[FakeAzureSearch]:
+    """Azure AI Search with Folio's index, as `folio index` creates it, holding one passage in container benefits."""
+    with FakeAzureSearch(api_key=API_KEY) as fake:
+        writer = AzureSearchRetriever(endpoint=fake.endpoint, index_name="folio", credential=AzureKeyCredential(API_KEY))
+        await writer.replace_file("benefits", "plan.pdf", "v1", [chunk("benefits", "plan.pdf", "Hearing aids.")])
+        await writer.close()
+        yield fake
+
+
+@pytest.fixture
+def configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: FakeResponses, slack: FakeSlack,
+               search: FakeAzureSearch, redis_url: str) -> None:  # fmt: skip
+    """Every part configured, against the fakes."""
+    slack.scopes = SCOPES
+    (tmp_path / "channels.yaml").write_text(CHANNELS)
+    for name, value in {
+        "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": model.base_url, "FOLIO_MODEL_FAST": "gpt-5-mini",
+        "FOLIO_MODEL_THOROUGH": "gpt-5", "SLACK_BOT_TOKEN": slack.token, "SLACK_APP_TOKEN": slack.app_token,
+        "SLACK_API_URL": slack.base_url, "AZURE_SEARCH_ENDPOINT": search.endpoint, "AZURE_SEARCH_KEY": API_KEY,
+        "REDIS_URL": redis_url, "FOLIO_DOCS_BASE_URL": "https://files.example/docs/",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+
+Doctor = Callable[..., tuple[int, dict[str, dict]]]
+
+
+@pytest.fixture
+def doctor(capsys: pytest.CaptureFixture[str]) -> Iterator[Doctor]:
+    """Run `folio doctor --json`: its exit code and its checks by part."""
+
+    def run(*args: str) -> tuple[int, dict[str, dict]]:
+        code = main(["doctor", "--json", *args])
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["ok"] == (code == 0)
+        return code, {check["part"]: check for check in shown["checks"]}
+
+    yield run
+
+
+def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
+    code, checks = doctor()
+
+    assert code == 0
+    assert {part: check["status"] for part, check in checks.items()} == {
+        "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
+        "model (thorough)": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "document links": "ok",
+    }  # fmt: skip
+    assert "benefits (1 passages)" in checks["channel policy"]["summary"]
+    assert checks["slack"]["facts"]["team"] == "Folio Test"
+
+
+BOTH_MODELS = "model (fast)", "model (thorough)"
+BROKEN = {  # what to break -> (the parts that fail, what the first one's line says, what its fix says)
+    "wrong key": ({"OPENAI_API_KEY": "sk-a-revoked-key"}, BOTH_MODELS, "HTTP 401", "OPENAI_API_KEY"),
+    "unknown model": ({"FOLIO_MODEL_FAST": "gpt-9"}, "model (fast)", "'gpt-9' was not found", "FOLIO_MODEL_FAST"),
+    "unreachable redis": ({"REDIS_URL": "redis://127.0.0.1:9/0"}, "redis", "does not answer", "REDIS_URL"),
+    "missing index": ({"AZURE_SEARCH_INDEX": "docs"}, "azure search", "index docs does not exist", "folio index"),
+    "slack invalid_auth": ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "slack", "SLACK_BOT_TOKEN (invalid_auth)", "token"),
+    "app token": ({"SLACK_APP_TOKEN": "xapp-wrong"}, "slack events", "SLACK_APP_TOKEN (invalid_auth)", "app-level"),
+    "bad setting": ({"FOLIO_MAX_ITERATIONS": "lots"}, "settings", "FOLIO_MAX_ITERATIONS", ".env"),
+}
+
+
+@pytest.mark.parametrize("broken", BROKEN, ids=list(BROKEN))
+def test_each_broken_part_fails_and_names_its_fix(
+    configured: None, doctor: Doctor, monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    changed, parts, says, fix = BROKEN[broken]
+    failing = (parts,) if isinstance(parts, str) else parts
+    for name, value in changed.items():
+        monkeypatch.setenv(name, value)
+
+    code, checks = doctor()
+
+    assert code == 1
+    assert [name for name, check in checks.items() if check["status"] == "fail"] == list(failing)  # others still ran
+    assert says in checks[failing[0]]["summary"] and fix in checks[failing[0]]["fix"]
+
+
+def test_missing_scopes_are_named_with_how_to_grant_them(configured: None, doctor: Doctor, slack: FakeSlack) -> None:
+    slack.scopes = tuple(scope for scope in SCOPES if scope not in {"commands", "users:read"})
+
+    code, checks = doctor()
+
+    assert code == 1 and checks["slack"]["facts"]["missing"] == ["commands", "users:read"]
+    assert "Reinstall to Workspace" in checks["slack"]["fix"]
+
+
+@pytest.mark.parametrize(("refused", "setting"), [("reasoning", "FOLIO_REASONING"),
+                                                  ("code_interpreter", "FOLIO_CODE_INTERPRETER")])  # fmt: skip
+def test_a_model_refusing_a_switch_says_which_setting_to_turn_off(
+    configured: None, doctor: Doctor, model: FakeResponses, refused: str, setting: str
+) -> None:
+    setattr(model, refused, False)
+
+    code, checks = doctor()
+
+    assert code == 1
+    for profile in ("fast", "thorough"):
+        assert checks[f"model ({profile})"]["fix"] == f"set {setting}=false"
+
+
+def test_an_index_unlike_folios_names_what_differs(configured: None, doctor: Doctor, search: FakeAzureSearch) -> None:
+    index = search.indexes["folio"]
+    index["fields"] = [field for field in index["fields"] if field["name"] != "tags"]
+    index.pop("semantic")
+
+    code, checks = doctor()
+
+    assert code == 1
+    summary = checks["azure search"]["summary"]
+    assert "field tags is missing" in summary and "semantic configuration folio-semantic is missing" in summary
+    assert "AZURE_SEARCH_SEMANTIC=false" in checks["azure search"]["fix"]
+
+
+def test_the_embedded_defaults_pass_and_say_what_is_skipped(doctor: Doctor, capsys: pytest.CaptureFixture[str]) -> None:
+    code, checks = doctor()
+
+    assert code == 0
+    assert [part for part, check in checks.items() if check["status"] == "skip"] == [
+        "channel policy", "model", "azure search", "slack"
+    ]  # fmt: skip
+    assert checks["redis"]["status"] == "ok" and "embedded" in checks["redis"]["summary"]
+    assert main(["doctor"]) == 0  # and as lines: one per part
+    assert len(capsys.readouterr().out.splitlines()) == len(checks)
+
+
+def test_an_empty_index_is_a_warning_not_a_failure(
+    doctor: Doctor, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FOLIO_SAMPLE_CORPUS", "false")
+    (tmp_path / "channels.yaml").write_text(CHANNELS)
+
+    code, checks = doctor()
+
+    assert code == 0
+    assert checks["index"]["status"] == "warn" and checks["index"]["fix"] == "folio index PATH --container NAME"
+    assert checks["channel policy"]["fix"] == "folio index PATH --container benefits"
+
+
+def test_a_refusal_that_names_no_switch_is_traced_to_one_by_trying_without_each(
+    configured: None, doctor: Doctor, model: FakeResponses
+) -> None:
+    def other_server(request: Request) -> Step:  # a compatible server that words its refusal its own way
+        if any(tool["type"] == "code_interpreter" for tool in request.body.get("tools", [])):
+            return error(400, "invalid_request", kind="invalid_request_error", message="Unsupported tool type.")
+        return reply("OK")
+
+    model.respond_with(other_server)
+
+    code, checks = doctor()
+
+    assert code == 1 and checks["model (fast)"]["fix"] == "set FOLIO_CODE_INTERPRETER=false"

@@ -1,0 +1,98 @@
+"""`folio serve` with the .env files operators really write: every start-up problem is one line naming the variable.
+
+Seen while testing: `SLACK_BOT_TOKEN=` left empty in `.env` (a copied template's usual state) ended `folio serve`
+with a Bolt traceback instead of chatting in the terminal.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+from pathlib import Path
+
+import pytest
+
+from bot import messages
+from bot.cli import main
+from tests.fakes.slack_api import FakeSlack
+
+CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
+TEMPLATE = "SLACK_BOT_TOKEN=\nSLACK_SIGNING_SECRET=\nSLACK_APP_TOKEN=\nOPENAI_API_KEY=\nREDIS_URL=\nPORT=\n"
+
+
+def write_env(folder: Path, **values: str) -> None:
+    (folder / ".env").write_text("".join(f"{name}={value}\n" for name, value in values.items()))
+    (folder / "channels.yaml").write_text(CHANNELS)
+
+
+def one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one `folio: ...` line serve ended with; never a traceback."""
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    [line] = [line for line in err.splitlines() if line.startswith("folio: ")]
+    return line
+
+
+def test_an_empty_token_in_a_copied_template_means_terminal_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".env").write_text(TEMPLATE)
+    monkeypatch.setattr("sys.stdin", io.StringIO("exit\n"))
+
+    assert main(["serve"]) == 0
+
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == messages.SLACK_NOT_CONFIGURED
+    assert "Traceback" not in captured.err
+
+
+@pytest.fixture
+def slack_env(tmp_path: Path, slack: FakeSlack, redis_url: str) -> dict[str, str]:
+    (tmp_path / "data").mkdir(mode=0o700)  # an existing data folder: Folio says nothing about it
+    return {"SLACK_BOT_TOKEN": slack.token, "SLACK_API_URL": slack.base_url, "REDIS_URL": redis_url,
+            "SLACK_SIGNING_SECRET": "a-signing-secret", "FOLIO_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changed", "named"),
+    [
+        ({"SLACK_SIGNING_SECRET": ""}, "SLACK_SIGNING_SECRET is not set"),
+        ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "Slack refused SLACK_BOT_TOKEN (invalid_auth)"),
+        ({"SLACK_APP_TOKEN": "xapp-wrong"}, "Slack refused SLACK_APP_TOKEN (invalid_auth)"),
+        ({"REDIS_URL": "localhost:6379"}, "REDIS_URL is not a Redis URL"),
+        ({"FOLIO_LOG_LEVEL": "loud"}, "Invalid setting: FOLIO_LOG_LEVEL"),
+    ],
+)
+def test_each_start_up_problem_is_one_line_naming_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], changed: dict[str, str], named: str
+) -> None:
+    write_env(tmp_path, **{**slack_env, **changed})
+
+    assert main(["serve"]) == 2
+
+    assert named in one_line(capsys)
+
+
+def test_an_unreachable_redis_is_one_line_naming_redis_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str]
+) -> None:
+    write_env(tmp_path, **{**slack_env, "REDIS_URL": f"unix://{tmp_path}/no-redis.sock"})
+
+    assert main(["serve"]) == 2
+
+    assert "Check REDIS_URL" in one_line(capsys)
+
+
+@pytest.mark.parametrize("variable", ["PORT", "FOLIO_METRICS_PORT"])
+def test_a_port_in_use_is_one_line_naming_its_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], variable: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        write_env(tmp_path, **{**slack_env, variable: port})
+
+        assert main(["serve"]) == 2
+
+    assert f"Port {port} on 0.0.0.0 is in use: set {variable} to a free port." in one_line(capsys)
