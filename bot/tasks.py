@@ -70,12 +70,12 @@ class LoopGate:
         self.lag = 0.0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._monitor: asyncio.Task[None] | None = None
-        self._last_admit = 0.0
+        self._last_entry = 0.0
 
-    async def admit(self) -> None:
+    async def wait_for_room(self) -> None:
         """Return when a new turn may start: at once while the loop keeps up, else in arrival order."""
         loop = asyncio.get_running_loop()
-        self._last_admit = loop.time()
+        self._last_entry = loop.time()
         if self._monitor is None or self._monitor.done():
             self.lag = 0.0
             self._monitor = asyncio.create_task(self._watch(), name="folio-loop-gate")
@@ -96,7 +96,7 @@ class LoopGate:
 
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._waiters or loop.time() - self._last_admit < self._idle:
+        while self._waiters or loop.time() - self._last_entry < self._idle:
             started = loop.time()
             await asyncio.sleep(self._tick)
             self.lag = max(0.0, loop.time() - started - self._tick)

@@ -14,7 +14,7 @@ from typing import TypeVar
 from bot import messages
 from bot.app import Folio, open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
-from bot.cli.progress import Progress
+from bot.cli.progress import ProgressBar
 from bot.config import Settings
 from bot.errors import InvalidInput
 from bot.evaluation.golden import GoldenQuestion, load_golden
@@ -130,7 +130,7 @@ async def _run_all(
 ) -> list[T]:
     """`work` on every question, `concurrency` at a time, results in question order, with a progress bar."""
     gate = asyncio.Semaphore(concurrency)
-    with Progress(len(questions), "Evaluating") as bar:
+    with ProgressBar(len(questions), "Evaluating") as bar:
 
         async def one(question: GoldenQuestion) -> T:
             async with gate:

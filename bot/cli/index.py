@@ -11,7 +11,7 @@ from pathlib import Path
 from bot import messages
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
-from bot.cli.progress import Progress
+from bot.cli.progress import ProgressBar
 from bot.errors import InvalidInput
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
 from bot.ingest.lifecycle import remove_files
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> IndexReport:
         async with open_folio(settings) as folio:
-            with Progress(len(collected.files), "Indexing") as bar:
+            with ProgressBar(len(collected.files), "Indexing") as bar:
                 report = await index_files(
                     collected.files, folio.retriever, container=container, tags=scope.tags, date=day,
                     on_file=bar.advance, documents=folio.documents, max_chars=settings.folio_max_file_chars,

@@ -6,8 +6,8 @@ import sys
 from typing import TextIO
 
 
-class Progress:
-    """`with Progress(total, "Indexing") as bar: bar.advance(label)`; silent when not on a terminal."""
+class ProgressBar:
+    """`with ProgressBar(total, "Indexing") as bar: bar.advance(label)`; silent when not on a terminal."""
 
     def __init__(self, total: int, title: str, *, stream: TextIO | None = None) -> None:
         self.total = max(total, 0)
@@ -16,7 +16,7 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> ProgressBar:
         return self
 
     def __exit__(self, *exc: object) -> None:

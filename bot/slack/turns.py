@@ -66,7 +66,7 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
                                  team=thread.team)  # fmt: skip
     try:
         async with lock:
-            await folio.tasks.gate.admit()  # after the lock, so a thread's turns keep their order
+            await folio.tasks.gate.wait_for_room()  # after the lock, so a thread's turns keep their order
             existing = await store.load(request.thread)
             try:
                 turn = await scope_for_turn(

@@ -22,10 +22,10 @@ async def hog_the_loop(gate: LoopGate) -> None:
 
 async def test_a_new_turn_waits_while_the_loop_lags_and_starts_once_it_keeps_up() -> None:
     gate = LoopGate(max_lag=0.05, tick=0.2)
-    await gate.admit()  # a calm loop: at once
+    await gate.wait_for_room()  # a calm loop: at once
     await hog_the_loop(gate)
 
-    waiting = asyncio.create_task(gate.admit())
+    waiting = asyncio.create_task(gate.wait_for_room())
     await asyncio.sleep(0)
     assert not waiting.done()
     await asyncio.wait_for(waiting, 5)  # let in at the next calm tick
@@ -34,12 +34,12 @@ async def test_a_new_turn_waits_while_the_loop_lags_and_starts_once_it_keeps_up(
 
 async def test_turns_let_in_after_a_lag_start_in_arrival_order() -> None:
     tasks = BackgroundTasks(gate=LoopGate(max_lag=0.05, tick=0.2))
-    await tasks.gate.admit()
+    await tasks.gate.wait_for_room()
     await hog_the_loop(tasks.gate)
     started: list[int] = []
 
     async def turn(number: int) -> None:
-        await tasks.gate.admit()
+        await tasks.gate.wait_for_room()
         started.append(number)
 
     for number in range(5):
