@@ -73,7 +73,7 @@ def test_ask_json_answers_a_multi_part_question_with_page_links(
     for citation in result["citations"]:
         assert citation["url"] == f"https://docs.example/benefits/{PLAN}#page={citation['page']}"
         assert f"[{citation['label']}]" in result["answer"]
-    assert result["response_ids"] == ["resp_000001", "resp_000002"]
+    assert result["response_ids"] == [request.response_id for request in fake_model.requests]
     assert result["usage"] == {"input_tokens": 240, "output_tokens": 60}
     searched = fake_model.requests[0].body["input"]
     assert searched == [{"role": "user", "content": QUESTION}]
@@ -110,4 +110,4 @@ def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model:
     assert "> And how often?\nWithin limits [1][2]." in transcript
     assert re.search(r"^\[2\] \S+\.pdf, page \d+  https://docs\.example/benefits/\S+#page=\d+$", transcript, re.M)
     assert len(fake_model.requests) == 4 and fake_model.pending == 0  # "never asked" came after exit
-    assert fake_model.requests[2].body["previous_response_id"] == "resp_000002"
+    assert fake_model.requests[2].body["previous_response_id"] == fake_model.requests[1].response_id

@@ -26,14 +26,15 @@ async def test_a_fabricated_marker_is_sent_back_once_then_stripped(
 
     answer = await run_turn("notice?", conversation, model=model, retriever=retriever, options=options)
 
-    correction = fake_model.requests[2]
-    assert correction.body["previous_response_id"] == "resp_000002"
-    assert "it cites S9, which you were not shown" in correction.user_text and "\nS1\n" in correction.user_text
+    first_answer, correction = fake_model.requests[1], fake_model.requests[2]
+    assert correction.body["previous_response_id"] == first_answer.response_id  # it continues the answer it corrects
+    assert "S9" in correction.user_text and "S1" in correction.user_text  # names the unknown id and the valid ones
     assert correction.body["tool_choice"] == "none"
     assert answer.text == "Notice is one month [1]; probation is a week."
     assert answer.removed_markers == ("S9",)
     assert [(c.label, c.page) for c in answer.citations] == [(1, 1)]
-    assert answer.final_response_id == "resp_000003" and len(answer.response_ids) == 3
+    assert answer.final_response_id == correction.response_id
+    assert answer.response_ids == tuple(r.response_id for r in fake_model.requests)
 
 
 async def test_a_corrected_answer_replaces_the_first_one(
@@ -101,7 +102,7 @@ async def test_expired_history_is_retried_once_then_rebuilt_from_stored_turns(
         "And during probation?",
     ]
     assert answer.notices == (messages.HISTORY_RESTORED,)
-    assert answer.text == "A week [1]." and answer.final_response_id == "resp_000002"
+    assert answer.text == "A week [1]." and answer.final_response_id == fake.requests[-1].response_id
 
 
 async def test_expired_history_with_nothing_stored_starts_fresh(
@@ -124,14 +125,15 @@ async def test_deleting_removes_every_response_and_tolerates_ones_already_gone(
     retriever = ScriptedRetriever(default=[chunk(1)])
     answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
     conversation.record("q", answer)
-    fake_model.expire("resp_000001")  # already gone at the provider
+    gone, kept = conversation.response_ids
+    fake_model.expire(gone)  # already gone at the provider
 
     failed = await delete_responses(model, conversation.response_ids)
 
     assert failed == []
-    assert fake_model.deleted == ["resp_000002"] and fake_model.stored_ids() == []
+    assert fake_model.deleted == [kept] and fake_model.stored_ids() == []
     with pytest.raises(openai.NotFoundError):
-        await model.responses.retrieve("resp_000002")
+        await model.responses.retrieve(kept)
 
 
 async def test_deletion_reports_ids_it_could_not_delete() -> None:
@@ -167,7 +169,7 @@ async def test_model_outage_mid_turn_keeps_the_ids_it_created(
     retriever = ScriptedRetriever(default=[chunk(1)])
     answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
-    assert answer.mode == "search_only" and answer.response_ids == ("resp_000001",)
+    assert answer.mode == "search_only" and answer.response_ids == (fake_model.requests[0].response_id,)
     assert [c.page for c in answer.citations] == [1]  # the passage the model saw before failing is still quoted
     assert answer.final_response_id is None and [c.name for c in answer.tool_calls] == ["search_documents"]
 

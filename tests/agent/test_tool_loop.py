@@ -79,7 +79,7 @@ async def test_source_blocks_carry_every_field_and_the_instructions_prefer_newer
         }  # fmt: skip
         assert request.body["reasoning"] == {"effort": "low"}
         assert request.body["include"] == ["code_interpreter_call.outputs"]
-    assert fake_model.requests[1].body["previous_response_id"] == "resp_000001"
+    assert fake_model.requests[1].body["previous_response_id"] == fake_model.requests[0].response_id
 
 
 async def test_budget_exhaustion_replaces_content_with_a_note(
@@ -148,7 +148,7 @@ async def test_the_cap_forces_an_answer_from_what_was_gathered(
     assert len(fake_model.requests) == 3
     assert [r.body["tool_choice"] for r in fake_model.requests] == ["auto", "auto", "none"]
     assert answer.cap_hit and messages.CAP_HIT in answer.notices
-    assert answer.text == "What I found [1]." and answer.final_response_id == "resp_000003"
+    assert answer.text == "What I found [1]." and answer.final_response_id == fake_model.requests[2].response_id
 
 
 async def test_a_turn_within_the_cap_is_not_flagged(
@@ -160,7 +160,8 @@ async def test_a_turn_within_the_cap_is_not_flagged(
     answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)
 
     assert not answer.cap_hit and answer.notices == ()
-    assert answer.response_ids == ("resp_000001", "resp_000002") and answer.final_response_id == "resp_000002"
+    first, final = (request.response_id for request in fake_model.requests)
+    assert answer.response_ids == (first, final) and answer.final_response_id == final
     assert answer.usage.input_tokens == 240 and answer.usage.output_tokens == 60
 
 
@@ -183,9 +184,10 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     code_call = answer.tool_calls[1]
     assert code_call.arguments == {"code": "print(40 + 2)"} and code_call.summary.strip() == "42"
     assert answer.text == "The total is 42 [1]. Download"
+    first, final = (request.response_id for request in fake_model.requests)
     assert [(e.kind, e.status) if isinstance(e, Step) else e.response_id for e in heard] == [
-        "resp_000001", ("search", "started"), ("search", "done"), ("write", "started"),
-        "resp_000002", ("calculate", "done"),
+        first, ("search", "started"), ("search", "done"), ("write", "started"),
+        final, ("calculate", "done"),
     ]  # each response id is heard the moment it exists, before the turn goes on  # fmt: skip
     seen = [event for event in heard if isinstance(event, Step)]
     search_done, calculated = seen[1], seen[3]

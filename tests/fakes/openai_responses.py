@@ -139,6 +139,7 @@ class Request:
     body: Json
     previous: Json | None = None  # the stored response named by previous_response_id
     depth: int = 0  # how many stored responses precede this one in its chain
+    response_id: str | None = None  # the response the fake answered it with (None for an error)
 
     @property
     def input_items(self) -> list[Json]:
@@ -293,6 +294,7 @@ class FakeResponses:
         delay = self.token_delay if step.token_delay is None else step.token_delay
         if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
             response = self._respond(body, step, depth)
+            request.response_id = response["id"]
             return 200, EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
                                     check=self._record_problems if self.validate else None)  # fmt: skip
         time.sleep(latency)
@@ -300,6 +302,7 @@ class FakeResponses:
             message = step.error_message or f"fake error {step.status}"
             return _error(step.status, message, code=step.error_code, kind=step.error_kind, param=step.error_param)
         response = self._respond(body, step, depth)
+        request.response_id = response["id"]
         if step.text and delay:  # unstreamed, the whole text is written before the response is sent
             self.first_token(response["id"])
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
