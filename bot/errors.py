@@ -10,6 +10,7 @@
     ├── ModelUnavailable        the model service failed after the SDK's retries (timeout, connection, 5xx)
     ├── ModelRefused            the model service refused a request; retrying the same one will not help
     │   ├── QuotaExceeded       the account's quota is used up (429 insufficient_quota)
+    │   ├── RateLimited         the service rate-limits Folio, still after the SDK's retries (HTTP 429)
     │   ├── ContentFiltered     the provider's content filter blocked the question or the answer
     │   └── ContextTooLong      the conversation no longer fits the model's context window
     ├── HistoryExpired          the provider no longer holds the thread's previous response
@@ -89,6 +90,10 @@ class ModelRefused(FolioError):
 
 class QuotaExceeded(ModelRefused):
     """The model account's quota or credit is used up: an admin must act, retrying will not help."""
+
+
+class RateLimited(ModelRefused):
+    """The model service is rate-limiting Folio, still after the SDK's retries: try again later, or raise the limit."""
 
 
 class ContentFiltered(ModelRefused):

@@ -407,6 +407,10 @@ MODEL_QUOTA = "The model service says Folio's quota is used up, so I cannot answ
 CONTENT_FILTERED = "The model service's content filter blocked this question or its answer. Rephrase the question and ask again."
 CONTEXT_TOO_LONG = "This thread has grown too long for the model. Mention me in a new message to start afresh."
 HISTORY_TRIMMED = "This thread had grown too long for the model, so I left out its oldest questions."
+MODEL_RATE_LIMITED = (
+    "The model service is limiting how fast I may ask it right now. Please try again in a minute; if it keeps "
+    "happening, tell an admin."
+)
 MODEL_REFUSED = "The model service refused this request. Please try again; if it keeps failing, tell an admin."
 
 

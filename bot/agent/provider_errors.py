@@ -4,10 +4,11 @@
     model or deployment not found          ModelMisconfigured: FOLIO_MODEL_FAST / FOLIO_MODEL_THOROUGH
     reasoning or code interpreter refused  ModelMisconfigured: FOLIO_REASONING / FOLIO_CODE_INTERPRETER
     429 insufficient_quota                 QuotaExceeded
+    429 rate limit (after the SDK's retries)   RateLimited: Folio asks faster than the account allows
     a content filter (HTTP 400, or a response it stopped)   ContentFiltered
     context_length_exceeded                ContextTooLong (the loop trims the oldest history and retries once)
     previous_response_not_found            HistoryExpired
-    timeouts, connection errors, 5xx, and what the SDK retries as passing (408, 409, 429 rate limits)
+    timeouts (and 408), connection errors, 5xx, 409
                                            ModelUnavailable: the only ones answered with quoted passages instead
     any other 4xx                          ModelRefused
 
@@ -37,6 +38,7 @@ from bot.errors import (
     ModelRefused,
     ModelUnavailable,
     QuotaExceeded,
+    RateLimited,
 )
 
 log = logging.getLogger(__name__)
@@ -69,7 +71,7 @@ class Call:
 
 def classify(failure: Failure, call: Call) -> FolioError:
     """The Folio error for a failed call (pure: the same answer always gives the same error)."""
-    for rule in (_passing, _history_gone, _setting_refused, _quota, _filtered, _too_long):
+    for rule in (_passing, _history_gone, _setting_refused, _quota, _rate_limited, _filtered, _too_long):
         error = rule(failure, call)
         if error is not None:
             return error
@@ -77,9 +79,9 @@ def classify(failure: Failure, call: Call) -> FolioError:
 
 
 def _passing(failure: Failure, call: Call) -> FolioError | None:
-    """An outage that may pass: the ones the SDK itself retries, still failing after its retries."""
+    """An outage that may pass, still failing after the SDK's retries: no answer, a timeout, a conflict, a 5xx."""
     status = failure.status
-    if status is None or status >= 500 or status in (408, 409) or (status == 429 and not _quota(failure, call)):
+    if status is None or status >= 500 or status in (408, 409):
         what = f"HTTP {status}" if status else "no answer"
         return ModelUnavailable(f"The model service could not answer ({what}): {failure.message}")
     return None
@@ -134,6 +136,14 @@ def _quota(failure: Failure, call: Call) -> FolioError | None:
     if failure.status == 429 and "insufficient_quota" in (failure.code, failure.kind):
         return QuotaExceeded(messages.MODEL_QUOTA, detail="the account's quota is used up (429 insufficient_quota): "
                              "check the plan and billing of the account behind the key")  # fmt: skip
+    return None
+
+
+def _rate_limited(failure: Failure, call: Call) -> FolioError | None:
+    # Not an outage: quoting passages would hide that the account's limits are too low for the load.
+    if failure.status == 429:
+        return RateLimited(messages.MODEL_RATE_LIMITED, detail=f"the service is rate-limiting Folio ({_said(failure)}): "
+                           "raise the account's or deployment's rate limit, or lower the load")  # fmt: skip
     return None
 
 

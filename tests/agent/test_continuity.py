@@ -164,7 +164,7 @@ async def test_model_outage_after_sdk_retries_falls_back_to_search_only(
 async def test_model_outage_mid_turn_keeps_the_ids_it_created(
     fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
 ) -> None:
-    fake_model.script(tools(search("a")), error(429, "rate_limit_exceeded"))
+    fake_model.script(tools(search("a")), error(503, "server_error"))
 
     retriever = ScriptedRetriever(default=[chunk(1)])
     answer = await run_turn("q", conversation, model=model, retriever=retriever, options=options)

@@ -13,6 +13,7 @@ from bot.errors import (
     ModelRefused,
     ModelUnavailable,
     QuotaExceeded,
+    RateLimited,
 )
 
 FAST, THOROUGH = Call(model="gpt-5-mini", profile="fast"), Call(model="gpt-5", profile="thorough")
@@ -42,7 +43,7 @@ CHAINED = Call(model="gpt-5-mini", profile="fast", chained=True)
         (Failure(400, "content_filter", "prompt", message="... content management policy ..."), AZURE,
          ContentFiltered, None),
         (Failure(400, "context_length_exceeded", "input"), FAST, ContextTooLong, None),
-        (Failure(429, "rate_limit_exceeded"), FAST, ModelUnavailable, None),
+        (Failure(429, "rate_limit_exceeded"), FAST, RateLimited, None),  # not an outage: no quoted passages
         (Failure(500, "server_error"), FAST, ModelUnavailable, None),
         (Failure(None, message="Request timed out."), FAST, ModelUnavailable, None),
         (Failure(422, "invalid_value", "input"), FAST, ModelRefused, None),

@@ -69,6 +69,16 @@ async def test_a_used_up_quota_says_so(harness: Harness, caplog: pytest.LogCaptu
     assert "quota is used up" in operator_lines(caplog)[0]
 
 
+async def test_a_rate_limit_says_so_instead_of_quoting_passages(harness: Harness, caplog: pytest.LogCaptureFixture) -> None:
+    harness.model.script(error(429, "rate_limit_exceeded", message="Rate limit reached for requests."))
+
+    ts = await harness.mention(QUESTION)
+    await harness.settle()
+
+    assert harness.texts(ts) == [messages.MODEL_RATE_LIMITED]  # not an outage: no quoted passages hide it
+    assert "rate-limiting Folio" in operator_lines(caplog)[0]
+
+
 async def test_a_content_filter_refusal_says_so(harness: Harness) -> None:
     filtered = (
         "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. "
