@@ -6,6 +6,7 @@ assistant_view sends `assistant_thread_started` / `assistant_thread_context_chan
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,31 @@ async def test_agent_view_prompts_come_without_thread_ts_and_the_viewed_channel_
     assert app.retriever.scopes[-1].containers == ("finance",)
     assert f"<#{FIN_CHANNEL}>" in app.texts(ts, ALICE_DM)[-1]
     assert app.slack.calls_of("assistant.threads.setTitle") == []  # not an assistant thread
+
+
+@pytest.fixture
+async def streaming_app(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, access_index: Path
+) -> AsyncIterator[Harness]:
+    slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
+    slack.channel_members[FIN_CHANNEL] = [ALICE]
+    fake_model.respond_with(searching_model)
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, streaming=True) as running:
+        yield running
+
+
+async def test_an_assistant_thread_streams_its_search_and_answer_and_says_which_scope(streaming_app: Harness) -> None:
+    app = streaming_app
+    thread_ts = await open_assistant(app, user=ALICE, channel=ALICE_DM, viewing=FIN_CHANNEL)
+
+    await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM, thread_ts=thread_ts)
+
+    [start] = app.slack.calls_of("chat.startStream")
+    assert (start["channel"], start["thread_ts"], start["recipient_user_id"]) == (ALICE_DM, thread_ts, ALICE)
+    [answer] = [m for m in app.slack.thread(ALICE_DM, thread_ts) if m.stream is not None]
+    final = app.slack.views_of(ALICE_DM, answer.ts)[-1]
+    searches = [task for task in final.tasks if task["title"].startswith("Searching:")]
+    assert searches and searches[0]["status"] == "complete" and searches[0]["sources"]  # the pages it found
+    assert "Here is what I found [[1]](" in answer.markdown  # the checked citation, as a stream link
+    assert f"as in <#{FIN_CHANNEL}>, the channel you are viewing" in json.dumps(answer.blocks)  # the scope used
+    assert app.retriever.scopes[-1].containers == ("finance",)
