@@ -1,4 +1,4 @@
-"""The load `folio bench` drives: N Slack threads, each asking its next question as soon as the last is answered.
+"""The load the bench drives: N Slack threads, each asking its next question as soon as the last is answered.
 
 Every event is a signed POST to Folio's /slack/events, shaped as Slack sends it: an @mention arrives as both an
 `app_mention` and a `message` event (Folio must answer once), and a follow-up is a plain reply in the thread.
@@ -12,7 +12,7 @@ import itertools
 import json
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ TEAM = "T0FOLIO01"
 BOT_USER = "UFOLIOBOT"  # the fake Slack's bot user (auth.test)
 CHANNEL = "CBENCH0001"
 POLL_SECONDS = 0.02
+PROGRESS_SECONDS = 2.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,17 +139,19 @@ class _Answers:
 
 async def drive(
     target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 30.0,
-    mention: bool = False,
+    mention: bool = False, progress: Callable[[LoadResult], None] | None = None,
 ) -> LoadResult:
     """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited).
 
     A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`.
+    `progress` is called with the figures so far every PROGRESS_SECONDS while the load runs.
     """
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         answers = _Answers(session, target.answers_url)
         result = LoadResult(started_at=time.time())
         poller = asyncio.create_task(answers.poll_forever())
+        reporter = asyncio.create_task(_report_progress(result, progress)) if progress else None
         stamps = itertools.count(1)
         base = int(time.time())
         deadline = time.monotonic() + duration
@@ -176,6 +179,8 @@ async def drive(
             await answers.poll()
         finally:
             poller.cancel()
+            if reporter is not None:
+                reporter.cancel()
         result.ended_at = time.time()
         result.answers_by_thread = dict(answers.count)
         async with session.get(target.answers_url.rsplit("/", 1)[0] + "/stats") as response:
@@ -184,6 +189,12 @@ async def drive(
         result.stream_text = stats.get("stream_text", {})
         result.generation_s = stats.get("generation_s", 0.0)
         return result
+
+
+async def _report_progress(result: LoadResult, progress: Callable[[LoadResult], None]) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_SECONDS)
+        progress(result)
 
 
 async def _ask(
