@@ -27,7 +27,7 @@ from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat
 from bot.cli.common import HelpFormatter, settings_from, stop_on_signals
 from bot.cli.document_links import DocumentServer, serve_documents
-from bot.cli.workers import supervise, tell_parent
+from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
 from bot.slack.app import EVENTS_PATH, build_app, web_app
@@ -66,15 +66,21 @@ def run(args: argparse.Namespace) -> int:
     if not settings.slack_configured:
         print(messages.SLACK_NOT_CONFIGURED, flush=True)
         return chat(settings)
-    port = args.port or settings.port
+    port = settings.port if args.port is None else args.port
     if args.workers < 1:
         raise InvalidInput("--workers must be 1 or more.")
     if args.workers > 1:
         return asyncio.run(supervise(settings, args, host=args.host, port=port))
     if args.worker_ready is not None:  # one of the workers `supervise` started
-        return asyncio.run(serve(settings, host=args.host, port=port, shared=True,
-                                 on_ready=lambda: tell_parent(args.worker_ready)))  # fmt: skip
+        return asyncio.run(_serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready))
     return asyncio.run(serve(settings, host=args.host, port=port))
+
+
+async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int) -> int:
+    """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent."""
+    stop = stop_on_signals()
+    stop_with_parent(stop)
+    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=lambda: tell_parent(ready_fd))
 
 
 async def serve(

@@ -45,9 +45,25 @@ STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' 
 
 def tell_parent(fd: int) -> None:
     """Say "ready" on the pipe the parent gave this worker."""
-    with suppress(OSError):  # a parent that is gone learns nothing; the worker serves on
+    with suppress(OSError):  # a parent that is gone learns nothing; the worker stops by `stop_with_parent`
         os.write(fd, READY)
         os.close(fd)
+
+
+def stop_with_parent(stop: asyncio.Event) -> None:
+    """Set `stop` when the parent goes away, however it ended (even SIGKILL): its end of our stdin closes then."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+
+    async def watch() -> None:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        await reader.read()  # nothing is ever written: this returns at end of file
+        stop.set()
+
+    _watchers.add(asyncio.ensure_future(watch()))
+
+
+_watchers: set[asyncio.Future[None]] = set()  # the loop keeps only weak references to tasks
 
 
 @dataclass
@@ -83,7 +99,7 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
                 return 0 if stop.is_set() else 1
-            _announce(settings, host, port, args.workers)
+            _announce(settings, host, port, [worker.process.pid for worker in pool.workers])
             return await pool.watch(stop, redis)
 
 
@@ -109,12 +125,14 @@ def _worker_command(args: argparse.Namespace, host: str, port: int) -> list[str]
     return [sys.executable, "-m", "bot", *common, "serve", "--host", host, "--port", str(port)]
 
 
-def _announce(settings: Settings, host: str, port: int, workers: int) -> None:
+def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None:
+    """One line once every worker serves, naming their processes (their log lines carry the same ids)."""
+    workers = f"{len(pids)} workers: processes {', '.join(map(str, pids))}"
     if settings.slack_app_token is not None:
-        print(f"Folio is connected to Slack (Socket Mode, {workers} workers).", file=sys.stderr, flush=True)
+        print(f"Folio is connected to Slack (Socket Mode, {workers}).", file=sys.stderr, flush=True)
     else:
-        print(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers} workers).",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers}).", file=sys.stderr,
+              flush=True)  # fmt: skip
 
 
 class _Pool:
@@ -131,7 +149,7 @@ class _Pool:
         try:
             process = await asyncio.create_subprocess_exec(
                 *self._command, "--worker-ready", str(write), pass_fds=(write,), env=self._env,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE,  # never written: closed when this process ends (stop_with_parent)
             )  # fmt: skip
         finally:
             os.close(write)
