@@ -10,17 +10,17 @@ What a streamed answer costs is the reading: ~150 events an answer, each a token
 client's own `post` (auth, retries, timeouts and HTTP errors as for any call; `cast_to=httpx2.Response` hands back
 the response unread), and the events are read here, in `ServerSentEvents`, straight from the body's bytes: no typed
 event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
-Every text delta of one network read reaches the listener as one piece. While an answer trickles in a token at a
-time, reading pauses PACE seconds after each small read, so the tokens that arrive meanwhile are read (and shown)
-together: a few reads a second instead of one per token, well inside what a person notices (Slack shows the text in
-TEXT_BATCH pieces anyway). A read that brings much at once is followed at once by the next.
+The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time
+(TRICKLE apart on average), reading pauses PACE seconds after each piece, so the tokens that arrive meanwhile are
+read (and shown) together: five reads a second instead of one per token, well inside what a person notices (Slack
+shows the text in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx2
@@ -36,8 +36,10 @@ from bot.models import Chunk
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
-PACE = 0.15  # seconds to let a trickling answer gather before the next read
-GAP = 0.003  # seconds: data that took longer than this to come was trickling in, not part of a burst
+PACE = 0.2  # seconds to let a trickling answer gather before the next read
+TRICKLE = 0.008  # seconds between text pieces, on average, from which an answer trickles in
+TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
+WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 
 
 def calculation(run: CodeRun, step_ids: StepIds) -> Step:
@@ -126,22 +128,43 @@ async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: An
 
 async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
     events = ServerSentEvents()
-    final: ModelReply | None = None
-    loop = asyncio.get_running_loop()
+    pace = _Pace(asyncio.get_running_loop().time)
     chunks = response.aiter_bytes()
-    while True:
-        asked = loop.time()
+    while True:  # to the end, after the final event too: the connection is then reused
+        pace.asking()
         try:
-            data = await anext(chunks)  # to the end, after the final event too: the connection is then reused
+            data = await anext(chunks)
         except StopAsyncIteration:
             break
-        trickling = loop.time() - asked > GAP  # this data came from the network after a pause, not from a burst
-        if await _handle(events.feed(data), writer) and trickling and final is None:
-            await asyncio.sleep(PACE)  # let the next tokens gather: they are then read in one go
-        final = final or events.final
-    if final is None:
+        if await _handle(events.feed(data), writer) and events.final is None:
+            await pace.after_text()
+    if events.final is None:
         raise ModelUnavailable("The model service ended its answer stream without a response.")
-    return final
+    return events.final
+
+
+class _Pace:
+    """Whether an answer trickles in (text pieces TRICKLE apart on average) or comes in bursts; while it trickles, a
+    pause after each piece that had to be waited for, so the tokens arriving meanwhile are read in one go. The
+    average over the answer, not the last gap, decides: under load, a read in the middle of a burst may wait for a
+    busy event loop, which alone would look like a trickle."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._asked = 0.0
+        self._first: float | None = None
+        self._pieces = 0
+
+    def asking(self) -> None:
+        self._asked = self._clock()
+
+    async def after_text(self) -> None:
+        now = self._clock()
+        waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
+        self._first = self._first if self._first is not None else now
+        self._pieces += 1
+        if waited and self._pieces > TRICKLE_AFTER and (now - self._first) / self._pieces >= TRICKLE:
+            await asyncio.sleep(PACE)
 
 
 async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> bool:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 import aiohttp
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 
 LISTENING = "Folio is listening for Slack on {url}" + EVENTS_PATH
 CONNECTED = "Folio is connected to Slack (Socket Mode)."
+GC_YOUNG_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python: 700)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -115,6 +117,7 @@ async def serve(
         app_token = settings.slack_app_token
         port_serves = documents is not None or app_token is None  # something listens on PORT
         async with AsyncExitStack() as running:
+            running.enter_context(_settled_heap())
             metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
             await running.enter_async_context(metrics_site)
             if app_token is not None:
@@ -129,6 +132,22 @@ async def serve(
             if on_ready is not None:
                 on_ready()
             return await _until_stopped(stop, folio.redis_server)
+
+
+@contextmanager
+def _settled_heap() -> Iterator[None]:
+    """While serving: what start-up built (modules, schemas, clients: most of the heap) is out of the cyclic garbage
+    collector's sight, and young objects are collected less often. A turn allocates thousands of short-lived objects,
+    and each full collection would walk the whole heap again (1 to 2 ms of a turn in `benchmarks/bench.py`)."""
+    thresholds = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 @asynccontextmanager
