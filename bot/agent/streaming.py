@@ -93,11 +93,15 @@ class ServerSentEvents:
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._cr = b""  # a CR that ended the last read: its LF may start the next
         self.final: ModelReply | None = None  # from the event that ended the response, once it came
 
     def feed(self, data: bytes) -> Iterator[dict[str, Any]]:
-        """Each event completed by `data`, decoded; comments, pings and `[DONE]` are skipped."""
-        self._buffer += data.replace(b"\r\n", b"\n")
+        """Each event completed by `data`, decoded; comments, pings and `[DONE]` are skipped. Lines end with LF or
+        CRLF (the service's); a lone CR is not taken for a line end."""
+        data = self._cr + data
+        self._cr = b"\r" if data.endswith(b"\r") else b""
+        self._buffer += (data[:-1] if self._cr else data).replace(b"\r\n", b"\n")
         *complete, self._buffer = self._buffer.split(b"\n\n")
         for block in complete:
             payload = b"\n".join(line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:"))
