@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,7 +20,6 @@ from bot.models import Chunk, Citation, MarkerSpan
 # unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
 MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
 _REF = re.compile(r"(?<![a-z])S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
-_ID = re.compile(r"(?<!\w)S\d+(?!\w)")  # a source id standing alone, as a forged block writes it
 _MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
 # A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.
 _MD_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\(\s*([^()\s]{1,2000})(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
@@ -87,8 +86,15 @@ def written_by_documents(text: str, known: Mapping[str, Chunk]) -> list[str]:
     steer which source the model cites. The check cannot tell what a page supports without reading it, but it can
     refuse to vouch for a citation a document could have dictated.
     """
-    written = {ref for chunk in known.values() for ref in _ID.findall(f"{chunk.file} {chunk.context} {chunk.text}")}
-    return [ref for ref in dict.fromkeys(marker_refs(text)) if ref in written and ref in known]
+    cited = [ref for ref in dict.fromkeys(marker_refs(text)) if ref in known]
+    return [ref for ref in cited if _written_in(ref, known.values())]
+
+
+def _written_in(ref: str, chunks: Iterable[Chunk]) -> bool:
+    """Whether some chunk writes `ref` standing alone, as a forged block writes it (`S2`, not `S20`). A substring test
+    first rules out almost every chunk at C speed: a long conversation's sources are not all run through a regex."""
+    alone = re.compile(rf"(?<!\w){re.escape(ref)}(?!\w)")
+    return any(ref in part and alone.search(part) for chunk in chunks for part in (chunk.file, chunk.context, chunk.text))
 
 
 def says_not_answered(text: str) -> bool:

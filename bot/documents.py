@@ -240,10 +240,13 @@ class Links:
         """The URL that opens `chunk`'s document at its page, or None."""
         if self.docs_base_url:
             return _at_page(self.docs_base_url.rstrip("/") + "/" + quote(chunk.file), chunk)
-        copy = self.documents.stored(chunk.container, chunk.file) if self.documents is not None else None
+        signed = bool(self.public_url and self.key is not None)
+        if self.documents is None or not (signed or self.file_links):
+            return None  # no link could be made: the disk need not be asked (this runs for every source shown)
+        copy = self.documents.stored(chunk.container, chunk.file)
         if copy is None:
             return None
-        if self.public_url and self.key is not None:
+        if signed:
             expires = int(self.clock()) + self.ttl_days * 86400
             path = signed_path(self.key, chunk.container, chunk.file, expires=expires, page=chunk.cited_page)
             return self.public_url.rstrip("/") + path

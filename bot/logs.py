@@ -89,6 +89,7 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
+            "process": record.process,  # which worker, with `folio serve --workers N`
             "message": record.getMessage(),
         }
         turn = getattr(record, "turn", None)

@@ -57,7 +57,7 @@ class BackgroundTasks:
 class LoopGate:
     """Admission for new turns: one may start at once while the event loop keeps up, else it waits its turn.
 
-    Every turn shares one event loop with the acks. Past what one process can do (~30 turns/s in `folio bench`) each
+    Every turn shares one event loop with the acks. Past what one process can do (~30 turns/s in benchmarks/bench.py) each
     loop pass runs every ready turn, so an ack or a Redis reply waits seconds: Slack retries, Redis pool waits time
     out. A monitor measures how late a short sleep wakes (the loop's lag); while it is over `max_lag`, new turns wait
     in arrival order and are let in one per calm tick. Turns already running are never held back.

@@ -9,7 +9,7 @@ import pytest
 
 from bot.cli import COMMANDS, main
 
-SUBCOMMANDS = ("index", "list", "remove", "search", "ask", "chat", "serve", "access", "doctor", "eval", "bench")
+SUBCOMMANDS = ("index", "list", "remove", "search", "ask", "chat", "serve", "access", "doctor", "eval")
 
 
 def test_every_subcommand_is_listed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openai import AsyncOpenAI
-from openai.types.responses import Response
 
 from bot import messages
 from bot.agent import prompts
@@ -28,6 +27,7 @@ from bot.agent.provider_errors import check_response, model_call
 from bot.agent.sources import TurnSources
 from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
+from bot.agent.wire import ModelReply, create, request_body
 from bot.agent.verify import unsupported_labels
 from bot.citations import (
     Rendered,
@@ -114,7 +114,7 @@ async def run_turn(
 
 async def _answer(turn: _Turn) -> Answer:
     response = await _loop(turn, await _start(turn))
-    if _function_calls(response):  # still asking for tools after the last allowed call
+    if response.function_calls:  # still asking for tools after the last allowed call
         shown = [(ref, turn.conversation.sources[ref]) for ref in turn.tools.sources.shown.values()]
         notices = (*turn.notices, messages.CAP_HIT)
         return turn.charged(quoted_answer(shown, options=turn.options, notices=notices, profile=turn.profile))
@@ -122,7 +122,7 @@ async def _answer(turn: _Turn) -> Answer:
     return await _finish(turn, text, final_id)
 
 
-async def _start(turn: _Turn) -> Response:
+async def _start(turn: _Turn) -> ModelReply:
     """The first call; when the thread has outgrown the context window, once more without its oldest turns."""
     try:
         return await _first_call(turn)
@@ -131,7 +131,7 @@ async def _start(turn: _Turn) -> Response:
         return await _create(turn, input=trimmed_history_items(turn.conversation.turns) + [_user(turn.question)])
 
 
-async def _first_call(turn: _Turn) -> Response:
+async def _first_call(turn: _Turn) -> ModelReply:
     """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it."""
     asked = [_user(turn.question)]
     conversation = turn.conversation
@@ -146,10 +146,10 @@ async def _first_call(turn: _Turn) -> Response:
     return await _create(turn, input=history + asked)
 
 
-async def _loop(turn: _Turn, response: Response) -> Response:
+async def _loop(turn: _Turn, response: ModelReply) -> ModelReply:
     """Run tool batches until the model answers or the call limit is reached."""
     made = 1
-    while (calls := _function_calls(response)) and made < turn.options.max_iterations:
+    while (calls := list(response.function_calls)) and made < turn.options.max_iterations:
         batch = await run_batch(calls, turn.tools)
         turn.tool_calls.extend(batch.calls)
         turn.trace.extend(batch.trace)
@@ -162,12 +162,12 @@ async def _loop(turn: _Turn, response: Response) -> Response:
             turn, input=batch.outputs, previous_response_id=response.id, tool_choice="none" if last else "auto"
         )
         made += 1
-    if _function_calls(response):
+    if response.function_calls:
         turn.cap_hit = True
     return response
 
 
-async def _corrected(turn: _Turn, response: Response) -> tuple[str, str]:
+async def _corrected(turn: _Turn, response: ModelReply) -> tuple[str, str]:
     """The answer text and final response id, after one correction round when its citations fail."""
     text = response.output_text
     known = turn.conversation.sources
@@ -228,7 +228,7 @@ def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) 
 async def _create(
     turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto",
     may_answer: bool = True,
-) -> Response:
+) -> ModelReply:
     """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
 
     A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces)."""
@@ -237,7 +237,7 @@ async def _create(
         "model": options.model_for(turn.profile),
         "input": input,
         "instructions": prompts.load("instructions"),
-        "tools": prompts.tool_definitions(code_interpreter=options.code_interpreter),
+        "tools": prompts.request_tools(code_interpreter=options.code_interpreter),
         "tool_choice": tool_choice,
     }
     if previous_response_id:
@@ -258,40 +258,29 @@ async def _create(
             response = await create_streamed(turn.model, params, writer)
             announced = writer.created == response.id
         else:
-            response = await turn.model.responses.create(**params)
+            response = await create(turn.model, request_body(params))
             announced = False
     await _record(turn, response, announced=announced)
     check_response(response)  # failed, or stopped by a content filter
     return response
 
 
-async def _record(turn: _Turn, response: Response, *, announced: bool) -> None:
+async def _record(turn: _Turn, response: ModelReply, *, announced: bool) -> None:
     """Keep the response id (for deletion; reported unless a stream `announced` it already), its tokens, and its code
     runs, which the server executed itself."""
     turn.response_ids.append(response.id)
     if not announced:
         await turn.tools.events(ResponseCreated(response.id))
-    used = response.usage
-    if used is not None:
-        turn.usage = turn.usage + Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens)
-    turn.trace.append(TraceStep("model", note=f"{response.id}: {used.input_tokens if used else 0} in, "
-                                f"{used.output_tokens if used else 0} out"))  # fmt: skip
-    for item in response.output:
-        if item.type == "code_interpreter_call":
-            logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
-            if item.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
-                await turn.tools.events(calculation(item, turn.tools.step_ids))
-            record = bounded({"code": item.code or "", "logs": logs})  # the sandbox may print megabytes
-            turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": record["code"]}, summary=record["logs"]))
-            turn.trace.append(TraceStep(CODE, query=item.code or "", note=logs[:200]))
-
-
-def _function_calls(response: Response) -> list[FunctionCall]:
-    return [
-        FunctionCall(call_id=item.call_id, name=item.name, arguments=item.arguments)
-        for item in response.output
-        if item.type == "function_call"
-    ]
+    if response.has_usage:
+        turn.usage = turn.usage + Usage(input_tokens=response.input_tokens, output_tokens=response.output_tokens)
+    turn.trace.append(TraceStep("model", note=f"{response.id}: {response.input_tokens} in, "
+                                f"{response.output_tokens} out"))  # fmt: skip
+    for run in response.code_runs:
+        if run.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
+            await turn.tools.events(calculation(run, turn.tools.step_ids))
+        record = bounded({"code": run.code, "logs": run.logs})  # the sandbox may print megabytes
+        turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": record["code"]}, summary=record["logs"]))
+        turn.trace.append(TraceStep(CODE, query=run.code, note=run.logs[:200]))
 
 
 def _user(text: str) -> dict[str, str]:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.responses import Response
 
 from bot import messages, metrics
+from bot.agent.wire import ModelReply
 from bot.errors import (
     ContentFiltered,
     ContextTooLong,
@@ -203,13 +203,11 @@ async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: 
         metrics.model_call(profile, ended, time.monotonic() - started)
 
 
-def check_response(response: Response) -> None:
+def check_response(response: ModelReply) -> None:
     """Raise for a response the service took but could not finish: failed, or stopped by a content filter."""
     if response.status == "failed":
-        detail = response.error.message if response.error else "no detail"
-        raise ModelUnavailable(f"The model service failed to answer: {detail}")
-    details = response.incomplete_details
-    if response.status == "incomplete" and details is not None and details.reason == "content_filter":
+        raise ModelUnavailable(f"The model service failed to answer: {response.error or 'no detail'}")
+    if response.status == "incomplete" and response.incomplete_reason == "content_filter":
         raise ContentFiltered(messages.CONTENT_FILTERED, detail="the content filter stopped the answer")
 
 

@@ -1,28 +1,34 @@
 """One model call streamed: the Responses API's server-sent events, the answer's text reported as it is written.
 
-    response = await create_streamed(model, params, AnswerWriter(sources, link_for=..., events=..., draft=2))
+    reply = await create_streamed(model, params, AnswerWriter(sources, link_for=..., events=..., draft=2))
 
-The call returns the same `Response` a plain `responses.create` would (`response.completed` carries it whole, its id
-included), so the tool loop around it is unchanged. Text deltas pass through a `CitationStream` before any
-listener hears them: an unknown or half-written marker is never reported.
+The call returns the same `ModelReply` a plain call does (`response.completed` carries the whole response, its id
+included), so the tool loop around it is unchanged. Text deltas pass through a `CitationStream` before any listener
+hears them: an unknown or half-written marker is never reported.
 
-The events are read as plain dicts through the client's own `post` (the SDK's documented way to make a request its
-typed methods do not shape): `responses.create(stream=True)` validates every event into a typed model, about
-0.1 ms each, and an answer is ~150 events; read this way a streamed answer costs ~8 ms of CPU instead of ~22 ms.
-The SDK still decodes the server-sent events, maps HTTP and connection errors to its exceptions and retries; the
-final Response and code runs are built with its lenient `construct`, as it builds unvalidated responses itself.
+What a streamed answer costs is the reading: ~150 events an answer, each a token. The request goes through the
+client's own `post` (auth, retries, timeouts and HTTP errors as for any call; `cast_to=httpx2.Response` hands back
+the response unread), and the events are read here, in `ServerSentEvents`, straight from the body's bytes: no typed
+event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
+The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time
+(TRICKLE apart on average), reading pauses PACE seconds after each piece, so the tokens that arrive meanwhile are
+read (and shown) together: five reads a second instead of one per token, well inside what a person notices (Slack
+shows the text in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import json
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from openai import AsyncOpenAI, AsyncStream
-from openai.types.responses import Response, ResponseCodeInterpreterToolCall
+import httpx2
+from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, StepIds
+from bot.agent.wire import CodeRun, ModelReply, request_body
 from bot.citation_stream import CitationStream, Piece
 from bot.citations import LinkFor
 from bot.errors import ModelUnavailable
@@ -30,12 +36,16 @@ from bot.models import Chunk
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
+PACE = 0.2  # seconds to let a trickling answer gather before the next read
+TRICKLE = 0.008  # seconds between text pieces, on average, from which an answer trickles in
+TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
+WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 
 
-def calculation(item: ResponseCodeInterpreterToolCall, step_ids: StepIds) -> Step:
+def calculation(run: CodeRun, step_ids: StepIds) -> Step:
     """The finished "Calculating" step of one code_interpreter run, with its output."""
-    logs = "\n".join(getattr(out, "logs", "") for out in item.outputs or [])
-    return Step(step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE, status="done", detail=logs[:500])
+    return Step(step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE, status="done",
+                detail=run.logs[:500])  # fmt: skip
 
 
 class AnswerWriter:
@@ -58,10 +68,10 @@ class AnswerWriter:
         self.created = response_id
         await self._events(ResponseCreated(response_id))
 
-    async def calculated(self, item: ResponseCodeInterpreterToolCall) -> None:
+    async def calculated(self, run: CodeRun) -> None:
         """A code run ended before the text that uses it: show it now, in its place."""
-        self.shown_code.add(item.id)
-        await self._events(calculation(item, self._step_ids))
+        self.shown_code.add(run.id)
+        await self._events(calculation(run, self._step_ids))
 
     async def write(self, delta: str) -> None:
         for piece in self._checker.feed(delta):
@@ -78,27 +88,107 @@ class AnswerWriter:
             await self._events(AnswerText(citation=piece, draft=self._draft))
 
 
-async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: AnswerWriter) -> Response:
-    """`POST /responses` with `stream: true`, reporting text as it arrives; returns the final Response.
+class ServerSentEvents:
+    """The JSON events of a `text/event-stream` body, fed as its bytes arrive (events may span reads)."""
 
-    HTTP errors before the stream starts and broken connections raise the SDK's errors, as a plain call does."""
-    final: Response | None = None
-    body = {**params, "stream": True}
-    events = await model.post("/responses", cast_to=object, body=body, stream=True, stream_cls=AsyncStream[object])
-    async with events:
-        async for event in events:
-            kind = event.get("type") if isinstance(event, dict) else None
-            if kind == "response.created":
-                await writer.response_created(event["response"]["id"])
-            elif kind == "response.output_text.delta":
-                await writer.write(event["delta"])
-            elif kind == "response.output_item.done" and event["item"].get("type") == "code_interpreter_call":
-                await writer.calculated(ResponseCodeInterpreterToolCall.construct(**event["item"]))
-            elif kind in _FINAL:
-                final = Response.construct(**event["response"])
-            elif kind == "error":
-                raise ModelUnavailable(f"The model service failed while answering: {event.get('message')}")
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._cr = b""  # a CR that ended the last read: its LF may start the next
+        self.final: ModelReply | None = None  # from the event that ended the response, once it came
+
+    def feed(self, data: bytes) -> Iterator[dict[str, Any]]:
+        """Each event completed by `data`, decoded; comments, pings and `[DONE]` are skipped. Lines end with LF or
+        CRLF (the service's); a lone CR is not taken for a line end."""
+        data = self._cr + data
+        self._cr = b"\r" if data.endswith(b"\r") else b""
+        self._buffer += (data[:-1] if self._cr else data).replace(b"\r\n", b"\n")
+        *complete, self._buffer = self._buffer.split(b"\n\n")
+        for block in complete:
+            payload = b"\n".join(line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:"))
+            if payload and payload != b"[DONE]":
+                event = json.loads(payload)
+                if isinstance(event, dict):
+                    if event.get("type") in _FINAL:
+                        self.final = ModelReply.read(event.get("response"))
+                    yield event
+
+
+async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: AnswerWriter) -> ModelReply:
+    """`POST /responses` with `stream: true`, reporting text as it arrives; returns the final reply.
+
+    HTTP errors before the stream starts raise the SDK's errors, as a plain call does; a connection that breaks
+    mid-answer, an `error` event, or a stream that ends without its response is ModelUnavailable."""
+    body = request_body({**params, "stream": True})
+    response = await model.post("/responses", cast_to=httpx2.Response, content=body, stream=True)
+    try:
+        final = await _read(response, writer)
+    except httpx2.HTTPError as exc:
+        raise ModelUnavailable(f"The model service broke off its answer: {exc!r}") from exc
+    finally:
+        await response.aclose()
     await writer.close()
-    if final is None:
-        raise ModelUnavailable("The model service ended its answer stream without a response.")
     return final
+
+
+async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
+    events = ServerSentEvents()
+    pace = _Pace(asyncio.get_running_loop().time)
+    chunks = response.aiter_bytes()
+    while True:  # to the end, after the final event too: the connection is then reused
+        pace.asking()
+        try:
+            data = await anext(chunks)
+        except StopAsyncIteration:
+            break
+        if await _handle(events.feed(data), writer) and events.final is None:
+            await pace.after_text()
+    if events.final is None:
+        raise ModelUnavailable("The model service ended its answer stream without a response.")
+    return events.final
+
+
+class _Pace:
+    """Whether an answer trickles in (text pieces TRICKLE apart on average) or comes in bursts; while it trickles, a
+    pause after each piece that had to be waited for, so the tokens arriving meanwhile are read in one go. The
+    average over the answer, not the last gap, decides: under load, a read in the middle of a burst may wait for a
+    busy event loop, which alone would look like a trickle."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._asked = 0.0
+        self._first: float | None = None
+        self._pieces = 0
+
+    def asking(self) -> None:
+        self._asked = self._clock()
+
+    async def after_text(self) -> None:
+        now = self._clock()
+        waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
+        self._first = self._first if self._first is not None else now
+        self._pieces += 1
+        if waited and self._pieces > TRICKLE_AFTER and (now - self._first) / self._pieces >= TRICKLE:
+            await asyncio.sleep(PACE)
+
+
+async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> bool:
+    """Act on the events of one read; True when they held answer text (reported as one piece)."""
+    text: list[str] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "response.output_text.delta":
+            text.append(str(event.get("delta") or ""))
+            continue
+        if text:
+            await writer.write("".join(text))
+            text.clear()
+        if kind == "response.created":
+            await writer.response_created(str(event["response"]["id"]))
+        elif kind == "response.output_item.done" and event["item"].get("type") == "code_interpreter_call":
+            await writer.calculated(CodeRun.read(event["item"]))
+        elif kind == "error":
+            raise ModelUnavailable(f"The model service failed while answering: {event.get('message')}")
+    if text:
+        await writer.write("".join(text))
+        return True
+    return False

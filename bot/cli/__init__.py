@@ -10,13 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from bot import logs
-from bot.cli import access, ask, bench, chat, doctor, eval, index, remove, search, serve
+from bot.cli import access, ask, chat, doctor, eval, index, remove, search, serve
 from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
 from bot.cli.common import HelpFormatter, interrupted, parse_tags, pipe_closed
 from bot.config import Settings, load_settings
 from bot.errors import ConfigurationError, FolioError
 
-COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval, bench)
+COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.

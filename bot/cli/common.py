@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import sys
 import textwrap
+from contextlib import suppress
 
 from bot import messages
 from bot.app import SAMPLE_CONTAINER, Folio
@@ -94,3 +97,13 @@ def pipe_closed() -> int:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return PIPE_CLOSED
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (call it inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with suppress(NotImplementedError):  # Windows has no signal handlers in asyncio
+            loop.add_signal_handler(sig, stop.set)
+    return stop

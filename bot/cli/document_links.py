@@ -78,10 +78,10 @@ def _headers(file: str) -> dict[str, str]:
 @asynccontextmanager
 async def serve_documents(
     server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None,
-    ready: ReadyCheck | None = None,
+    ready: ReadyCheck | None = None, shared: bool = False,
 ) -> AsyncIterator[None]:  # fmt: skip
     """Serve only the documents route (and /healthz, /readyz, /metrics) on host:port while the block runs; nothing
-    when None."""
+    when None. `shared`: one of several workers on the port (see `running_site`), which announce nothing."""
     if server is None:
         yield
         return
@@ -89,6 +89,6 @@ async def serve_documents(
     application = web.Application()
     application.add_routes(server.routes())
     application.add_routes(ops_routes(ready))
-    announce = f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
-    async with running_site(application, host, port, announce=announce, started=started):
+    announce = None if shared else f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
+    async with running_site(application, host, port, announce=announce, started=started, shared=shared):
         yield

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
-import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 import aiohttp
@@ -26,14 +26,19 @@ from bot.app import open_folio
 from bot.app.health import ReadyCheck, readiness
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat
-from bot.cli.common import HelpFormatter, settings_from
+from bot.cli.common import HelpFormatter, settings_from, stop_on_signals
 from bot.cli.document_links import DocumentServer, serve_documents
+from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
-from bot.errors import ConfigurationError
+from bot.errors import ConfigurationError, InvalidInput
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.site import ops_routes, running_site
 
 log = logging.getLogger(__name__)
+
+LISTENING = "Folio is listening for Slack on {url}" + EVENTS_PATH
+CONNECTED = "Folio is connected to Slack (Socket Mode)."
+GC_YOUNG_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python: 700)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -44,21 +49,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog="examples:\n"
         "  folio serve                         # settings from the environment and .env\n"
         "  PORT=8080 folio serve --host 127.0.0.1\n"
+        "  folio serve --workers 2             # two processes on one port, one Redis; SIGTERM drains both\n"
         "see README.md, 'Connect to Slack', for the tokens and the app manifest.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
     parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
+                        "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
+    parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until stopped (SIGINT / SIGTERM)."""
+    """Serve until stopped (SIGINT / SIGTERM): in this process, or in `--workers N` processes started from here."""
     settings = settings_from(args)
     if not settings.slack_configured:
         print(messages.SLACK_NOT_CONFIGURED, flush=True)
         return chat(settings)
-    return asyncio.run(serve(settings, host=args.host, port=args.port or settings.port))
+    port = settings.port if args.port is None else args.port
+    if args.workers < 1:
+        raise InvalidInput("--workers must be 1 or more.")
+    if args.workers > 1:
+        return asyncio.run(supervise(settings, args, host=args.host, port=port))
+    if args.worker_ready is not None:  # one of the workers `supervise` started
+        return asyncio.run(_serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready))
+    return asyncio.run(serve(settings, host=args.host, port=port))
+
+
+async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int) -> int:
+    """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent."""
+    stop = stop_on_signals()
+    stop_with_parent(stop)
+    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=lambda: tell_parent(ready_fd))
 
 
 async def serve(
@@ -68,12 +92,16 @@ async def serve(
     port: int | None = None,
     stop: asyncio.Event | None = None,
     started: Callable[[int], None] | None = None,
+    shared: bool = False,
+    on_ready: Callable[[], None] | None = None,
     **clients: Any,
 ) -> int:
     """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
 
-    Returns 1 when the embedded Redis keeps dying, so that a supervisor starts Folio afresh."""
-    stop = stop or _stop_on_signals()
+    `shared`: one worker of `--workers N`, listening beside the others (SO_REUSEPORT) and announcing nothing;
+    `on_ready` is called once it serves. Returns 1 when the embedded Redis keeps dying, so that a supervisor starts
+    Folio afresh."""
+    stop = stop or stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
         assert folio.store is not None and folio.slack is not None
@@ -89,21 +117,42 @@ async def serve(
         app_token = settings.slack_app_token
         port_serves = documents is not None or app_token is None  # something listens on PORT
         async with AsyncExitStack() as running:
-            await running.enter_async_context(_metrics_site(settings.folio_metrics_port, host, ready, port, port_serves))
+            running.enter_context(_settled_heap())
+            metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
+            await running.enter_async_context(metrics_site)
             if app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-                await running.enter_async_context(serve_documents(documents, host, port, started, ready))
-                await running.enter_async_context(_socket_mode(app, app_token.get_secret_value()))
+                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
+                await running.enter_async_context(_socket_mode(app, app_token.get_secret_value(), quiet=shared))
             else:
                 application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
-                announce = f"Folio is listening for Slack on {{url}}{EVENTS_PATH}"
-                await running.enter_async_context(running_site(application, host, port, announce=announce, started=started))
+                announce = None if shared else LISTENING
+                site = running_site(application, host, port, announce=announce, started=started, shared=shared)
+                await running.enter_async_context(site)
+            if on_ready is not None:
+                on_ready()
             return await _until_stopped(stop, folio.redis_server)
+
+
+@contextmanager
+def _settled_heap() -> Iterator[None]:
+    """While serving: what start-up built (modules, schemas, clients: most of the heap) is out of the cyclic garbage
+    collector's sight, and young objects are collected less often. A turn allocates thousands of short-lived objects,
+    and each full collection would walk the whole heap again (1 to 2 ms of a turn in `benchmarks/bench.py`)."""
+    thresholds = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 @asynccontextmanager
 async def _metrics_site(
-    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool
+    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool
 ) -> AsyncIterator[None]:
     """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT, unless it is PORT and the site there serves them."""
     if metrics_port is None or (metrics_port == port and port_serves):
@@ -111,8 +160,9 @@ async def _metrics_site(
         return
     application = web.Application()
     application.add_routes(ops_routes(ready))
-    announce = "Folio serves /metrics, /healthz and /readyz on {url}"
-    async with running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT"):
+    announce = None if shared else "Folio serves /metrics, /healthz and /readyz on {url}"
+    site = running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared)
+    async with site:
         yield
 
 
@@ -127,14 +177,15 @@ async def check_bot_token(client: AsyncWebClient, api_url: str) -> None:
 
 
 @asynccontextmanager
-async def _socket_mode(app: AsyncApp, app_token: str) -> AsyncIterator[None]:
+async def _socket_mode(app: AsyncApp, app_token: str, *, quiet: bool = False) -> AsyncIterator[None]:
     try:  # slack_sdk retries a refused connection for ever, logging each failure: ask once, and say why here
         await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
-    print("Folio is connected to Slack (Socket Mode).", file=sys.stderr, flush=True)
+    if not quiet:
+        print(CONNECTED, file=sys.stderr, flush=True)
     try:
         yield
     finally:
@@ -154,11 +205,3 @@ async def _until_stopped(stop: asyncio.Event, redis: EmbeddedRedis | None) -> in
         return 1
     return 0
 
-
-def _stop_on_signals() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with suppress(NotImplementedError):  # Windows has no signal handlers in asyncio
-            loop.add_signal_handler(sig, stop.set)
-    return stop

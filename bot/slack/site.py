@@ -46,23 +46,30 @@ def ops_routes(ready: ReadyCheck | None = None) -> list[web.RouteDef]:
     return routes
 
 
+def port_refused(exc: OSError, host: str, port: int, setting: str) -> ConfigurationError:
+    """The one line a port that cannot be had ends Folio with, naming the setting to change."""
+    why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})"
+    return ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.")
+
+
 @asynccontextmanager
 async def running_site(
-    application: web.Application, host: str, port: int, *, announce: str, started: Callable[[int], None] | None = None,
-    setting: str = "PORT",
+    application: web.Application, host: str, port: int, *, announce: str | None,
+    started: Callable[[int], None] | None = None, setting: str = "PORT", shared: bool = False,
 ) -> AsyncIterator[int]:  # fmt: skip
-    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr. A port that
-    cannot be had is a ConfigurationError naming `setting`."""
+    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr (None: say
+    nothing). A port that cannot be had is a ConfigurationError naming `setting`. `shared`: bind with SO_REUSEPORT,
+    beside the other workers of `folio serve --workers N`, so the kernel spreads connections between them."""
     runner = web.AppRunner(application, access_log=None)
     await runner.setup()
     try:
         try:
-            await web.TCPSite(runner, host, port).start()
+            await web.TCPSite(runner, host, port, reuse_port=shared or None).start()
         except OSError as exc:
-            why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})"
-            raise ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.") from exc
+            raise port_refused(exc, host, port, setting) from exc
         bound = runner.addresses[0][1]
-        print(announce.format(url=f"http://{host}:{bound}"), file=sys.stderr, flush=True)
+        if announce is not None:
+            print(announce.format(url=f"http://{host}:{bound}"), file=sys.stderr, flush=True)
         if started is not None:
             started(bound)  # port 0 in tests: the caller learns which port it got
         yield bound

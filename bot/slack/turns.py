@@ -137,10 +137,11 @@ async def _answer(
 async def start_turn(
     folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
 ) -> None:
-    """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn after the ack.
+    """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn.
 
-    Call it before acknowledging: the place in line taken here is the order turns of one thread run in, and from
-    here on a plain reply in the thread is a follow-up (it waits for this turn, then chains from its answer).
+    The place in line taken here is the order turns of one thread run in, and from here on a plain reply in the
+    thread is a follow-up (it waits for this turn, then chains from its answer). Messages call it just after the
+    ack, in arrival order (bot.slack.listeners.messages); `/ask` and "Think harder" after theirs.
     """
     try:
         lock = await _store(folio).take_on(request.thread, delivery=delivery, new=_claim(folio, request))

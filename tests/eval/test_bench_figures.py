@@ -6,8 +6,8 @@ import json
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.evaluation.load import ProcessUsage, bench_table, figures
-from bot.evaluation.loadgen import LoadResult, TurnTiming, event_body, question_events, signed_headers
+from benchmarks.figures import ProcessUsage, bench_table, figures
+from benchmarks.loadgen import LoadResult, TurnTiming, event_body, question_events, signed_headers
 
 
 def test_events_are_signed_so_that_slacks_verifier_accepts_them() -> None:
@@ -47,7 +47,11 @@ def test_figures_from_known_timings() -> None:
     assert found.ack_p50_ms == 10.0 and found.ack_p99_ms == 200.0
     assert found.cpu_s_per_turn == 0.025
     table = bench_table(found)
-    assert "| duplicate answers | 1 | 0 | **no** |" in table and "- error: lost" in table
+    assert "| errors / duplicate answers | 1 / 1 |" in table and "- error: lost" in table
+    assert "| no errors, no duplicate answers | 1 / 1 | **no** |" in table
+    assert "| CPU per turn <= 12 ms | 25.0 ms | **no** |" in table
+    assert "ack p99" not in table.split("| aim at this load")[1]  # an aim at 30 threads does not apply at 2
+    assert all(cell.strip() for line in table.splitlines() if line.startswith("|") for cell in line.split("|")[1:-1])
 
 
 def test_streaming_figures_from_known_timings() -> None:
@@ -64,5 +68,8 @@ def test_streaming_figures_from_known_timings() -> None:
     assert (round(stream.text_lag_p50_ms), round(stream.text_lag_p99_ms)) == (50, 1000)
     assert stream.appends_per_turn == 5 and stream.chars_per_text_append == 300
     table = bench_table(found)
-    assert "| first visible step p50 / p99 | 200 / 400 ms | p99 < 1000 ms at 30 threads | yes |" in table
-    assert "| first answer text after the model's first token p50 / p99 | 50 / 1000 ms | <= 300 ms | **no** |" in table
+    assert "| first visible step p50 / p99 | 200 / 400 ms |" in table
+    assert "| first visible step p99 < 1000 ms at 30 threads | 400 ms | yes |" in table
+    assert "| first answer text after the model's first token p50 / p99 | 50 / 1000 ms |" in table
+    assert "| first answer text <= 300 ms after the model's first token (p99) | 1000 ms | **no** |" in table
+    assert all(cell.strip() for line in table.splitlines() if line.startswith("|") for cell in line.split("|")[1:-1])

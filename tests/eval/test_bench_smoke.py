@@ -1,4 +1,6 @@
-"""`folio bench` end to end at a tiny load: three processes start, signed events are answered once each, all stop."""
+"""The bench end to end at a tiny load: three processes start, signed events are answered once each, all stop.
+
+About 15 s, so it is not in the default run: `.venv/bin/python -m pytest -m bench`."""
 
 from __future__ import annotations
 
@@ -7,14 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from benchmarks.bench import main
+
+pytestmark = pytest.mark.bench
 
 
-def test_a_short_bench_answers_every_turn_once(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["bench", "--threads", "3", "--duration", "2", "--model-latency", "20", "--replies", "mention", "--json"]
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_short_bench_answers_every_turn_once(
+    workers: int, shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--threads", "3", "--duration", "2", "--model-latency", "20", "--replies", "mention", "--json",
+            "--workers", str(workers), "--corpus", str(shared_dir / "corpus")]  # fmt: skip
     assert main(argv) == 0
-    found = json.loads(capsys.readouterr().out)
-    assert found["turns"] >= 3
+    captured = capsys.readouterr()
+    found = json.loads(captured.out)
+    assert found["turns"] >= 3 and found["workers"] == workers
     assert found["errors"] == 0 and found["duplicate_answers"] == 0
     assert found["events"] >= 2 * found["turns"]  # every question was an @mention: app_mention + message
     assert found["peak_rss_mb"] and found["cpu_s_per_turn"]
+    assert "turns answered" in captured.err  # progress while it runs

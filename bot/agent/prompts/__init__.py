@@ -41,6 +41,12 @@ def _tools() -> list[dict[str, Any]]:
     return json.loads((_DIR / "tools.json").read_text(encoding="utf-8"))
 
 
+@cache
+def request_tools(*, code_interpreter: bool) -> tuple[dict[str, Any], ...]:
+    """The tools as every request sends them, shared (not copied per call): serialize them, never change them."""
+    return tuple(tool for tool in _tools() if code_interpreter or tool["type"] != "code_interpreter")
+
+
 def tool_definitions(*, code_interpreter: bool) -> list[dict[str, Any]]:
     """The tools sent with every call (flat function tools; code_interpreter only when switched on)."""
     chosen = [tool for tool in _tools() if code_interpreter or tool["type"] != "code_interpreter"]

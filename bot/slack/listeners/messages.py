@@ -1,4 +1,10 @@
-"""Mentions in channels, direct messages, and plain replies in threads Folio already answers."""
+"""Mentions in channels, direct messages, and plain replies in threads Folio already answers.
+
+Slack gets its ack before any Redis round trip: the listener decides from the event alone whether a message may be
+a question, and hands the rest (is the reply in Folio's thread, the delivery claim, the thread's place in line) to a
+background task. So an ack waits for no Redis reply, and no Redis reply waits for turns the event loop is running.
+A repeated delivery is still answered once (the claim drops it), and a thread's turns still run in arrival order.
+"""
 
 from __future__ import annotations
 
@@ -33,30 +39,36 @@ def register(app: AsyncApp, folio: Folio) -> None:
 async def on_message_event(
     folio: Folio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
 ) -> None:
-    """Decide whether a person's message (the middleware let only those through) is a question for Folio, and if
-    so start its turn."""
+    """Decide whether a person's message (the middleware let only those through) may be a question for Folio, and
+    if so take it on after the ack."""
     channel, ts = event["channel"], event["ts"]
     thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
                        thread_ts=event.get("thread_ts") or ts)  # fmt: skip
     is_dm = event.get("channel_type") == "im"
     text = event.get("text") or ""
-    if not mentioned and not is_dm and not await _continues_a_conversation(folio, thread, ts, text, context):
-        return
+    mentions_us = bool(context.bot_user_id) and f"<@{context.bot_user_id}" in text
+    if not mentioned and not is_dm and (thread.thread_ts == ts or mentions_us):
+        return  # a new message in a channel is for people, and a reply mentioning Folio is its app_mention's
     request = TurnRequest(
         thread=thread, question=clean_question(text, bot_user_id=context.bot_user_id), user=event["user"], is_dm=is_dm
     )
-    await start_turn(folio, client, request, delivery=context.get(DELIVERY))
-    if is_dm and folio.access is not None:  # an assistant thread's first question becomes its title
-        folio.tasks.spawn(name_thread(folio.access, client, thread, request.user, request.question), name="title")
+    reply = not mentioned and not is_dm  # answered only when the thread is Folio's
+    folio.tasks.spawn(_take_on(folio, client, request, delivery=context.get(DELIVERY), reply=reply),
+                      name=f"take on {thread}")  # fmt: skip
 
 
-async def _continues_a_conversation(
-    folio: Folio, thread: ThreadKey, ts: str, text: str, context: AsyncBoltContext
-) -> bool:
-    if thread.thread_ts == ts:  # a new top-level message in a channel is for people unless it mentions Folio
-        return False
-    if context.bot_user_id and f"<@{context.bot_user_id}" in text:  # the app_mention event answers it
-        return False
+async def _take_on(
+    folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None, reply: bool
+) -> None:
+    if reply and not await _continues_a_conversation(folio, request.thread):
+        return
+    await start_turn(folio, client, request, delivery=delivery)
+    if request.is_dm and folio.access is not None:  # an assistant thread's first question becomes its title
+        folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
+                          name="title")  # fmt: skip
+
+
+async def _continues_a_conversation(folio: Folio, thread: ThreadKey) -> bool:
     assert folio.store is not None
     try:
         return await folio.store.exists(thread)

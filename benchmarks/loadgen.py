@@ -1,4 +1,4 @@
-"""The load `folio bench` drives: N Slack threads, each asking its next question as soon as the last is answered.
+"""The load the bench drives: N Slack threads, each asking its next question as soon as the last is answered.
 
 Every event is a signed POST to Folio's /slack/events, shaped as Slack sends it: an @mention arrives as both an
 `app_mention` and a `message` event (Folio must answer once), and a follow-up is a plain reply in the thread.
@@ -12,7 +12,7 @@ import itertools
 import json
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ TEAM = "T0FOLIO01"
 BOT_USER = "UFOLIOBOT"  # the fake Slack's bot user (auth.test)
 CHANNEL = "CBENCH0001"
 POLL_SECONDS = 0.02
+PROGRESS_SECONDS = 2.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,9 +90,14 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
 
 
 def question_events(
-    question: str, *, ts: str, thread_ts: str | None, user: str, mention: bool = True
+    question: str, *, ts: str, thread_ts: str | None, user: str, mention: bool = True, assistant: bool = False
 ) -> list[dict[str, Any]]:
-    """The events of one question: an @mention (app_mention + message, as Slack sends both), or a plain reply."""
+    """The events of one question: an @mention (app_mention + message, as Slack sends both), a plain reply, or
+    (`assistant`) a person's message in an assistant thread of their DM with the app."""
+    if assistant:
+        dm = f"D{user[-8:]}"
+        return [{"type": "message", "channel_type": "im", "channel": dm, "user": user, "text": question, "ts": ts,
+                 "event_ts": ts, "thread_ts": thread_ts, "team": TEAM}]  # fmt: skip
     base = {"user": user, "ts": ts, "channel": CHANNEL, "event_ts": ts, "team": TEAM}
     if thread_ts is not None:
         base["thread_ts"] = thread_ts
@@ -138,17 +144,20 @@ class _Answers:
 
 async def drive(
     target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 30.0,
-    mention: bool = False,
+    mention: bool = False, progress: Callable[[LoadResult], None] | None = None, assistant: bool = False,
 ) -> LoadResult:
     """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited).
 
-    A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`.
+    A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`. With
+    `assistant`, each conversation is an assistant thread in a DM instead (Slack's assistant template answers those).
+    `progress` is called with the figures so far every PROGRESS_SECONDS while the load runs.
     """
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         answers = _Answers(session, target.answers_url)
         result = LoadResult(started_at=time.time())
         poller = asyncio.create_task(answers.poll_forever())
+        reporter = asyncio.create_task(_report_progress(result, progress)) if progress else None
         stamps = itertools.count(1)
         base = int(time.time())
         deadline = time.monotonic() + duration
@@ -156,7 +165,7 @@ async def drive(
 
         async def conversation(number: int) -> None:
             await asyncio.sleep(ramp * number / threads)
-            root: str | None = None
+            root: str | None = f"{base}.{next(stamps):06d}" if assistant else None  # the assistant thread's root
             for turn in itertools.count():
                 if time.monotonic() >= deadline:
                     return
@@ -164,7 +173,8 @@ async def drive(
                 thread = root or ts
                 question = questions[(number + turn) % len(questions)]
                 user = f"UBENCH{number:05d}"
-                events = question_events(question, ts=ts, thread_ts=root, user=user, mention=mention or root is None)
+                events = question_events(question, ts=ts, thread_ts=root, user=user, mention=mention or root is None,
+                                         assistant=assistant)  # fmt: skip
                 timing = await _ask(session, target, answers, result, events, thread=thread, timeout=turn_timeout)
                 result.turns.append(timing)
                 result.asked_by_thread[thread] = result.asked_by_thread.get(thread, 0) + 1
@@ -176,6 +186,8 @@ async def drive(
             await answers.poll()
         finally:
             poller.cancel()
+            if reporter is not None:
+                reporter.cancel()
         result.ended_at = time.time()
         result.answers_by_thread = dict(answers.count)
         async with session.get(target.answers_url.rsplit("/", 1)[0] + "/stats") as response:
@@ -184,6 +196,12 @@ async def drive(
         result.stream_text = stats.get("stream_text", {})
         result.generation_s = stats.get("generation_s", 0.0)
         return result
+
+
+async def _report_progress(result: LoadResult, progress: Callable[[LoadResult], None]) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_SECONDS)
+        progress(result)
 
 
 async def _ask(

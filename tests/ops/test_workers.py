@@ -1,0 +1,194 @@
+"""`folio serve --workers N`: processes sharing the HTTP port and one Redis, through the real Bolt app and the fakes.
+
+Each test runs the real command in a child process (the parent and its workers), on the embedded defaults (the
+parent's embedded Redis, the sample corpus) with the fake Slack and the fake model in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.conftest import ROOT
+from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
+from tests.ops.test_health import redis_pid
+from tests.ops.test_metrics import parse
+from tests.slack.harness import sign, wait_until
+
+CHANNEL = "C0SAMPLE01"
+SECRET = "a-signing-secret"
+ANSWER = "Refunds are accepted within 30 days [S1]."
+LISTENING = re.compile(r"listening for Slack on (http://\S+)/slack/events \(2 workers: processes (\d+), (\d+)\)")
+
+
+@dataclass
+class Served:
+    """A running `folio serve --workers 2`: its process, base URL, worker ids and every stderr line so far."""
+
+    process: asyncio.subprocess.Process
+    base: str = ""
+    workers: tuple[int, int] = (0, 0)
+    lines: list[str] = field(default_factory=list)
+
+    def turn_records(self) -> list[dict]:
+        records = [json.loads(line) for line in self.lines if line.startswith("{")]
+        return [record for record in records if record.get("message") == "turn"]
+
+
+@pytest.fixture
+def env(tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses) -> dict[str, str]:
+    (tmp_path / "channels.yaml").write_text(f"channels:\n  {CHANNEL}:\n    container: sample\n")
+    return {
+        **os.environ, "PYTHONPATH": str(ROOT), "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url, "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_LOG_FORMAT": "json",
+    }  # fmt: skip
+
+
+def answering(before_answer: Callable[[], None] = lambda: None) -> Callable[[Request], Step]:
+    """The fake model's turn: one search, then an answer citing it (`before_answer` runs first, in the fake)."""
+
+    def respond(request: Request) -> Step:
+        if not request.tool_outputs:
+            return tools(search("refund window"))
+        before_answer()
+        return reply(ANSWER)
+
+    return respond
+
+
+@asynccontextmanager
+async def workers(env: dict[str, str], cwd: Path) -> AsyncIterator[Served]:
+    """`folio serve --workers 2` on a free port, until it has said that both workers serve."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+        env=env, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    served = Served(process)
+    reading = asyncio.create_task(_read_lines(process, served.lines))
+    try:
+        await wait_until(lambda: any(LISTENING.search(line) for line in served.lines) or reading.done(), timeout=90)
+        found = next((m for line in served.lines if (m := LISTENING.search(line))), None)
+        assert found, "\n".join(served.lines)
+        served.base, served.workers = found.group(1), (int(found.group(2)), int(found.group(3)))
+        yield served
+    finally:
+        if process.returncode is None:  # a test that failed: stop it as an operator would
+            process.terminate()
+        await asyncio.wait_for(process.wait(), 60)
+        await asyncio.wait_for(reading, 60)  # its workers have stopped too: nothing holds stderr open
+
+
+async def _read_lines(process: asyncio.subprocess.Process, lines: list[str]) -> None:
+    assert process.stderr is not None
+    async for line in process.stderr:
+        lines.append(line.decode(errors="replace").rstrip())
+
+
+async def mention(base: str, ts: str) -> None:
+    """One @mention, signed, on a connection of its own (the kernel picks the worker for each connection)."""
+    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> what is the refund window?",
+             "ts": ts, "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+    body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"Ev{ts}", "event": event})
+    headers = {**sign(body, secret=SECRET), "Content-Type": "application/json"}
+    async with aiohttp.ClientSession() as http, http.post(f"{base}/slack/events", data=body, headers=headers) as sent:
+        assert sent.status == 200
+
+
+def answers(slack: FakeSlack, ts: str) -> int:
+    return sum(ANSWER.split(" [")[0] in message.text for message in slack.thread(CHANNEL, ts))
+
+
+async def scrape(base: str) -> dict:
+    async with aiohttp.ClientSession() as http, http.get(f"{base}/metrics") as response:
+        return parse(await response.text())
+
+
+async def test_two_workers_answer_mentions_and_metrics_add_up_across_them(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
+    fake_model.respond_with(answering())
+    async with workers(env, tmp_path) as served:
+        asked: list[str] = []
+        # Until both workers have answered (the kernel spreads connections; 40 in a row to one would be 1 in 10^12).
+        while len(asked) < 40 and len({r["process"] for r in served.turn_records()}) < 2:
+            ts = f"1800000000.{len(asked) + 1:06d}"
+            await mention(served.base, ts)
+            asked.append(ts)
+            await wait_until(lambda: answers(slack, ts) == 1 and len(served.turn_records()) == len(asked))
+        scrapes = [await scrape(served.base) for _ in range(4)]  # each on its own connection, to either worker
+
+    assert {record["process"] for record in served.turn_records()} == set(served.workers)
+    assert all(answers(slack, ts) == 1 for ts in asked)  # each mention answered once (its message twin was not sent)
+    answered = ("folio_turns_total", frozenset({("outcome", "answered"), ("profile", "fast")}))
+    assert [samples[answered] for samples in scrapes] == [len(asked)] * 4
+
+
+async def test_sigterm_mid_turn_lets_the_turn_post_its_answer_then_every_process_exits(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
+    writing, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the model is writing the answer until the test lets it finish
+        writing.set()
+        release.wait(30)
+
+    fake_model.respond_with(answering(hold))
+    async with workers(env, tmp_path) as served:
+        await mention(served.base, "1800000000.000001")
+        await wait_until(writing.is_set)
+        served.process.send_signal(signal.SIGTERM)
+        await wait_until(lambda: not _listening(served.base))  # every worker has stopped taking events
+        release.set()
+        code = await asyncio.wait_for(served.process.wait(), 60)
+
+    assert code == 0
+    assert answers(slack, "1800000000.000001") == 1
+    assert not any(_alive(pid) for pid in served.workers)
+
+
+async def test_a_worker_that_dies_stops_folio_with_a_non_zero_status(
+    env: dict[str, str], tmp_path: Path, fake_model: FakeResponses
+) -> None:
+    async with workers(env, tmp_path) as served:
+        os.kill(served.workers[0], signal.SIGKILL)
+        code = await asyncio.wait_for(served.process.wait(), 60)
+
+    assert code == 1  # so that its supervisor (Docker, systemd) starts Folio afresh
+    assert any(f"worker 1 (process {served.workers[0]}) stopped" in line for line in served.lines)
+    assert not _alive(served.workers[1])
+
+
+async def test_workers_stop_when_their_parent_is_killed(env: dict[str, str], tmp_path: Path) -> None:
+    async with workers(env, tmp_path) as served:
+        served.process.kill()  # SIGKILL: the parent cannot tell its workers anything
+        await wait_until(lambda: not any(_alive(pid) for pid in served.workers), timeout=60)
+    os.kill(redis_pid(tmp_path / "data"), signal.SIGTERM)  # its orphaned Redis, as the next `folio serve` would
+
+
+def _listening(base: str) -> bool:
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    with socket.socket() as probe:
+        return probe.connect_ex((host, int(port))) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
