@@ -41,7 +41,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from tests.fakes.openai_spec import problems as schema_problems
 from tests.fakes.openai_stream import EventStream, tokens_of
@@ -220,8 +220,10 @@ class FakeResponses:
         return f"http://{host}:{port}/v1"
 
     def client(self, **options: Any) -> AsyncOpenAI:
-        """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked)."""
+        """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked), on the aiohttp transport Folio
+        ships with (bot.app.builders.model_client)."""
         options.setdefault("max_retries", 0)
+        options.setdefault("http_client", DefaultAioHttpClient())
         options.setdefault("timeout", 10.0)
         options.setdefault("api_key", self.api_key or "sk-fake")
         return AsyncOpenAI(base_url=self.base_url, **options)
