@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.calls import FunctionCall, bounded
+from bot.agent.calls import bounded
 from bot.agent.events import Listener, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items, trimmed_history_items

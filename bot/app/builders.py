@@ -7,7 +7,6 @@ registers. Only `bot.app` imports this module.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -279,7 +278,6 @@ def documents_folder(data_dir: Path) -> Path:
 
 def agent_options(settings: Settings, links: Links) -> AgentOptions:
     """The agent's options from Settings, with citations linked by `links`."""
-    from bot.access import Access
     from bot.agent import AgentOptions
 
     return AgentOptions(

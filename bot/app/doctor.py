@@ -12,7 +12,6 @@ import asyncio
 import statistics
 import time
 from contextlib import AsyncExitStack
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,7 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.agent import prompts
 from bot.agent.provider_errors import Call, classify, failure_of, is_azure
-from bot.app import SAMPLE_CONTAINER, Folio, builders, open_folio
+from bot.app import Folio, builders, open_folio
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.verdicts import (
     Check,

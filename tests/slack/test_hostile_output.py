@@ -6,7 +6,7 @@ import json
 
 from bot import messages
 from tests.fakes.openai_responses import raw_call, reply, search, tools
-from tests.slack.harness import CHANNEL, Harness
+from tests.slack.harness import Harness
 
 QUESTION = "What protection is there against balance billing?"
 
