@@ -180,6 +180,24 @@ async def test_a_failing_append_ends_in_the_answer_shown_by_an_update(streaming:
     assert text.startswith("You are protected <https://docs.example/") and "*Sources*" in text
 
 
+@pytest.mark.parametrize("error", ["message_not_in_streaming_state", "stopped_by_user", "message_not_found"])
+async def test_a_stream_ended_by_slack_or_its_reader_is_not_held_against_the_workspace(
+    streaming: Harness, error: str
+) -> None:
+    # Slack ends a stream after an undocumented timeout, a reader can press Stop, an admin can delete the message:
+    # each is about this one message, so the answer is shown by an update and the next turn streams again.
+    streaming.slack.fail("chat.appendStream", error)
+
+    ts = await ask(streaming)
+
+    assert streaming.texts(ts)[0].startswith("You are protected <https://docs.example/")
+    streaming.model.script(reply("Still protected [S1]."))
+    await streaming.message("And out of network?", thread_ts=ts)
+    await streaming.settle()
+    assert len(streaming.slack.calls_of("chat.startStream")) == 2
+    assert streaming.slack.thread(CHANNEL, ts)[-1].markdown.startswith("Still protected [[1]](https://docs.example/")
+
+
 async def test_with_streaming_off_no_stream_is_opened(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
