@@ -5,9 +5,9 @@
     stream.feed("1].")                          # -> [" ", Citation(label=1, ...), "."]
     stream.close()                              # -> []  (trailing whitespace is never shown)
 
-A piece is plain text or one checked citation. Text from the last unclosed `[` (or `［`, `【`, `〔`) on is held back until its `]`
-arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown only when it names a
-source already shown in this conversation, and is dropped otherwise. Labels, dedupe and whitespace follow
+A piece is plain text or one checked citation. Text from the last unclosed `[` (or `［`, `【`, `〔`) on is held back
+until its closing bracket arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown
+only when it names a source already shown in this conversation, and is dropped otherwise. Labels, dedupe and whitespace follow
 `bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is the streamed one
 (the surface compares the two to decide whether the streamed text must be replaced).
 """

@@ -53,8 +53,9 @@ TEXT_BATCH = 250  # answer characters per text-only appendStream, at least (appe
 REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
 FIRST_CARD = "folio-start"
 # Refusals about one streamed message, not the workspace: Slack ended it (an undocumented server timeout), its reader
-# pressed Stop, or it was deleted. The turn goes on without it; the next turn streams again.
-MESSAGE_ENDED = frozenset({"message_not_in_streaming_state", "stopped_by_user", "message_not_found"})
+# pressed Stop, it was deleted, or it is full (a streamed message holds about 12,000 characters in all, not per call).
+# The turn goes on without it (the answer replaces it whole); the next turn streams again.
+MESSAGE_ENDED = frozenset({"message_not_in_streaming_state", "stopped_by_user", "message_not_found", "msg_too_long"})
 Json = dict[str, Any]
 
 

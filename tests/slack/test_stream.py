@@ -198,6 +198,26 @@ async def test_a_stream_ended_by_slack_or_its_reader_is_not_held_against_the_wor
     assert streaming.slack.thread(CHANNEL, ts)[-1].markdown.startswith("Still protected [[1]](https://docs.example/")
 
 
+async def test_an_answer_longer_than_a_stream_holds_is_shown_whole_and_the_workspace_keeps_streaming(
+    streaming: Harness,
+) -> None:
+    sentence = "Emergency care is covered in and out of network, and you pay in-network cost sharing [S1]. "
+    long = sentence * (13_000 // len(sentence)) + "The end of the answer [S2]."
+    streaming.model.script(tools(search("balance billing protection")), reply(long))
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    [text] = streaming.texts(ts)
+    assert "The end of the answer <https://docs.example/" in text and text.count("Emergency care is covered") == (
+        long.count("Emergency care is covered")
+    )  # fmt: skip
+    streaming.model.script(reply("Still protected [S1]."))
+    await streaming.message("And out of network?", thread_ts=ts)
+    await streaming.settle()
+    assert len(streaming.slack.calls_of("chat.startStream")) == 2
+
+
 async def test_with_streaming_off_no_stream_is_opened(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
