@@ -7,9 +7,9 @@
 
 A piece is plain text or one checked citation. Text from the last unclosed `[` (or `［`, `【`, `〔`) on is held back
 until its closing bracket arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown
-only when it names a source already shown in this conversation, and is dropped otherwise. Labels, dedupe and whitespace follow
-`bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is the streamed one
-(the surface compares the two to decide whether the streamed text must be replaced).
+only when it names a source already shown in this conversation, and is dropped otherwise. Labels, dedupe and
+whitespace follow `bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is
+the streamed one (the surface compares the two to decide whether the streamed text must be replaced).
 """
 
 from __future__ import annotations
