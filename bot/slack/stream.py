@@ -150,7 +150,8 @@ class StreamedProgress(ThreadProgress):
         replaced = answer  # what an update shows when the stream cannot end with the answer itself
         if self.streaming and streamed and self._needs_replacing(answer):
             await self._stop()
-            replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
+            if answer.mode == "model":  # quoted passages after a model failure say why in their own notice
+                replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
         elif await self._stop(markdown="" if streamed else answer_markdown(answer), blocks=footer):
             return self.stream_ts
         self.placeholder_ts = self.stream_ts

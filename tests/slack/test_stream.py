@@ -14,7 +14,7 @@ import pytest
 from bot import messages
 from bot.slack.render import ACTION_DELETE
 from bot.slack.stream import TEXT_BATCH
-from tests.fakes.openai_responses import FakeResponses, reply, rewrite, search, tools
+from tests.fakes.openai_responses import FakeResponses, broken, reply, rewrite, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack, Message
 from tests.fakes.slack_stream import View
 from tests.slack.conftest import running_app
@@ -216,6 +216,21 @@ async def test_an_answer_longer_than_a_stream_holds_is_shown_whole_and_the_works
     await streaming.message("And out of network?", thread_ts=ts)
     await streaming.settle()
     assert len(streaming.slack.calls_of("chat.startStream")) == 2
+
+
+async def test_an_answer_whose_model_stream_breaks_is_replaced_by_quoted_passages_that_say_why(
+    streaming: Harness,
+) -> None:
+    streaming.model.script(tools(search("balance billing protection")), broken(LONG, after=12, token_delay=0.01))
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    message, views = streamed(streaming, ts)
+    assert any(view.markdown.startswith("You are protected") for view in views)  # it was streaming when it broke
+    [text] = streaming.texts(ts)
+    assert messages.MODEL_DOWN in text and "You are protected from balance billing" not in text
+    assert messages.STREAM_REPLACED not in text  # the citations were not what changed it: no such claim
 
 
 async def test_with_streaming_off_no_stream_is_opened(
