@@ -68,6 +68,8 @@ def content_problem(params: Json, *, required: bool) -> str | None:
     markdown, chunks = params.get("markdown_text"), params.get("chunks")
     if required and not markdown and not chunks:
         return "no_text"
+    if markdown is not None and chunks is not None:  # one or the other (refused by Slack, vercel/chat#886)
+        return "invalid_arguments"
     if markdown is not None and (not isinstance(markdown, str) or len(markdown) > MARKDOWN_LIMIT):
         return "msg_too_long" if isinstance(markdown, str) else "invalid_arguments"
     if chunks is None:
