@@ -5,11 +5,11 @@
     stream.feed("1].")                          # -> [" ", Citation(label=1, ...), "."]
     stream.close()                              # -> []  (trailing whitespace is never shown)
 
-A piece is plain text or one checked citation. Text from the last unclosed `[` on is held back until its `]`
-arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown only when it names a
-source already shown in this conversation, and is dropped otherwise. Labels, dedupe and whitespace follow
-`bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is the streamed one
-(the surface compares the two to decide whether the streamed text must be replaced).
+A piece is plain text or one checked citation. Text from the last unclosed `[` (or `［`, `【`, `〔`) on is held back
+until its closing bracket arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown
+only when it names a source already shown in this conversation, and is dropped otherwise. Labels, dedupe and
+whitespace follow `bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is
+the streamed one (the surface compares the two to decide whether the streamed text must be replaced).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from bot.models import Chunk, Citation
 
 Piece = str | Citation
 HOLD_LIMIT = 120  # an opening `[` further back than this is prose, not a marker still being written
+# Every bracket `bot.citations.MARKER` reads a marker between: `［S3］` and `【S3】` are held like `[S3]`.
+_OPENING, _CLOSING = "[［【〔", "]］】〕"
 
 
 class CitationStream:
@@ -107,9 +109,11 @@ class CitationStream:
 
 
 def _hold_from(pending: str) -> int:
-    """Where the undecided tail starts: the last `[` with no `]` after it, unless it is too far back to be a marker."""
-    opening = pending.rfind("[")
-    if opening == -1 or "]" in pending[opening:] or len(pending) - opening > HOLD_LIMIT:
+    """Where the undecided tail starts: the last opening bracket with no closing one after it, unless it is too far
+    back to be a marker."""
+    opening = max(pending.rfind(bracket) for bracket in _OPENING)
+    closed = any(bracket in pending[opening:] for bracket in _CLOSING)
+    if opening == -1 or closed or len(pending) - opening > HOLD_LIMIT:
         return len(pending)
     return opening
 

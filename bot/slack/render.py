@@ -208,7 +208,7 @@ def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -
 
 
 # --- standard markdown, for streams ----------------------------------------------------------------------------------
-_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]<>&])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]<>&!])")
 _URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"}
 _WORD_JOINER = "\u2060"
 
@@ -217,7 +217,8 @@ def escape_markdown(text: str) -> str:
     """Model text made inert for standard markdown, its own formatting (bold, lists, headings) kept.
 
     Brackets and angle brackets are backslash-escaped, so the text makes no link (`[x](url)`), no autolink and no
-    `<!channel>`/`<@U…>`; an invisible word joiner after `@` keeps `@here` and `@channel` from being mentions."""
+    `<!channel>`/`<@U…>`; `!` too, so that no citation link after it becomes an image. An invisible word joiner
+    after `@` keeps `@here` and `@channel` from being mentions."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("@", "@" + _WORD_JOINER)
 
 

@@ -17,7 +17,7 @@ checked answer, which says so.
 A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
 status or a placeholder (ThreadProgress); after, by replacing the streamed message with chat.update. The workspace
 is then remembered as one without streams for REMEMBER_SECONDS, in this process's memory only (each replica learns
-it once; a restart forgets it).
+it once; a restart forgets it), unless the refusal was about that one message only (MESSAGE_ENDED).
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ log = logging.getLogger(__name__)
 TEXT_BATCH = 250  # answer characters per text-only appendStream, at least (appendStream is rate limited)
 REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
 FIRST_CARD = "folio-start"
+# Refusals about one streamed message, not the workspace: Slack ended it (an undocumented server timeout), its reader
+# pressed Stop, it was deleted, or it is full (a streamed message holds about 12,000 characters in all, not per call).
+# The turn goes on without it (the answer replaces it whole); the next turn streams again.
+MESSAGE_ENDED = frozenset({"message_not_in_streaming_state", "stopped_by_user", "message_not_found", "msg_too_long"})
 Json = dict[str, Any]
 
 
@@ -146,7 +150,8 @@ class StreamedProgress(ThreadProgress):
         replaced = answer  # what an update shows when the stream cannot end with the answer itself
         if self.streaming and streamed and self._needs_replacing(answer):
             await self._stop()
-            replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
+            if answer.mode == "model":  # quoted passages after a model failure say why in their own notice
+                replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
         elif await self._stop(markdown="" if streamed else answer_markdown(answer), blocks=footer):
             return self.stream_ts
         self.placeholder_ts = self.stream_ts
@@ -255,8 +260,11 @@ class StreamedProgress(ThreadProgress):
 
     def _refused(self, method: str, exc: Exception) -> None:
         reason = exc.response.get("error") if isinstance(exc, SlackApiError) else repr(exc)
-        log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
         self.streaming = False
+        if reason in MESSAGE_ENDED:
+            log.info("%s refused (%s): this answer goes on without its stream", method, reason)
+            return
+        log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
         if self._team:
             self._memory.refuse(self._team)
 

@@ -17,6 +17,7 @@ ANSWERS = [
     "  [NOT_IN_DOCUMENTS] The documents do not say. See [the table] or [S",
     "[S9] starts with an unknown marker, then [S3].\n\nA list:\n- one [ S1 ]\n- two [S2;S3]  ",
     "Brackets [like this] and [S1 are prose; a [S2] ends it [NOT_IN_DOCUMENTS] here.",
+    "Fees ［S9］ apply 【S3】. Also 〔s1〕 and ［Ｓ２］ here [S1］.",
 ]
 
 
@@ -55,6 +56,15 @@ def test_an_unknown_or_half_written_marker_is_never_visible_even_for_a_moment() 
             assert "S9" not in visible and "S7" not in visible and "[S" not in visible
     _, seen = stream(text, list(range(1, len(text))))
     assert seen[-1] == "Fees are waived [1]. Nobody knows. Half [S"  # never closed: plain text after all
+
+
+def test_a_full_width_or_cjk_bracketed_marker_is_held_like_an_ascii_one() -> None:
+    text = "Fees ［S9］ apply 【S3】 and 〔S7〕."
+    for size in (1, 2, 3):
+        _, seen = stream(text, list(range(size, len(text), size)))
+        for visible in seen:
+            assert not any(mark in visible for mark in "［】〔〕") and "S" not in visible.replace("Fees", "")
+        assert seen[-1] == "Fees apply [1] and."
 
 
 def test_a_known_marker_appears_as_its_label_as_soon_as_it_is_closed() -> None:

@@ -83,6 +83,7 @@ class Step:
     output_tokens: int = 30
     tokens: tuple[str, ...] | None = None  # how a streamed text is cut into deltas (default: word pieces)
     token_delay: float | None = None  # seconds between streamed text deltas; None = the server's default
+    broken_after: int | None = None  # streamed: the connection drops after this many text deltas
 
 
 def call(name: str, **arguments: Any) -> Call:
@@ -116,6 +117,11 @@ def reply(
         assert "".join(tokens) == text, "the tokens must join to the text"
     return Step(text=text, code=code, latency=latency, tokens=tuple(tokens) if tokens else None,
                 token_delay=token_delay)  # fmt: skip
+
+
+def broken(text: str, *, after: int, token_delay: float | None = None) -> Step:
+    """A streamed answer whose connection drops after `after` text deltas (no final event, no end of the body)."""
+    return Step(text=text, broken_after=after, token_delay=token_delay)
 
 
 def stopped(reason: str, text: str = "") -> Step:
@@ -297,8 +303,10 @@ class FakeResponses:
         if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
             response = self._respond(body, step, depth)
             request.response_id = response["id"]
-            return 200, EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
-                                    check=self._record_problems if self.validate else None)  # fmt: skip
+            stream = EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
+                                 check=self._record_problems if self.validate else None)  # fmt: skip
+            stream.broken_after = step.broken_after
+            return 200, stream
         time.sleep(latency)
         if step.status is not None:
             message = step.error_message or f"fake error {step.status}"
@@ -528,6 +536,9 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
                 if event["type"] == "response.output_text.delta":
                     fake.first_token(stream.response["id"])
+            if stream.broken_after is not None:  # the connection drops: no last chunk, the body never ends
+                self.close_connection = True
+                return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 

@@ -52,6 +52,7 @@ class EventStream:
         self.latency = latency
         self.token_delay = token_delay
         self.check = check  # hears each event's schema violations; None = not checked
+        self.broken_after: int | None = None  # text deltas written before the connection drops (None: never)
         self._sequence = itertools.count(0)
 
     def events(self) -> Iterator[tuple[Json, float]]:
@@ -65,7 +66,8 @@ class EventStream:
             for event, delay in self._item_events(index, item):
                 yield event, delay + wait
                 wait = 0.0
-        yield self._event("response.completed", response=self.response), wait
+        if self.broken_after is None:
+            yield self._event("response.completed", response=self.response), wait
 
     def _item_events(self, index: int, item: Json) -> Iterator[tuple[Json, float]]:
         opened = {**item, "status": "in_progress"}
@@ -89,6 +91,8 @@ class EventStream:
         yield self._event("response.output_item.added", output_index=index, item=opened), 0.0
         yield self._event("response.content_part.added", **where, part=empty), 0.0
         for number, token in enumerate(tokens_of(text, self.tokens)):
+            if number == self.broken_after:
+                return
             yield self._event("response.output_text.delta", **where, delta=token, logprobs=[]), (
                 self.token_delay if number else 0.0
             )

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem
+from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem, total_problem
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
@@ -259,6 +259,8 @@ class FakeSlack:
         """Check an append or stop against the stream it names and show its content; (message, refusal)."""
         message, problem = self._streaming(params)
         problem = problem or content_problem(params, required=required)
+        if not problem and message is not None and message.stream is not None:
+            problem = total_problem(message.stream, params)
         if problem or message is None or message.stream is None:
             return message, {"ok": False, "error": problem}
         apply(message.stream, params)

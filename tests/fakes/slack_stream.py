@@ -5,8 +5,10 @@ definitions Slack publishes: `channel` and `thread_ts` start a stream, which out
 `recipient_user_id` and `recipient_team_id` (`missing_recipient_user_id` / `missing_recipient_team_id`);
 `markdown_text` holds at most 12,000 characters; chunks are `markdown_text` (text), `task_update` (id, title,
 status pending | in_progress | complete | error, details, output, sources of `{"type": "url", "text", "url"}`),
-`plan_update` (title) and `blocks`; anything else is `invalid_chunks`. An append or stop names a streaming message
-(`message_not_found` for an unknown ts, `message_not_in_streaming_state` once it was stopped). The 256-character
+`plan_update` (title) and `blocks`; anything else is `invalid_chunks`. The 12,000 characters hold for the whole
+streamed message too, not only for one call: past them Slack refuses the append or stop with `msg_too_long`
+(undocumented; measured by Slack SDK users, e.g. CopilotKit/CopilotKit#6064). An append or stop names a streaming
+message (`message_not_found` for an unknown ts, `message_not_in_streaming_state` once it was stopped). The 256-character
 limits of a task's title, details and output are the ones Slack's SDK integrations report.
 """
 
@@ -66,6 +68,8 @@ def content_problem(params: Json, *, required: bool) -> str | None:
     markdown, chunks = params.get("markdown_text"), params.get("chunks")
     if required and not markdown and not chunks:
         return "no_text"
+    if markdown is not None and chunks is not None:  # one or the other (refused by Slack, vercel/chat#886)
+        return "invalid_arguments"
     if markdown is not None and (not isinstance(markdown, str) or len(markdown) > MARKDOWN_LIMIT):
         return "msg_too_long" if isinstance(markdown, str) else "invalid_arguments"
     if chunks is None:
@@ -111,6 +115,14 @@ def _task_problem(chunk: Json) -> str | None:
         if not ok or not str(source["url"]).startswith(("https://", "http://")) or not source["text"]:
             return "invalid_chunks"
     return None
+
+
+def total_problem(state: StreamState, params: Json) -> str | None:
+    """`msg_too_long` when the call would take the streamed message's markdown past MARKDOWN_LIMIT in all."""
+    added = len(params.get("markdown_text") or "") + sum(
+        len(chunk["text"]) for chunk in params.get("chunks") or [] if chunk["type"] == "markdown_text"
+    )
+    return "msg_too_long" if len(state.markdown) + added > MARKDOWN_LIMIT else None
 
 
 def apply(state: StreamState, params: Json) -> None:

@@ -38,6 +38,8 @@ async def test_a_stream_follows_slacks_rules_and_every_state_is_recorded(slack: 
     assert await error_of(client.chat_appendStream(channel="C0BENEFIT1", ts=ts, markdown_text="x" * 12_001)) == (
         "msg_too_long"
     )
+    both = {"markdown_text": "Hi", "chunks": [{"type": "markdown_text", "text": "Hi"}]}
+    assert await error_of(client.chat_appendStream(channel="C0BENEFIT1", ts=ts, **both)) == "invalid_arguments"
     await client.chat_stopStream(channel="C0BENEFIT1", ts=ts, markdown_text=" there.")
     assert await error_of(client.chat_appendStream(channel="C0BENEFIT1", ts=ts, markdown_text="more")) == (
         "message_not_in_streaming_state"
@@ -47,6 +49,16 @@ async def test_a_stream_follows_slacks_rules_and_every_state_is_recorded(slack: 
     views = slack.views_of("C0BENEFIT1", ts)
     assert [(v.markdown, v.streaming) for v in views] == [("", True), ("Hi", True), ("Hi there.", False)]
     assert views[1].tasks == ({**done},) and views[0].tasks[0]["status"] == "in_progress"
+
+
+async def test_a_streamed_message_holds_12000_characters_in_all(slack: FakeSlack) -> None:
+    client = AsyncWebClient(token=slack.token, base_url=slack.base_url)
+    ts = (await client.chat_startStream(channel="D0ALICE001", thread_ts="1800.000003", markdown_text="x" * 6_000))["ts"]
+
+    await client.chat_appendStream(channel="D0ALICE001", ts=ts, markdown_text="y" * 6_000)
+    assert await error_of(client.chat_appendStream(channel="D0ALICE001", ts=ts, markdown_text="z")) == "msg_too_long"
+    assert await error_of(client.chat_stopStream(channel="D0ALICE001", ts=ts, markdown_text="z")) == "msg_too_long"
+    await client.chat_stopStream(channel="D0ALICE001", ts=ts)
 
 
 async def test_a_direct_message_needs_no_recipient(slack: FakeSlack) -> None:

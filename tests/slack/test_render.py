@@ -15,6 +15,7 @@ from bot.slack.render import (
     SECTION_LIMIT,
     answer_footer,
     answer_markdown,
+    citation_markdown,
     escape_markdown,
     render_answer,
     render_notice,
@@ -128,6 +129,16 @@ def test_stream_markdown_links_each_label_and_leaves_the_model_no_links_or_menti
     assert "<!channel>" not in markdown and "<@U123>" not in markdown and "@here" not in markdown
     assert "**bold**" in markdown  # the model's own formatting is kept
     assert escape_markdown("a\\b") == "a\\\\b"
+
+
+def test_an_exclamation_before_a_label_never_turns_its_link_into_an_image() -> None:
+    answer = cited("You are fully covered![1] Really![2]", citation(1), citation(2))
+
+    markdown = answer_markdown(answer)
+
+    assert not re.search(r"(?<!\\)!\[", markdown)  # `![[1]](url)` is an image in standard markdown, not a link
+    assert "covered\\![[1]](https://docs.example.com/handbook.pdf#page=4)" in markdown
+    assert escape_markdown("covered!") + citation_markdown(citation(1)) in markdown  # the same, piece by piece
 
 
 def test_a_streamed_answer_ends_with_its_notices_sources_filters_and_buttons() -> None:

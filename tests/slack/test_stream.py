@@ -14,7 +14,7 @@ import pytest
 from bot import messages
 from bot.slack.render import ACTION_DELETE
 from bot.slack.stream import TEXT_BATCH
-from tests.fakes.openai_responses import FakeResponses, reply, rewrite, search, tools
+from tests.fakes.openai_responses import FakeResponses, broken, reply, rewrite, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack, Message
 from tests.fakes.slack_stream import View
 from tests.slack.conftest import running_app
@@ -178,6 +178,59 @@ async def test_a_failing_append_ends_in_the_answer_shown_by_an_update(streaming:
 
     [text] = streaming.texts(ts)
     assert text.startswith("You are protected <https://docs.example/") and "*Sources*" in text
+
+
+@pytest.mark.parametrize("error", ["message_not_in_streaming_state", "stopped_by_user", "message_not_found"])
+async def test_a_stream_ended_by_slack_or_its_reader_is_not_held_against_the_workspace(
+    streaming: Harness, error: str
+) -> None:
+    # Slack ends a stream after an undocumented timeout, a reader can press Stop, an admin can delete the message:
+    # each is about this one message, so the answer is shown by an update and the next turn streams again.
+    streaming.slack.fail("chat.appendStream", error)
+
+    ts = await ask(streaming)
+
+    assert streaming.texts(ts)[0].startswith("You are protected <https://docs.example/")
+    streaming.model.script(reply("Still protected [S1]."))
+    await streaming.message("And out of network?", thread_ts=ts)
+    await streaming.settle()
+    assert len(streaming.slack.calls_of("chat.startStream")) == 2
+    assert streaming.slack.thread(CHANNEL, ts)[-1].markdown.startswith("Still protected [[1]](https://docs.example/")
+
+
+async def test_an_answer_longer_than_a_stream_holds_is_shown_whole_and_the_workspace_keeps_streaming(
+    streaming: Harness,
+) -> None:
+    sentence = "Emergency care is covered in and out of network, and you pay in-network cost sharing [S1]. "
+    long = sentence * (13_000 // len(sentence)) + "The end of the answer [S2]."
+    streaming.model.script(tools(search("balance billing protection")), reply(long))
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    [text] = streaming.texts(ts)
+    assert "The end of the answer <https://docs.example/" in text and text.count("Emergency care is covered") == (
+        long.count("Emergency care is covered")
+    )  # fmt: skip
+    streaming.model.script(reply("Still protected [S1]."))
+    await streaming.message("And out of network?", thread_ts=ts)
+    await streaming.settle()
+    assert len(streaming.slack.calls_of("chat.startStream")) == 2
+
+
+async def test_an_answer_whose_model_stream_breaks_is_replaced_by_quoted_passages_that_say_why(
+    streaming: Harness,
+) -> None:
+    streaming.model.script(tools(search("balance billing protection")), broken(LONG, after=12, token_delay=0.01))
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    message, views = streamed(streaming, ts)
+    assert any(view.markdown.startswith("You are protected") for view in views)  # it was streaming when it broke
+    [text] = streaming.texts(ts)
+    assert messages.MODEL_DOWN in text and "You are protected from balance billing" not in text
+    assert messages.STREAM_REPLACED not in text  # the citations were not what changed it: no such claim
 
 
 async def test_with_streaming_off_no_stream_is_opened(
