@@ -221,7 +221,7 @@ async def test_an_answer_longer_than_a_stream_holds_is_shown_whole_and_the_works
 async def test_an_answer_whose_model_stream_breaks_is_replaced_by_quoted_passages_that_say_why(
     streaming: Harness,
 ) -> None:
-    streaming.model.script(tools(search("balance billing protection")), broken(LONG, after=12, token_delay=0.01))
+    streaming.model.script(tools(search("balance billing protection")), broken(LONG, after=40, token_delay=0.02))
 
     ts = await streaming.mention(QUESTION)
     await streaming.settle()
