@@ -173,3 +173,15 @@ async def test_the_embedded_redis_keeps_its_files_private(
     files = [path for path in (tmp_path / "data").rglob("*") if path.is_file()]
     assert files and {mode(file) & 0o077 for file in files} == {0}
     assert mode(tmp_path / "data") == 0o700
+
+
+def test_a_file_name_with_terminal_escapes_is_printed_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "notes\x1b]52;c;ZXZpbA==\x07\x1b[2J.md").write_text("Parking permits renew in January.", "utf-8")
+    assert main(["index", str(folder), "--container", "docs"]) == 0
+    for command in (["list"], ["search", "parking permits", "--container", "docs"]):
+        capsys.readouterr()
+        assert main(command) == 0
+        shown = capsys.readouterr()
+        assert "notes" in shown.out and not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.out + shown.err)
