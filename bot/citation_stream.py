@@ -16,14 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.citations import MARKER, NOT_ANSWERED, LinkFor, marker_refs
+from bot.citations import CLOSERS, MARKER, NOT_ANSWERED, OPENERS, LinkFor, marker_refs
 from bot.citations import _labels_for  # the labelling rule `render` uses: one definition, so the two agree
 from bot.models import Chunk, Citation
 
 Piece = str | Citation
 HOLD_LIMIT = 120  # an opening `[` further back than this is prose, not a marker still being written
-# Every bracket `bot.citations.MARKER` reads a marker between: `［S3］` and `【S3】` are held like `[S3]`.
-_OPENING, _CLOSING = "[［【〔", "]］】〕"
 
 
 class CitationStream:
@@ -109,11 +107,10 @@ class CitationStream:
 
 
 def _hold_from(pending: str) -> int:
-    """Where the undecided tail starts: the last opening bracket with no closing one after it, unless it is too far
-    back to be a marker."""
-    opening = max(pending.rfind(bracket) for bracket in _OPENING)
-    closed = any(bracket in pending[opening:] for bracket in _CLOSING)
-    if opening == -1 or closed or len(pending) - opening > HOLD_LIMIT:
+    """Where the undecided tail starts: the last opening bracket (`[`, `［`, `【`, ...) with no closing one after it,
+    unless it is too far back to be a marker."""
+    opening = max(pending.rfind(bracket) for bracket in OPENERS)
+    if opening == -1 or any(bracket in pending[opening:] for bracket in CLOSERS) or len(pending) - opening > HOLD_LIMIT:
         return len(pending)
     return opening
 

@@ -14,12 +14,22 @@ from typing import Literal
 
 from bot.models import Chunk, Citation, MarkerSpan
 
-# Anything a reader could take for a source marker: an opening bracket (ASCII, full-width or CJK), S and a number in
-# any case, spacing or width, up to the closing bracket on that line. [S3], [s3], [S 3], [S3, S7], [S3; S7], [S1-S3],
-# [S1–S3], ［S3］, 【S3】, [S3, page 4]: each is read as markers, and what names no shown source is removed. Left
-# unclosed ("[S3 and a long aside ..."), the opening bracket and its id are read as a marker all the same.
-MARKER = re.compile(r"[\[［【〔]\s*[SsＳｓ]\s*[0-9０-９]+(?:[^\[\]［］【】〔〕\n]{0,60}[\]］】〕])?")
+# Anything a reader could take for a source marker: an opening bracket (ASCII, full-width, CJK or mathematical), S
+# (or a letter that looks like it) and a number in any case, spacing, width or script, up to the closing bracket on
+# that line. [S3], [s3], [S 3], [S3, S7], [S3; S7], [S1-S3], [S1–S3], ［S3］, 【S3】, [S٣], [S³], [S\u200b3],
+# [S3, page 4]: each is read as markers, and what names no shown source is removed. Left unclosed ("[S3 and a long
+# aside ..."), the opening bracket and its id are read as a marker all the same.
+OPENERS = "[［【〔〖〘〚⟦"
+CLOSERS = "]］】〕〗〙〛⟧"
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width characters: a reader sees nothing between S and 3
+_GAP = rf"[\s{_INVISIBLE}]*"
+_DIGIT = r"[\d¹²³⁰⁴-⁹₀-₉]"  # \d is every script's decimal digits; superscripts and subscripts are not among them
+MARKER = re.compile(
+    rf"[{re.escape(OPENERS)}]{_GAP}[SsＳｓЅѕ]{_GAP}{_DIGIT}+"
+    rf"(?:[^{re.escape(OPENERS + CLOSERS)}\n]{{0,60}}[{re.escape(CLOSERS)}])?"
+)
 _REF = re.compile(r"(?<![a-z])S\s*(\d+)(?:\s*[-–—]\s*S?\s*(\d+))?", re.IGNORECASE)
+_UNSEEN = str.maketrans("", "", _INVISIBLE)
 _MAX_RANGE = 10  # [S1-S5] names S1 to S5; a longer range is read as its two ends only
 # A Markdown link or image the model writes: shown as its label and its real address, never a label over a link.
 _MD_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\(\s*([^()\s]{1,2000})(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
@@ -66,7 +76,7 @@ def marker_refs(text: str) -> list[str]:
 def refs_in(marker: str) -> list[str]:
     """The S# ids one marker names: `[s1–S3]` -> S1, S2, S3; `［Ｓ３］` -> S3."""
     refs: list[str] = []
-    for match in _REF.finditer(unicodedata.normalize("NFKC", marker)):
+    for match in _REF.finditer(unicodedata.normalize("NFKC", marker).translate(_UNSEEN)):
         first, last = int(match.group(1)), int(match.group(2) or match.group(1))
         step = 1 if last >= first else -1
         numbers = range(first, last + step, step) if abs(last - first) < _MAX_RANGE else (first, last)

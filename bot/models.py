@@ -6,6 +6,7 @@ Frozen pydantic models, so that they validate on the way in and serialise to JSO
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -240,18 +241,24 @@ class Conversation(BaseModel):
     def rescope(self, scope: Scope) -> bool:
         """Search `scope` from now on; True when it differs from the last turn's.
 
-        Sources outside it are forgotten, so no marker can cite them again; when any were, the chain restarts from
-        the saved turns, so the model's context no longer holds passages this thread may not see.
+        Sources outside it are forgotten (see `forget`).
         """
         if scope == self.scope:
             return False
-        outside = [ref for ref, chunk in self.sources.items() if not chunk.in_scope(scope)]
+        self.forget(lambda chunk: not chunk.in_scope(scope))
+        self.scope = scope
+        return True
+
+    def forget(self, gone: Callable[[Chunk], bool]) -> bool:
+        """Forget the sources `gone` names (outside today's scope, or of a document removed since), so no marker can
+        cite them again; when any were, the chain restarts from the saved turns, so the model's context no longer
+        holds their passages. True when any were forgotten."""
+        outside = [ref for ref, chunk in self.sources.items() if gone(chunk)]
         for ref in outside:
             del self.sources[ref]
         if outside:
             self.last_response_id = None
-        self.scope = scope
-        return True
+        return bool(outside)
 
     def record(self, question: str, answer: Answer, *, asked_by: str | None = None) -> Turn:
         """Append a finished turn; the chain moves on only when the model gave a final answer."""

@@ -10,6 +10,7 @@ import sys
 from bot import messages
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, check_container, settings_from
+from bot.cli.render import printable
 from bot.retrieval import IndexedFile
 
 EPILOG = """\
@@ -70,7 +71,7 @@ def row(held: IndexedFile) -> tuple[str, ...]:
     indexed = (held.indexed_at or "-").replace("T", " ").removesuffix("+00:00")
     tags = " ".join(str(tag) for tag in held.tags) or "-"
     pages = "-" if held.pages is None else str(held.pages)
-    return (held.container, held.file, pages, str(held.passages), tags, held.doc_date or "-", indexed)
+    return (held.container, printable(held.file), pages, str(held.passages), tags, held.doc_date or "-", indexed)
 
 
 def table(rows: list[tuple[str, ...]]) -> str:

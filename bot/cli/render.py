@@ -30,6 +30,9 @@ _HYPERLINK_PROGRAMS = frozenset({"iTerm.app", "WezTerm", "vscode", "ghostty", "H
 _HYPERLINK_TERMS = frozenset({"xterm-kitty", "alacritty", "foot", "xterm-ghostty", "wezterm"})
 _HYPERLINK_MARKERS = ("WT_SESSION", "KONSOLE_VERSION", "DOMTERM")  # Windows Terminal, Konsole, DomTerm
 _MARKER = re.compile(r"\[(\d+)\]")
+# C0 controls but tab and line feed, DEL and C1: a terminal obeys them (OSC 8 disguises a link, OSC 52 writes the
+# clipboard, CSI clears the screen, a carriage return writes over a line), so text from a model or a file has none.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _DATED = re.compile(r"\((dated [^()]+)\)")
 
 
@@ -63,11 +66,16 @@ class Style:
         return f"\033]8;;{url}\033\\{label}\033]8;;\033\\"
 
 
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would obey: what a model or a file name wrote stays inert."""
+    return _CONTROL.sub("", text)
+
+
 def answer_text(answer: Answer, style: Style) -> str:
     """Notices, the answer, then its citations as a numbered list."""
-    urls = {citation.label: citation.url for citation in answer.citations}
-    blocks = [style.paint(wrap(f"({notice})", style.width), YELLOW) for notice in answer.notices]
-    text = _DATED.sub(lambda found: found.group(0).replace(" ", NBSP), answer.text)  # "(dated 2026-01-12)" stays whole
+    urls = {citation.label: citation.url and printable(citation.url) for citation in answer.citations}
+    blocks = [style.paint(wrap(f"({printable(notice)})", style.width), YELLOW) for notice in answer.notices]
+    text = _DATED.sub(lambda found: found.group(0).replace(" ", NBSP), printable(answer.text))  # a date stays whole
     blocks.append(_decorate(wrap(text, style.width).replace(NBSP, " "), urls, style))
     if answer.citations:
         blocks.append("")
@@ -77,11 +85,12 @@ def answer_text(answer: Answer, style: Style) -> str:
 
 def citation_line(citation: Citation, style: Style) -> str:
     """`[1] handbook.pdf, page 12  https://...#page=12`; with OSC 8, the name is the link and the URL is left out."""
-    where = citation.title if citation.page is None else f"{citation.title}, page {citation.page}"
+    title, url = printable(citation.title), citation.url and printable(citation.url)
+    where = title if citation.page is None else f"{title}, page {citation.page}"
     label = style.paint(f"[{citation.label}]", BOLD, CYAN)
-    if style.links and citation.url:
-        return f"{label} {style.link(citation.url, where)}"
-    return f"{label} {where}" + (f"  {style.paint(citation.url, DIM)}" if citation.url else "")
+    if style.links and url:
+        return f"{label} {style.link(url, where)}"
+    return f"{label} {where}" + (f"  {style.paint(url, DIM)}" if url else "")
 
 
 def wrap(text: str, width: int | None) -> str:
@@ -128,7 +137,7 @@ class StatusLine:
     async def show(self, event: TurnEvent) -> None:
         """Each step's title as it starts."""
         if self.enabled and isinstance(event, Step) and event.status == "started":
-            self.stream.write(f"\r\033[K{event.title[:100]}...")
+            self.stream.write(f"\r\033[K{printable(event.title)[:100]}...")
             self.stream.flush()
 
     def clear(self) -> None:

@@ -12,7 +12,7 @@ from bot import messages
 from bot.agent.quotes import content_words, quote_window, topic_words
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
-from bot.cli.render import BOLD, Style, wrap
+from bot.cli.render import BOLD, Style, printable, wrap
 from bot.models import Chunk, Scope
 
 
@@ -76,7 +76,7 @@ def result_json(chunk: Chunk) -> dict[str, object]:
 
 def result_line(number: int, chunk: Chunk, *, query: str, style: Style = Style()) -> str:
     """`1. file.pdf p.12 (score 8.31, dated 2026-01-12)` and, indented, the sentences that match the query."""
-    where = f"{chunk.file} p.{chunk.page}" if chunk.page else chunk.file
+    where = printable(f"{chunk.file} p.{chunk.page}" if chunk.page else chunk.file)
     about = f"score {chunk.score:.3f}" + (f", {messages.dated(chunk.doc_date)}" if chunk.doc_date else "")
-    snippet = quote_window(chunk.text, topic_words(content_words(query), chunk), tabular=chunk.tabular)
+    snippet = printable(quote_window(chunk.text, topic_words(content_words(query), chunk), tabular=chunk.tabular))
     return f"{style.paint(f'{number}. {where}', BOLD)} ({about})\n" + wrap(f"   {snippet}", style.width)

@@ -1,7 +1,8 @@
 """Taking documents out: a removed file loses its passages, its vectors and Folio's copy, on either backend.
 
 `folio remove` names the files; `folio index PATH --prune` removes the files of a container that came from PATH and
-are no longer there (`pipeline.gone_files`). Links posted before then answer 410 Gone (see `DocumentStore.remove`).
+are no longer there (`pipeline.gone_files`). Links posted before then answer 410 Gone (see `DocumentStore.remove`),
+and a thread that cited one forgets it on its next turn (`forget_removed`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from bot.models import utc_now
-from bot.retrieval import IndexedFile, IndexWriter
+from bot.models import Conversation, utc_now
+from bot.retrieval import IndexedFile, IndexWriter, SearchIndex
 
 if TYPE_CHECKING:
     from bot.documents import DocumentStore
@@ -41,3 +42,13 @@ async def remove_files(
         if documents is not None:
             await documents.remove(held.container, held.file, at=at)
     return list(files)
+
+
+async def forget_removed(conversation: Conversation, index: SearchIndex) -> bool:
+    """Forget the sources of a conversation whose document was taken out since they were shown: a follow-up cannot
+    cite a removed document, nor the model quote it from its context (see `Conversation.forget`)."""
+    cited = {(chunk.container, chunk.file) for chunk in conversation.sources.values()}
+    if not cited:
+        return False
+    held = await index.still_indexed(cited)
+    return conversation.forget(lambda chunk: (chunk.container, chunk.file) not in held)

@@ -61,10 +61,16 @@ def read_document(path: Path, *, max_chars: int | None = None) -> Document:
     if suffix not in SUPPORTED:
         raise UnreadableFile(f"{path.name}: not a PDF, text or Markdown file")
     try:
-        data = path.read_bytes()
-        modified = date.fromtimestamp(path.stat().st_mtime).isoformat()
+        status = path.stat()
+        # No encoding packs more than 4 bytes a character: a text file this big is refused unread (a stray log of
+        # gigabytes must not fill the memory first).
+        too_big = suffix not in PDF_SUFFIXES and max_chars is not None and status.st_size > 4 * max_chars
+        data = b"" if too_big else path.read_bytes()
+        modified = date.fromtimestamp(status.st_mtime).isoformat()
     except OSError as exc:
         raise UnreadableFile(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
+    if too_big:
+        raise UnreadableFile(messages.file_too_long(path.name, max_chars))
     digest = hashlib.sha256(data).hexdigest()
     if suffix in PDF_SUFFIXES:
         pages, title, created, notes = _read_pdf(path, max_chars)
@@ -83,8 +89,6 @@ def read_document(path: Path, *, max_chars: int | None = None) -> Document:
 
 
 def _read_text(name: str, data: bytes, max_chars: int | None) -> tuple[tuple[Page, ...], tuple[str, ...]]:
-    if max_chars is not None and len(data) > 4 * max_chars:  # no encoding packs more than 4 bytes a character
-        raise UnreadableFile(messages.file_too_long(name, max_chars))
     decoded = decode_text(data)
     if decoded is None:
         raise UnreadableFile(messages.NOT_TEXT.format(name=name))

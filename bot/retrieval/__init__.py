@@ -13,7 +13,7 @@ comes back. A search without a container is refused (`check_scope`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -81,6 +81,11 @@ class SearchIndex(Retriever, IndexWriter, Protocol):
 
     async def containers(self) -> dict[str, int]:
         """Container -> how many passages it holds, for every container holding any."""
+        ...
+
+    async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (container, file) pairs the index still holds: a thread's earlier sources may have been
+        removed since."""
         ...
 
     async def close(self) -> None:

@@ -7,7 +7,7 @@ score of a keyword-only query otherwise; a hybrid query without the ranker keeps
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 from azure.core.credentials import AzureKeyCredential
@@ -25,7 +25,7 @@ from bot.retrieval.azure_schema import (
     tags_of,
 )  # fmt: skip
 from bot.retrieval.embedders import Embedder
-from bot.retrieval.filters import file_filter, scope_filter, tag_term
+from bot.retrieval.filters import file_filter, one_of, scope_filter, tag_term
 
 CANDIDATES = 50  # nearest neighbours per vector query; the semantic ranker also reranks the top 50
 BATCH = 500  # documents per upload request (the service takes up to 1000 or 16 MB)
@@ -116,6 +116,26 @@ class AzureSearchRetriever:
             raise _unavailable(exc) from exc
         counts = {str(facet["value"]): int(facet["count"]) for facet in facets.get("container") or ()}
         return dict(sorted(counts.items()))
+
+    async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (container, file) pairs still have passages: one facet query per container."""
+        by_container: dict[str, list[str]] = {}
+        for container, file in dict.fromkeys(files):
+            by_container.setdefault(container, []).append(file)
+        held: set[tuple[str, str]] = set()
+        for container, names in by_container.items():
+            where = f"{scope_filter(Scope(container=container))} and {one_of('file', tuple(names))}"
+            try:
+                results = await self.search_client.search(
+                    search_text="*", filter=where, facets=[f"file,count:{len(names)}"], top=0
+                )
+                facets = await results.get_facets() or {}
+            except ResourceNotFoundError:
+                return set()
+            except AzureError as exc:
+                raise _unavailable(exc) from exc
+            held.update((container, str(facet["value"])) for facet in facets.get("file") or ())
+        return held
 
     async def count(self, container: str) -> int:
         """How many chunks `container` holds (0 when the index does not exist yet)."""

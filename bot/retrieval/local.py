@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -98,6 +98,11 @@ class LocalRetriever:
     async def containers(self) -> dict[str, int]:
         """Container -> passages, for every container holding any."""
         return await self._run(sql.containers)
+
+    async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (container, file) pairs still have passages in the index."""
+        pairs = list(dict.fromkeys(files))
+        return await self._run(lambda db: sql.still_indexed(db, pairs)) if pairs else set()
 
     async def files(self, container: str) -> list[IndexedFile]:
         """Every file of `container`, by name, with its passages, pages, tags, date and source."""

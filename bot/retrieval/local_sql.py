@@ -126,6 +126,16 @@ def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
     ]
 
 
+def still_indexed(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (container, file) pairs of `pairs` that have passages (chunks_by_file answers each)."""
+    values = ", ".join("(?, ?)" for _ in pairs)
+    rows = db.execute(
+        f"SELECT DISTINCT container, file FROM chunks WHERE (container, file) IN (VALUES {values})",
+        [name for pair in pairs for name in pair],
+    )
+    return {(container, file) for container, file in rows}
+
+
 def containers(db: sqlite3.Connection) -> dict[str, int]:
     """Container -> passages, for every container holding any, by name."""
     rows = db.execute("SELECT container, count(*) FROM chunks GROUP BY container ORDER BY container").fetchall()

@@ -17,6 +17,7 @@ from bot.agent import run_turn
 from bot.agent.events import Listener, ResponseCreated, Step, TurnEvent
 from bot.app import Folio
 from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
+from bot.ingest.lifecycle import forget_removed
 from bot.models import Conversation, Profile, Scope, Tag
 from bot.slack.progress import ThreadProgress
 from bot.slack.scope import new_thread_scope, scope_for_turn
@@ -75,6 +76,7 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
                 )  # fmt: skip
                 conversation = existing or _new_conversation(request, turn.scope)
                 changed = conversation.rescope(turn.scope)
+                await forget_removed(conversation, folio.retriever)  # a document taken out is not cited again
                 await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
                 await _answer(folio, request, conversation, progress, scope_changed=changed, basis=turn.basis)
             except Exception as error:

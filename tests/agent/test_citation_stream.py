@@ -67,6 +67,15 @@ def test_a_full_width_or_cjk_bracketed_marker_is_held_like_an_ascii_one() -> Non
         assert seen[-1] == "Fees apply [1] and."
 
 
+def test_a_marker_in_full_width_brackets_is_held_back_like_one_in_square_brackets() -> None:
+    text = "Fees are waived \uff3bS9\uff3d. Nobody knows \u3010S7\u3011. Leave is 20 days \u3010S3\u3011."
+    for size in (1, 2, 3):
+        _, seen = stream(text, list(range(size, len(text), size)))
+        for visible in seen:
+            assert "S" not in visible.replace("Fees", ""), visible
+        assert seen[-1] == "Fees are waived. Nobody knows. Leave is 20 days [1]."
+
+
 def test_a_known_marker_appears_as_its_label_as_soon_as_it_is_closed() -> None:
     checker = CitationStream(KNOWN, link_for=link)
     assert shown(checker.feed("Leave is 20 days [S")) == "Leave is 20 days"

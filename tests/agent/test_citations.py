@@ -80,6 +80,12 @@ LOOK_ALIKES = {  # what a model writes -> what a reader sees (KNOWN: S1, S2 on h
     "A [S9].": "A.",
     "A [s 9] and [S9-S12] and 【S10】.": "A and and.",
     "A [S1-S999999999].": "A [1].",  # a huge range is not expanded: only its ends are read
+    "A [S٣].": "A [1].",  # an Arabic-Indic digit three
+    "A [S𝟑].": "A [1].",  # a mathematical bold three
+    "A [S³] and [S₃].": "A [1] and [1].",  # superscript and subscript three
+    "A [S​3] and [⁠S3].": "A [1] and [1].",  # invisible characters inside
+    "A 〖S3〗 and ⟦S3⟧.": "A [1] and [1].",  # other square-looking brackets
+    "A [Ѕ3].": "A.",  # a Cyrillic letter that looks like S names no source: removed
     "A [S3 then an aside far longer than any marker would ever be, and never closed": (
         "A [1] then an aside far longer than any marker would ever be, and never closed"
     ),

@@ -3,9 +3,11 @@ OSC 8 links where the terminal has them."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import io
 import os
+import re
 import struct
 import termios
 from collections.abc import Iterator
@@ -13,7 +15,8 @@ from typing import TextIO
 
 import pytest
 
-from bot.cli.render import Style, answer_text, wrap
+from bot.agent.events import Step
+from bot.cli.render import StatusLine, Style, answer_text, wrap
 from bot.models import Answer, Citation
 
 URL = "file:///home/ada/.folio/documents/sample/refund_policy_2026.pdf#page=1"
@@ -91,3 +94,36 @@ def test_terminals_with_osc8_get_clickable_citations(terminal: TextIO, environ: 
                                      {"TERM_PROGRAM": "iTerm.app", "FORCE_HYPERLINK": "0"}])  # fmt: skip
 def test_other_terminals_get_the_url_printed(terminal: TextIO, environ: dict[str, str]) -> None:
     assert not Style.detect(terminal, environ).links
+
+
+# What a document can make a model write (or a file be named): escape sequences a terminal obeys. OSC 8 disguises a
+# link, OSC 52 writes the clipboard, CSI 2J clears the screen, a carriage return writes over what was shown.
+HOSTILE = Answer(
+    text="Refunds within 14 days [1]. \x1b]8;;https://evil.example\x1b\\Open the policy\x1b]8;;\x1b\\ "
+    "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGU=\x07\x1b[2J\x9b2J 90 days\rRefunds within 30 days",
+    citations=(Citation(label=1, file="policy\x1b[2J.pdf", title="policy\x1b[2J.pdf", page=1, container="sample",
+                        url=URL),),  # fmt: skip
+)
+FOLIO_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;;[^\x1b\x07]*\x1b\\")  # the colours and links Folio adds itself
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@pytest.mark.parametrize("environ", [{}, {"TERM": "xterm-256color", "FORCE_HYPERLINK": "1"}])
+def test_control_characters_in_an_answer_or_a_file_name_never_reach_the_terminal(
+    terminal: TextIO, environ: dict[str, str]
+) -> None:
+    style = Style.detect(terminal, environ) if environ else Style()
+    shown = FOLIO_OWN.sub("", answer_text(HOSTILE, style))
+    assert not CONTROL.search(shown), repr(shown)
+    words = " ".join(shown.split())
+    assert "Open the policy" in words and "Refunds within 30 days" in words  # the words stay, inert
+
+
+def test_the_status_line_shows_a_hostile_query_inert() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    asyncio.run(StatusLine(stream).show(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
+    assert not CONTROL.search(stream.getvalue().replace("\r\x1b[K", "")), repr(stream.getvalue())

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import stat
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,6 +88,23 @@ def test_a_file_over_the_text_cap_is_refused_by_name_and_the_run_goes_on(
     for name in ("huge.txt", "huge.pdf"):
         assert f"not indexed: {name}: its text is longer than 2,000 characters (FOLIO_MAX_FILE_CHARS)" in told.err
     assert "1 file indexed" in told.out and "2 failed" in told.out
+
+
+def test_a_huge_text_file_is_refused_without_being_read_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FOLIO_MAX_FILE_CHARS", "2000")
+    with open(tmp_path / "server.log.txt", "wb") as handle:  # a stray log in the shared folder; sparse on disk
+        handle.truncate(200_000_000)
+    (tmp_path / "small.md").write_text("Small enough to index.", encoding="utf-8")
+    tracemalloc.start()
+    try:
+        assert main(["index", str(tmp_path), "--container", "docs"]) == 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "not indexed: server.log.txt: its text is longer than 2,000 characters" in capsys.readouterr().err
+    assert peak < 50_000_000  # far below the file's size: its size alone refused it
 
 
 @pytest.mark.parametrize(
@@ -173,3 +191,15 @@ async def test_the_embedded_redis_keeps_its_files_private(
     files = [path for path in (tmp_path / "data").rglob("*") if path.is_file()]
     assert files and {mode(file) & 0o077 for file in files} == {0}
     assert mode(tmp_path / "data") == 0o700
+
+
+def test_a_file_name_with_terminal_escapes_is_printed_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "notes\x1b]52;c;ZXZpbA==\x07\x1b[2J.md").write_text("Parking permits renew in January.", "utf-8")
+    assert main(["index", str(folder), "--container", "docs"]) == 0
+    for command in (["list"], ["search", "parking permits", "--container", "docs"]):
+        capsys.readouterr()
+        assert main(command) == 0
+        shown = capsys.readouterr()
+        assert "notes" in shown.out and not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.out + shown.err)

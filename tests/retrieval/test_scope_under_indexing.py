@@ -97,3 +97,14 @@ async def test_a_search_without_a_container_is_refused(
     for backend in (serving, azure):
         with pytest.raises(InvalidInput, match="at least one container"):
             await backend.search("leave", unscoped, top=5)
+
+
+async def test_both_backends_say_which_files_a_thread_cited_are_still_indexed(
+    pair: tuple[LocalRetriever, LocalRetriever], azure: AzureSearchRetriever
+) -> None:
+    serving, indexer = pair
+    for backend, writer in ((serving, indexer), (azure, azure)):
+        await reindex_while_serving(backend, writer)
+        cited = [("public", "handbook.pdf"), ("public", "old.pdf"), ("secret", "salaries.pdf"), ("secret", "x.pdf")]
+        assert await backend.still_indexed(cited) == {("public", "handbook.pdf"), ("secret", "salaries.pdf")}
+        assert await backend.still_indexed([]) == set()

@@ -12,6 +12,7 @@ import hmac
 import itertools
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -19,7 +20,7 @@ from urllib.parse import urlencode
 import aiohttp
 
 from bot.models import Chunk, Scope
-from bot.retrieval import Retriever
+from bot.retrieval import Retriever, SearchIndex
 from bot.tasks import BackgroundTasks
 from bot.store import ConversationStore, ThreadKey
 from tests.fakes.openai_responses import FakeResponses
@@ -44,7 +45,7 @@ POLICY = {
 class RecordingRetriever(Retriever):
     """The real local retriever, with every scope it was asked to search recorded."""
 
-    def __init__(self, inner: Retriever) -> None:
+    def __init__(self, inner: SearchIndex) -> None:
         self.inner = inner
         self.scopes: list[Scope] = []
         self.down = False
@@ -58,6 +59,9 @@ class RecordingRetriever(Retriever):
 
             raise SearchUnavailable("The index is not reachable.")
         return await self.inner.search(query, scope, top=top)
+
+    async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        return await self.inner.still_indexed(files)
 
 
 def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot import messages
+from bot.models import Conversation, Scope, Tag
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, shown_sources, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
@@ -27,6 +28,7 @@ POLICY = {
     "access": {"groups": {"finance-team": ["finance"]}, "default": ["handbook"]},
 }
 QUESTION = "What is the refund window for annual plans?"
+YEAR = Tag(key="year", value="2025")
 FINANCE_FILES = ("refund_policy", "supplier_contract", "expenses")
 
 
@@ -195,3 +197,22 @@ async def test_ask_in_a_dm_restates_and_answers_with_the_askers_scope(app: Harne
     assert status == 200
     [scope] = app.retriever.scopes
     assert scope.containers == ("finance", "handbook") and [str(tag) for tag in scope.tags] == ["year:2026"]
+
+
+async def test_a_dm_threads_filter_whose_key_the_policy_dropped_is_left_out_not_an_error_every_turn(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, access_index: Path
+) -> None:
+    slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
+    fake_model.respond_with(searching_model)
+    thread_ts = "1700000000.000100"
+    narrowed = Conversation(scope=Scope(containers=("finance", "handbook"), tags=(YEAR,)), narrowing=(YEAR,),
+                            started_by=ALICE)  # fmt: skip  # an `/ask year:2025 ...` thread under the old policy
+    without_year = {**POLICY, "tag_keys": ["department"]}
+    async with running_app(slack, fake_model, redis_url, access_index, policy=without_year) as harness:
+        await harness.store.save(harness.thread_key(thread_ts, ALICE_DM), narrowed)
+
+        await ask_in_dm(harness, QUESTION, user=ALICE, channel=ALICE_DM, thread_ts=thread_ts)
+
+        assert harness.retriever.scopes[-1] == Scope(containers=("finance", "handbook"))
+        [answer] = harness.texts(thread_ts, ALICE_DM)
+        assert "Here is what I found" in answer and "has changed since this thread began" in answer

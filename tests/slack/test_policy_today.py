@@ -4,12 +4,14 @@ the same in a direct message as in a channel."""
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 
 from redis.asyncio import Redis
 
 from bot import messages
+from bot.ingest.lifecycle import remove_files
 from bot.models import Conversation, Scope, Tag
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_THINK_HARDER
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
@@ -108,6 +110,32 @@ async def test_a_thread_moved_to_other_documents_searches_them_and_cites_nothing
         assert "Protected [1]." in str(restarted.body["input"])  # rebuilt from the thread's visible turns
         conversation = await harness.store.load(harness.thread_key(ts))
         assert all(chunk.container == "legal" for chunk in conversation.sources.values())
+
+
+async def test_a_document_removed_after_a_thread_cited_it_is_not_cited_there_again(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index.sqlite"
+    shutil.copy(corpus_index, index)  # the session's index is shared: remove from a copy
+    fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."),
+                      reply("Still protected [S1]."),  # the removed passage, from the model's context
+                      reply("[NOT_IN_DOCUMENTS] The documents no longer say."))  # after the correction round
+    async with running_app(slack, fake_model, redis_url, index) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        cited = (await harness.store.load(harness.thread_key(ts))).sources["S1"]
+        local = harness.retriever.inner
+        held = [held for held in await local.files(cited.container) if held.file == cited.file]
+        await remove_files(local, None, held)  # `folio remove FILE --container benefits`
+
+        await harness.message("Is that still so?", thread_ts=ts)
+        await harness.settle()
+
+        assert "docs.example" not in harness.texts(ts)[-1]  # the removed document is not cited again
+        [asked] = [request for request in fake_model.requests if request.user_text == "Is that still so?"]
+        assert "previous_response_id" not in asked.body  # the model's context no longer holds its passages
+        conversation = await harness.store.load(harness.thread_key(ts))
+        assert all(chunk.file != cited.file for chunk in conversation.sources.values())
 
 
 async def test_a_thread_stored_before_narrowing_was_kept_apart_still_loads_and_keeps_its_filters(
