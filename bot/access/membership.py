@@ -5,8 +5,9 @@
     {prefix}:channel:{team}:{channel}:{user}  whether the user is in the channel, from conversations.members
 
 Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used as it stands; older, Slack is asked
-again. When Slack cannot be asked, an entry up to a day older is used instead (and logged); with none, a group lookup
-raises AccessUnavailable rather than guess, and a channel lookup answers "not a member". `subteam_members_changed`
+again. When Slack cannot be asked (or takes longer than SLACK_PATIENCE, e.g. waiting out a rate limit's Retry-After
+while the person waits for an answer), an entry up to a day older is used instead (and logged); with none, a group
+lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member". `subteam_members_changed`
 and `subteam_updated` events refresh a group at once. Slack's answers only ever say whether a person is in a group
 the policy names: they can switch an admin's rule on or off, never add a container.
 """
@@ -32,6 +33,7 @@ from bot.store import redis_errors
 log = logging.getLogger(__name__)
 
 KEEP_STALE = 24 * 3600  # seconds an answer is kept beyond its TTL, for when Slack cannot be asked
+SLACK_PATIENCE = 4.0  # seconds one lookup may take while a turn waits (the client would sleep out each Retry-After)
 _PAGE = 1000  # conversations.members' largest page
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, TimeoutError)  # SlackApiError is a SlackClientError
 _NO_SUCH_GROUP = {"no_such_subteam"}  # Slack's definite "no such group": no members, not an outage
@@ -50,9 +52,11 @@ class Memberships:
     """Slack user group and channel membership, cached in Redis with a TTL."""
 
     def __init__(
-        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time
+        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
+        patience: float = SLACK_PATIENCE,
     ) -> None:
         self._redis = redis
+        self._patience = patience
         self._slack = slack
         self._prefix = prefix
         self._ttl = ttl
@@ -163,7 +167,8 @@ class Memberships:
 
     async def _ask(self, call: Callable[[], Awaitable[Any]]) -> Any:
         try:
-            return await call()
+            async with asyncio.timeout(self._patience):
+                return await call()
         except _UNREACHABLE as exc:
             error = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
             raise SlackUnreachable(error) from exc
