@@ -101,8 +101,13 @@ def _group_key(key: str) -> str:
     raise ValueError(f"{key!r} is not a Slack user group handle (finance-team) or ID (S0123ABCD)")
 
 
+def is_user_id(text: str) -> bool:
+    """Whether `text` has the form of a Slack user ID (U0123ABCD, or W0123ABCD on Enterprise Grid)."""
+    return bool(_USER_ID.match(text))
+
+
 def _user_key(key: str) -> str:
-    if _USER_ID.match(key):
+    if is_user_id(key):
         return key
     raise ValueError(f"{key!r} is not a Slack user ID (it looks like U0123ABCD)")
 
