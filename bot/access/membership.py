@@ -93,17 +93,19 @@ class Memberships:
 
     async def refresh_group(self, team: str, group_id: str, *, removed: Iterable[str] = ()) -> None:
         """A group changed (subteam event): ask Slack again now; when it cannot answer, at least drop the people
-        the event says were removed, so a removal never waits for the TTL."""
+        the event says were removed, so a removal never waits for the TTL. A group no lookup has cached costs no
+        call (a directory sync sends events for every group; the next lookup asks Slack anyway)."""
         key = f"group:{team}:{group_id}"
+        entry = await self._get(key)
+        if entry is None:
+            return
         try:
             await self._put(key, await self._fetch_members(group_id))
             return
         except SlackUnreachable:
             log.warning("could not refresh user group %s; applying the event's removals", group_id)
-        entry = await self._get(key)
-        if entry is not None:
-            at, users = entry
-            await self._put(key, sorted(set(users) - set(removed)), at=at)
+        at, users = entry
+        await self._put(key, sorted(set(users) - set(removed)), at=at)
 
     async def disable_group(self, team: str, group_id: str) -> None:
         """A disabled group gives nobody anything."""

@@ -172,3 +172,24 @@ async def test_a_rate_limited_lookup_does_not_keep_the_person_waiting_for_retry_
         assert time.monotonic() - started < 5
     finally:
         await session.close()
+
+
+async def test_events_about_groups_nobody_looked_up_cost_no_slack_call(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    """Every subteam event fetched that group's members, whether or not the policy names it: a directory sync
+    touching hundreds of groups spent usergroups.users.list's rate limit (Tier 2, ~20 a minute) on groups no rule
+    reads, and the lookups turns need were then refused or stale."""
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+    for n in range(30):
+        slack.add_usergroup(f"S0SYNC{n:03d}", f"sync-{n}", [BOB])
+    assert await groups(memberships, ALICE) == {"finance-team"}
+    asked = len(slack.calls_of("usergroups.users.list"))
+
+    for n in range(30):
+        await memberships.refresh_group(TEAM, f"S0SYNC{n:03d}")
+    slack.usergroups["S0FIN0001"].users.remove(ALICE)
+    await memberships.refresh_group(TEAM, "S0FIN0001")
+
+    assert len(slack.calls_of("usergroups.users.list")) == asked + 1  # only the group a lookup cached
+    assert await groups(memberships, ALICE) == set()
