@@ -77,8 +77,8 @@ class Access:
             return []
         try:
             ids = await self.memberships.group_ids(await self.team(), list(policy.access.groups))
-        except AccessUnavailable:
-            log.warning("could not check the policy's user group handles: Slack did not answer")
+        except AccessUnavailable as exc:  # missing_scope (no usergroups:read) is for an admin to fix, not to wait out
+            log.warning("could not check the policy's user group handles: %s from Slack", exc.__cause__)
             return []
         unknown = [key for key, group in ids.items() if group is None]
         if unknown:
