@@ -278,7 +278,13 @@ def _to_python(
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_to_python(item, (*path, str(i)), lines, file, aliases) for i, item in enumerate(node.value)]
-    return _SCALARS.construct_object(node)
+    try:
+        return _SCALARS.construct_object(node)
+    except (yaml.YAMLError, ValueError, KeyError) as exc:  # a tag the safe loader cannot build (!secret, !!int abc)
+        where = ".".join(path) or "file"
+        raise ConfigurationError(
+            f"{file} line {node.start_mark.line + 1}: {where}: cannot read {node.value!r} as {node.tag.replace('tag:yaml.org,2002:', '!!')}"
+        ) from exc
 
 
 def _nearest_line(loc: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> int:

@@ -73,6 +73,9 @@ def test_without_a_default_someone_no_rule_names_searches_nothing(tmp_path: Path
         ("access:\n  defaults: [handbook]\n", 2, "defaults"),
         ("dm:\n  container: handbook\naccess:\n  default: [handbook]\n", 3, "remove the dm entry"),
         ("prompts:\n  finance:\n    - title: Refunds\n", 3, "message"),
+        ("access:\n  default: [handbook,\n    !secret finance]\n", 3, "!secret"),  # was a yaml traceback, no file
+        ("access:\n  users:\n    U0CFO0001: [!!int board]\n", 3, "cannot read 'board'"),  # was a ValueError
+        ("access:\n  default: [!!bool maybe]\n", 2, "cannot read 'maybe'"),  # was a KeyError
     ],
 )
 def test_access_mistakes_name_the_line(tmp_path: Path, text: str, line: int, says: str) -> None:
