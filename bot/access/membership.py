@@ -7,8 +7,8 @@
 Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used as it stands; older, Slack is asked
 again. When Slack cannot be asked (or takes longer than SLACK_PATIENCE, e.g. waiting out a rate limit's Retry-After
 while the person waits for an answer), an entry up to a day older is used instead (and logged); with none, a group
-lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member". `subteam_members_changed`
-and `subteam_updated` events refresh a group at once. Slack's answers only ever say whether a person is in a group
+lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member".
+`subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say whether a person is in a group
 the policy names: they can switch an admin's rule on or off, never add a container.
 """
 

@@ -281,9 +281,9 @@ def _to_python(
     try:
         return _SCALARS.construct_object(node)
     except (yaml.YAMLError, ValueError, KeyError) as exc:  # a tag the safe loader cannot build (!secret, !!int abc)
-        where = ".".join(path) or "file"
+        where, tag = ".".join(path) or "file", node.tag.replace("tag:yaml.org,2002:", "!!")
         raise ConfigurationError(
-            f"{file} line {node.start_mark.line + 1}: {where}: cannot read {node.value!r} as {node.tag.replace('tag:yaml.org,2002:', '!!')}"
+            f"{file} line {node.start_mark.line + 1}: {where}: cannot read {node.value!r} as {tag}"
         ) from exc
 
 
