@@ -38,8 +38,9 @@ async def scope_for_turn(
     """The scope this turn searches: in a DM or the assistant, the asker's (the channel they view beside the
     assistant, or their `access:` containers); else today's rule for the channel (NotConnected when it has none any
     more), narrowed by those of the thread's own filters that the rule still allows."""
-    if is_dm and access is not None:
-        chosen = await access.choose(policy, thread=thread, user=user, tags=narrowing)
+    if is_dm and access is not None:  # a filter whose key the policy dropped is left out here too, not refused
+        usable = tuple(tag for tag in narrowing if tag.key in policy.tag_keys)
+        chosen = await access.choose(policy, thread=thread, user=user, tags=usable)
         if chosen is not None:
             return TurnScope(chosen.scope, chosen.basis)
     rule = policy.scope_for(thread.channel, is_dm=is_dm)

@@ -7,6 +7,7 @@ cites what it was shown, so what reached the model and the thread is exactly wha
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -195,3 +196,25 @@ async def test_ask_in_a_dm_restates_and_answers_with_the_askers_scope(app: Harne
     assert status == 200
     [scope] = app.retriever.scopes
     assert scope.containers == ("finance", "handbook") and [str(tag) for tag in scope.tags] == ["year:2026"]
+
+
+async def test_a_dm_threads_filter_the_policy_no_longer_allows_is_dropped_not_refused_on_every_follow_up(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, access_index: Path
+) -> None:
+    """A channel thread drops a stored `/ask` filter whose key an admin removed from tag_keys; a DM thread under
+    `access:` answered every later question with "`year` is not a filter here", though nobody typed it again."""
+    fake_model.respond_with(searching_model)
+    slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
+    prefix = f"slack-{uuid.uuid4().hex[:8]}"
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, prefix=prefix) as app:
+        await app.command(f"year:2026 {QUESTION}", channel=ALICE_DM, user=ALICE)
+        await app.settle()
+    [root] = [m.ts for m in slack.messages.values() if m.channel == ALICE_DM and m.thread_ts is None]
+
+    policy = {**POLICY, "tag_keys": ["department"]}
+    async with running_app(slack, fake_model, redis_url, access_index, policy=policy, prefix=prefix) as app:
+        await ask_in_dm(app, "And for monthly plans?", user=ALICE, channel=ALICE_DM, thread_ts=root)
+
+        assert [scope.containers for scope in app.retriever.scopes] == [("finance", "handbook")]
+        assert app.retriever.scopes[0].tags == ()
+        assert messages.SCOPE_CHANGED in app.texts(root, ALICE_DM)[-1]
