@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.app import Folio
-from bot.config import ChannelPolicy
+from bot.config import ChannelPolicy, narrow
 from bot.errors import FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
@@ -112,12 +112,11 @@ async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
 
 
 async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
-    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters."""
-    thread = ThreadKey(team=team, channel=channel, thread_ts="-")
-    chosen = await scope_for_turn(
-        folio.channel_policy(), folio.access, thread=thread, user=user, is_dm=True, narrowing=tags
-    )
-    return chosen.scope
+    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters; InvalidInput
+    for a filter outside it, as in a channel."""
+    thread, policy = ThreadKey(team=team, channel=channel, thread_ts="-"), folio.channel_policy()
+    chosen = await scope_for_turn(policy, folio.access, thread=thread, user=user, is_dm=True, narrowing=())
+    return narrow(chosen.scope, tags, allowed_keys=policy.tag_keys)
 
 
 async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
