@@ -218,3 +218,17 @@ async def test_a_dm_threads_filter_the_policy_no_longer_allows_is_dropped_not_re
         assert [scope.containers for scope in app.retriever.scopes] == [("finance", "handbook")]
         assert app.retriever.scopes[0].tags == ()
         assert messages.SCOPE_CHANGED in app.texts(root, ALICE_DM)[-1]
+
+
+async def test_ask_access_in_a_channel_still_names_the_channels_documents_when_slack_cannot_say_the_rest(
+    app: Harness,
+) -> None:
+    """The channel's rule needs no Slack lookup, but one failed user group lookup replaced the whole reply."""
+    for method in ("usergroups.list", "usergroups.users.list"):
+        app.slack.fail(method, "service_unavailable", status=503, times=3)
+
+    await app.command("access", channel=CHANNEL, user=BOB)
+    await app.settle()
+
+    [said] = [call["text"] for call in app.slack.calls_of("response_url")]
+    assert f"In <#{CHANNEL}> I search *handbook*." in said and messages.ACCESS_UNKNOWN in said

@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.app import Folio
 from bot.config import ChannelPolicy, narrow
-from bot.errors import FolioError, InvalidInput, NotConnected
+from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.render import escape, render_question
@@ -82,7 +82,10 @@ async def access_text(folio: Folio, *, team: str, channel: str, user: str, is_dm
     policy = folio.channel_policy()
     lines = [] if is_dm else [_channel_line(policy, channel)]
     if policy.access is not None and folio.access is not None:
-        grant = await folio.access.grant(policy, team=team, user=user)
+        try:
+            grant = await folio.access.grant(policy, team=team, user=user)
+        except AccessUnavailable as error:  # the channel's line above needs no Slack lookup: keep it
+            return "\n".join([*lines, str(error)])
         assert grant is not None
         lines += messages.access_lines([escape(c) for c in grant.containers], [escape(m) for m in grant.matched])
     elif policy.dm is not None:
