@@ -8,8 +8,8 @@ Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used
 again. When Slack cannot be asked (or takes longer than SLACK_PATIENCE, e.g. waiting out a rate limit's Retry-After
 while the person waits for an answer), an entry up to a day older is used instead (and logged); with none, a group
 lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member".
-`subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say whether a person is in a group
-the policy names: they can switch an admin's rule on or off, never add a container.
+`subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say
+whether a person is in a group the policy names: they can switch an admin's rule on or off, never add a container.
 """
 
 from __future__ import annotations
@@ -56,11 +56,11 @@ class Memberships:
         patience: float = SLACK_PATIENCE,
     ) -> None:
         self._redis = redis
-        self._patience = patience
         self._slack = slack
         self._prefix = prefix
         self._ttl = ttl
         self._clock = clock
+        self._patience = patience
 
     async def team(self) -> str:
         """The bot token's workspace ID (auth.test), for commands that do not come with an event."""

@@ -46,6 +46,7 @@ async def scope_for_turn(
 async def _rule(
     policy: ChannelPolicy, access: Access | None, *, thread: ThreadKey, user: str, is_dm: bool
 ) -> TurnScope:
+    """The scope before the thread's filters: the asker's in a DM or the assistant, else the channel's rule."""
     if is_dm and access is not None:
         chosen = await access.choose(policy, thread=thread, user=user)
         if chosen is not None:
