@@ -253,6 +253,14 @@ def channel_access_line(channel: str, container: str | None, tags: list[str]) ->
     return f"In <#{channel}> I search *{container}*{always}."
 
 
+def not_a_user_id(text: str) -> str:
+    """`folio access` was given something other than a Slack user ID (a name, a handle, a mention)."""
+    return (
+        f"{text!r} is not a Slack user ID (it looks like U0123ABCD: in Slack, open the person's profile, "
+        "then ... > Copy member ID)."
+    )
+
+
 def unknown_groups(handles: list[str]) -> str:
     """The start-up report of policy group handles Slack does not know (their rules give nobody anything)."""
     return (

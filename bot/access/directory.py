@@ -23,9 +23,9 @@ from redis.asyncio import Redis
 
 from bot import messages
 from bot.access.rules import Grant, grant_for
-from bot.config import ChannelPolicy, narrow
+from bot.config import ChannelPolicy
 from bot.errors import AccessUnavailable, NotConnected
-from bot.models import Scope, Tag
+from bot.models import Scope
 from bot.access.membership import Memberships
 from bot.store import THIRTY_DAYS, ThreadKey, redis_errors
 
@@ -77,25 +77,23 @@ class Access:
             return []
         try:
             ids = await self.memberships.group_ids(await self.team(), list(policy.access.groups))
-        except AccessUnavailable:
-            log.warning("could not check the policy's user group handles: Slack did not answer")
+        except AccessUnavailable as exc:  # missing_scope (no usergroups:read) is for an admin to fix, not to wait out
+            log.warning("could not check the policy's user group handles: %s from Slack", exc.__cause__)
             return []
         unknown = [key for key, group in ids.items() if group is None]
         if unknown:
             log.warning(messages.unknown_groups(unknown))
         return unknown
 
-    async def choose(
-        self, policy: ChannelPolicy, *, thread: ThreadKey, user: str, tags: tuple[Tag, ...] = ()
-    ) -> ScopeChoice | None:
-        """The scope of a DM turn asked by `user`, the person's containers narrowed by the thread's `/ask` `tags`;
+    async def choose(self, policy: ChannelPolicy, *, thread: ThreadKey, user: str) -> ScopeChoice | None:
+        """The scope of a DM turn asked by `user` before the thread's `/ask` filters narrow it (`bot.slack.scope`);
         None when today's `dm:` rule decides unchanged."""
         viewing = await self.viewing(thread, user)
         if viewing is not None and await self._may_search_channel(policy, thread.team, viewing, user):
             return ScopeChoice(policy.scope_for(viewing), messages.basis_viewed(viewing))
         grant = await self.grant(policy, team=thread.team, user=user)
         if grant is not None:
-            return ScopeChoice(narrow(grant.scope(), tags, allowed_keys=policy.tag_keys), messages.BASIS_ACCESS)
+            return ScopeChoice(grant.scope(), messages.BASIS_ACCESS)
         if viewing is not None:  # in the assistant, beside a channel it may not search: say so
             return ScopeChoice(policy.scope_for(thread.channel, is_dm=True), messages.BASIS_DM)
         return None

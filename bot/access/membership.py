@@ -5,10 +5,11 @@
     {prefix}:channel:{team}:{channel}:{user}  whether the user is in the channel, from conversations.members
 
 Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used as it stands; older, Slack is asked
-again. When Slack cannot be asked, an entry up to a day older is used instead (and logged); with none, a group lookup
-raises AccessUnavailable rather than guess, and a channel lookup answers "not a member". `subteam_members_changed`
-and `subteam_updated` events refresh a group at once. Slack's answers only ever say whether a person is in a group
-the policy names: they can switch an admin's rule on or off, never add a container.
+again. When Slack cannot be asked (or takes longer than SLACK_PATIENCE, e.g. waiting out a rate limit's Retry-After
+while the person waits for an answer), an entry up to a day older is used instead (and logged); with none, a group
+lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member".
+`subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say
+whether a person is in a group the policy names: they can switch an admin's rule on or off, never add a container.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from bot.store import redis_errors
 log = logging.getLogger(__name__)
 
 KEEP_STALE = 24 * 3600  # seconds an answer is kept beyond its TTL, for when Slack cannot be asked
+SLACK_PATIENCE = 4.0  # seconds one lookup may take while a turn waits (the client would sleep out each Retry-After)
 _PAGE = 1000  # conversations.members' largest page
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, TimeoutError)  # SlackApiError is a SlackClientError
 _NO_SUCH_GROUP = {"no_such_subteam"}  # Slack's definite "no such group": no members, not an outage
@@ -50,13 +52,15 @@ class Memberships:
     """Slack user group and channel membership, cached in Redis with a TTL."""
 
     def __init__(
-        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time
+        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
+        patience: float = SLACK_PATIENCE,
     ) -> None:
         self._redis = redis
         self._slack = slack
         self._prefix = prefix
         self._ttl = ttl
         self._clock = clock
+        self._patience = patience
 
     async def team(self) -> str:
         """The bot token's workspace ID (auth.test), for commands that do not come with an event."""
@@ -89,17 +93,19 @@ class Memberships:
 
     async def refresh_group(self, team: str, group_id: str, *, removed: Iterable[str] = ()) -> None:
         """A group changed (subteam event): ask Slack again now; when it cannot answer, at least drop the people
-        the event says were removed, so a removal never waits for the TTL."""
+        the event says were removed, so a removal never waits for the TTL. A group no lookup has cached costs no
+        call (a directory sync sends events for every group; the next lookup asks Slack anyway)."""
         key = f"group:{team}:{group_id}"
+        entry = await self._get(key)
+        if entry is None:
+            return
         try:
             await self._put(key, await self._fetch_members(group_id))
             return
         except SlackUnreachable:
             log.warning("could not refresh user group %s; applying the event's removals", group_id)
-        entry = await self._get(key)
-        if entry is not None:
-            at, users = entry
-            await self._put(key, sorted(set(users) - set(removed)), at=at)
+        at, users = entry
+        await self._put(key, sorted(set(users) - set(removed)), at=at)
 
     async def disable_group(self, team: str, group_id: str) -> None:
         """A disabled group gives nobody anything."""
@@ -163,7 +169,8 @@ class Memberships:
 
     async def _ask(self, call: Callable[[], Awaitable[Any]]) -> Any:
         try:
-            return await call()
+            async with asyncio.timeout(self._patience):
+                return await call()
         except _UNREACHABLE as exc:
             error = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
             raise SlackUnreachable(error) from exc

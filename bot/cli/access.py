@@ -6,11 +6,13 @@ import argparse
 import asyncio
 from typing import Any
 
+from bot import messages
 from bot.access import Grant
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import ChannelPolicy, Settings
-from bot.errors import ConfigurationError
+from bot.config.channels import is_user_id
+from bot.errors import ConfigurationError, InvalidInput
 
 DESCRIPTION = (
     "Print the containers a Slack user may search in a direct message with Folio (and in the assistant, unless they "
@@ -36,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def access_report(settings: Settings, user: str, **clients: Any) -> str:
     """The report for `user`; `clients` go to `open_folio` (tests pass their fakes)."""
+    if not is_user_id(user):  # else a name or a handle gets the default's report, as if the person existed
+        raise InvalidInput(messages.not_a_user_id(user))
     async with open_folio(settings, serving=True, **clients) as folio:
         policy = folio.channel_policy()
         if policy.access is None:

@@ -101,8 +101,13 @@ def _group_key(key: str) -> str:
     raise ValueError(f"{key!r} is not a Slack user group handle (finance-team) or ID (S0123ABCD)")
 
 
+def is_user_id(text: str) -> bool:
+    """Whether `text` has the form of a Slack user ID (U0123ABCD, or W0123ABCD on Enterprise Grid)."""
+    return bool(_USER_ID.match(text))
+
+
 def _user_key(key: str) -> str:
-    if _USER_ID.match(key):
+    if is_user_id(key):
         return key
     raise ValueError(f"{key!r} is not a Slack user ID (it looks like U0123ABCD)")
 
@@ -218,7 +223,7 @@ def load_policy(path: Path) -> ChannelPolicy:
     if node is None:
         return ChannelPolicy()
     lines: dict[tuple[str, ...], int] = {}
-    data = _to_python(node, (), lines, path)
+    data = _to_python(node, (), lines, path, _Aliases())
     if not isinstance(data, dict):
         raise ConfigurationError(f"{path} line 1: expected a mapping with tag_keys, channels, dm, default and access")
     try:
@@ -231,8 +236,33 @@ def load_policy(path: Path) -> ChannelPolicy:
         raise ConfigurationError(f"{path} line {line}: {where}: {error['msg']}") from exc
 
 
-def _to_python(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int], file: Path) -> Any:
+class _Aliases:
+    """Counts nodes built a second time (through YAML aliases), so nested aliases cannot expand a small file into
+    billions of entries ("billion laughs"); a policy that reuses a list a few times stays far below the limit."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+        self._repeats = 0
+
+    def visit(self, node: yaml.Node, file: Path) -> None:
+        if id(node) not in self._seen:
+            self._seen.add(id(node))
+            return
+        self._repeats += 1
+        if self._repeats > self.LIMIT:
+            raise ConfigurationError(
+                f"{file} line {node.start_mark.line + 1}: YAML aliases (*name) expand this file into more than "
+                f"{self.LIMIT} repeated entries; write the lists out instead."
+            )
+
+
+def _to_python(
+    node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int], file: Path, aliases: _Aliases
+) -> Any:
     """Build plain data from YAML nodes, recording each key's line and refusing duplicate keys."""
+    aliases.visit(node, file)
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
@@ -243,12 +273,18 @@ def _to_python(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ..
                     f"{file} line {key_node.start_mark.line + 1}: {'.'.join((*path, key))} appears twice; "
                     "keep one entry per key."
                 )
-            result[key] = _to_python(value_node, (*path, key), lines, file)
+            result[key] = _to_python(value_node, (*path, key), lines, file, aliases)
             lines[(*path, key)] = key_node.start_mark.line + 1
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_to_python(item, (*path, str(i)), lines, file) for i, item in enumerate(node.value)]
-    return _SCALARS.construct_object(node)
+        return [_to_python(item, (*path, str(i)), lines, file, aliases) for i, item in enumerate(node.value)]
+    try:
+        return _SCALARS.construct_object(node)
+    except (yaml.YAMLError, ValueError, KeyError) as exc:  # a tag the safe loader cannot build (!secret, !!int abc)
+        where, tag = ".".join(path) or "file", node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise ConfigurationError(
+            f"{file} line {node.start_mark.line + 1}: {where}: cannot read {node.value!r} as {tag}"
+        ) from exc
 
 
 def _nearest_line(loc: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> int:

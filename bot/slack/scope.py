@@ -37,16 +37,21 @@ async def scope_for_turn(
 ) -> TurnScope:  # fmt: skip
     """The scope this turn searches: in a DM or the assistant, the asker's (the channel they view beside the
     assistant, or their `access:` containers); else today's rule for the channel (NotConnected when it has none any
-    more), narrowed by those of the thread's own filters that the rule still allows."""
+    more); either narrowed by those of the thread's own filters that it still allows."""
+    rule = await _rule(policy, access, thread=thread, user=user, is_dm=is_dm)
+    kept = tuple(tag for tag in narrowing if _still_allowed(policy, rule.scope, tag))
+    return TurnScope(narrow(rule.scope, kept, allowed_keys=policy.tag_keys), rule.basis)
+
+
+async def _rule(
+    policy: ChannelPolicy, access: Access | None, *, thread: ThreadKey, user: str, is_dm: bool
+) -> TurnScope:
+    """The scope before the thread's filters: the asker's in a DM or the assistant, else the channel's rule."""
     if is_dm and access is not None:
-        # A filter whose key the policy dropped since is left out here too: refused, it would fail every turn.
-        known = tuple(tag for tag in narrowing if tag.key in policy.tag_keys)
-        chosen = await access.choose(policy, thread=thread, user=user, tags=known)
+        chosen = await access.choose(policy, thread=thread, user=user)
         if chosen is not None:
             return TurnScope(chosen.scope, chosen.basis)
-    rule = policy.scope_for(thread.channel, is_dm=is_dm)
-    kept = tuple(tag for tag in narrowing if _still_allowed(policy, rule, tag))
-    return TurnScope(narrow(rule, kept, allowed_keys=policy.tag_keys))
+    return TurnScope(policy.scope_for(thread.channel, is_dm=is_dm))
 
 
 def _still_allowed(policy: ChannelPolicy, rule: Scope, tag: Tag) -> bool:

@@ -73,6 +73,9 @@ def test_without_a_default_someone_no_rule_names_searches_nothing(tmp_path: Path
         ("access:\n  defaults: [handbook]\n", 2, "defaults"),
         ("dm:\n  container: handbook\naccess:\n  default: [handbook]\n", 3, "remove the dm entry"),
         ("prompts:\n  finance:\n    - title: Refunds\n", 3, "message"),
+        ("access:\n  default: [handbook,\n    !secret finance]\n", 3, "!secret"),  # was a yaml traceback, no file
+        ("access:\n  users:\n    U0CFO0001: [!!int board]\n", 3, "cannot read 'board'"),  # was a ValueError
+        ("access:\n  default: [!!bool maybe]\n", 2, "cannot read 'maybe'"),  # was a KeyError
     ],
 )
 def test_access_mistakes_name_the_line(tmp_path: Path, text: str, line: int, says: str) -> None:
@@ -118,3 +121,16 @@ async def test_a_hostile_container_name_in_the_policy_filters_only_itself_in_the
     finally:
         await index.close()
     assert sorted(hit.container for hit in found) == sorted([name, "handbook"])
+
+
+def test_aliases_that_expand_a_small_file_into_millions_of_entries_are_refused_at_once(tmp_path: Path) -> None:
+    """A 600-byte file of nested YAML aliases ("billion laughs") held start-up (and `folio doctor`) at full CPU with
+    memory climbing, for ever; it is refused, naming the file and the line where the expansion ran away."""
+    groups = ["    g0: &g0 [a, a, a, a, a, a, a, a, a, a]"]
+    groups += [f"    g{n}: &g{n} [" + ", ".join([f"*g{n - 1}"] * 10) + "]" for n in range(1, 9)]
+    path = write(tmp_path, "access:\n  groups:\n" + "\n".join(groups) + "\n")
+
+    with pytest.raises(ConfigurationError) as error:
+        load_policy(path)
+
+    assert f"{path} line " in str(error.value) and "aliases" in str(error.value)

@@ -7,13 +7,13 @@ cites what it was shown, so what reached the model and the thread is exactly wha
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot import messages
-from bot.models import Conversation, Scope, Tag
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, shown_sources, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
@@ -28,7 +28,6 @@ POLICY = {
     "access": {"groups": {"finance-team": ["finance"]}, "default": ["handbook"]},
 }
 QUESTION = "What is the refund window for annual plans?"
-YEAR = Tag(key="year", value="2025")
 FINANCE_FILES = ("refund_policy", "supplier_contract", "expenses")
 
 
@@ -199,20 +198,37 @@ async def test_ask_in_a_dm_restates_and_answers_with_the_askers_scope(app: Harne
     assert scope.containers == ("finance", "handbook") and [str(tag) for tag in scope.tags] == ["year:2026"]
 
 
-async def test_a_dm_threads_filter_whose_key_the_policy_dropped_is_left_out_not_an_error_every_turn(
+async def test_a_dm_threads_filter_the_policy_no_longer_allows_is_dropped_not_refused_on_every_follow_up(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, access_index: Path
 ) -> None:
-    slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
+    """A channel thread drops a stored `/ask` filter whose key an admin removed from tag_keys; a DM thread under
+    `access:` answered every later question with "`year` is not a filter here", though nobody typed it again."""
     fake_model.respond_with(searching_model)
-    thread_ts = "1700000000.000100"
-    narrowed = Conversation(scope=Scope(containers=("finance", "handbook"), tags=(YEAR,)), narrowing=(YEAR,),
-                            started_by=ALICE)  # fmt: skip  # an `/ask year:2025 ...` thread under the old policy
-    without_year = {**POLICY, "tag_keys": ["department"]}
-    async with running_app(slack, fake_model, redis_url, access_index, policy=without_year) as harness:
-        await harness.store.save(harness.thread_key(thread_ts, ALICE_DM), narrowed)
+    slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
+    prefix = f"slack-{uuid.uuid4().hex[:8]}"
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, prefix=prefix) as app:
+        await app.command(f"year:2026 {QUESTION}", channel=ALICE_DM, user=ALICE)
+        await app.settle()
+    [root] = [m.ts for m in slack.messages.values() if m.channel == ALICE_DM and m.thread_ts is None]
 
-        await ask_in_dm(harness, QUESTION, user=ALICE, channel=ALICE_DM, thread_ts=thread_ts)
+    policy = {**POLICY, "tag_keys": ["department"]}
+    async with running_app(slack, fake_model, redis_url, access_index, policy=policy, prefix=prefix) as app:
+        await ask_in_dm(app, "And for monthly plans?", user=ALICE, channel=ALICE_DM, thread_ts=root)
 
-        assert harness.retriever.scopes[-1] == Scope(containers=("finance", "handbook"))
-        [answer] = harness.texts(thread_ts, ALICE_DM)
-        assert "Here is what I found" in answer and "has changed since this thread began" in answer
+        assert [scope.containers for scope in app.retriever.scopes] == [("finance", "handbook")]
+        assert app.retriever.scopes[0].tags == ()
+        assert messages.SCOPE_CHANGED in app.texts(root, ALICE_DM)[-1]
+
+
+async def test_ask_access_in_a_channel_still_names_the_channels_documents_when_slack_cannot_say_the_rest(
+    app: Harness,
+) -> None:
+    """The channel's rule needs no Slack lookup, but one failed user group lookup replaced the whole reply."""
+    for method in ("usergroups.list", "usergroups.users.list"):
+        app.slack.fail(method, "service_unavailable", status=503, times=3)
+
+    await app.command("access", channel=CHANNEL, user=BOB)
+    await app.settle()
+
+    [said] = [call["text"] for call in app.slack.calls_of("response_url")]
+    assert f"In <#{CHANNEL}> I search *handbook*." in said and messages.ACCESS_UNKNOWN in said

@@ -144,3 +144,19 @@ async def test_an_assistant_thread_streams_its_search_and_answer_and_says_which_
     assert "Here is what I found [[1]](" in answer.markdown  # the checked citation, as a stream link
     assert f"as in <#{FIN_CHANNEL}>, the channel you are viewing" in json.dumps(answer.blocks)  # the scope used
     assert app.retriever.scopes[-1].containers == ("finance",)
+
+
+async def test_ask_filters_narrow_the_viewed_channels_scope_too(app: Harness) -> None:
+    """Beside a channel, a DM's `/ask year:2026 ...` searched every year of that channel: the viewed channel's
+    scope was taken as it stands, the person's filter dropped without a word."""
+    entity = {"type": "slack#/types/channel_id", "value": FIN_CHANNEL, "team_id": TEAM}
+    await app.event({"type": "app_context_changed", "user": ALICE, "context": {"entities": [entity]}, "ts": user_ts()})
+    await app.settle()
+
+    await app.command(f"year:2026 {QUESTION}", channel=ALICE_DM, user=ALICE)
+    await app.settle()
+    [root] = [m.ts for m in app.slack.messages.values() if m.channel == ALICE_DM and m.thread_ts is None]
+    await ask_in_dm(app, "And monthly plans?", user=ALICE, channel=ALICE_DM, thread_ts=root)
+
+    searched = [(scope.containers, [str(tag) for tag in scope.tags]) for scope in app.retriever.scopes]
+    assert searched == [(("finance",), ["year:2026"])] * 2

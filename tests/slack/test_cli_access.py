@@ -58,3 +58,17 @@ def test_slack_unreachable_with_nothing_cached_is_an_error_that_says_so(
 
     assert main(["access", "U0NEWUSER1"]) == 2
     assert "could not check your Slack user groups" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed", ["@alice", "alice", "u0cfo0001", "<@U0CFO0001>", "U0CFO0001'"])
+def test_something_that_is_not_a_user_id_is_refused_rather_than_given_the_default(
+    folio_env: None, slack: FakeSlack, capsys: pytest.CaptureFixture[str], typed: str
+) -> None:
+    """Every string used to get a confident report ("may search: handbook", "not matched group finance-team (not a
+    member)") for a person who does not exist, so an operator checking `@alice` concluded she is not in finance."""
+    slack.add_usergroup("S0FIN0001", "finance-team", ["U0CFO0001"])
+
+    assert main(["access", typed]) == 2
+
+    captured = capsys.readouterr()
+    assert captured.out == "" and "not a Slack user ID" in captured.err and "U0123ABCD" in captured.err

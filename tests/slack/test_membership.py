@@ -6,6 +6,7 @@ never add a container: hostile handles and user IDs coming back from Slack match
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -14,6 +15,8 @@ from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import Memberships, grant_for
+from bot.app.builders import slack_client, slack_http_session
+from bot.config import Settings
 from bot.config import AccessRules
 from bot.errors import AccessUnavailable
 from tests.fakes.slack_api import TEAM, FakeSlack
@@ -143,3 +146,50 @@ async def test_channel_membership_reads_every_page_and_defaults_to_not_a_member(
     assert len(slack.calls_of("conversations.members")) == 3
     assert not await memberships.in_channel(TEAM, "C0FINANCE1", BOB)
     assert not await memberships.in_channel(TEAM, "C0UNKNOWN1", ALICE)  # channel_not_found: not a member
+
+
+async def test_a_rate_limited_lookup_does_not_keep_the_person_waiting_for_retry_after(
+    slack: FakeSlack, redis: Redis, clock: Clock
+) -> None:
+    """The production client waits out Retry-After (up to three times, often a minute each) before it answers; the
+    person's turn shows nothing meanwhile. A lookup gives up after a few seconds: the cached answer, or a refusal."""
+    settings = Settings(slack_bot_token="xoxb-test-token", slack_api_url=slack.base_url)
+    session = slack_http_session()
+    memberships = Memberships(redis, slack_client(settings, session), prefix=f"test-{uuid.uuid4().hex[:8]}:access",
+                              ttl=60, clock=clock, patience=0.5)  # fmt: skip
+    try:
+        slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+        assert await groups(memberships, ALICE) == {"finance-team"}
+        clock.now += 61
+        for method in ("usergroups.list", "usergroups.users.list"):
+            slack.rate_limit(method, retry_after=30, times=4)
+
+        started = time.monotonic()
+        assert await groups(memberships, ALICE) == {"finance-team"}  # the answer of a minute ago
+        with pytest.raises(AccessUnavailable):  # nothing cached for this workspace: refused, promptly too
+            await memberships.groups_of("T0OTHER01", ALICE, list(RULES.groups))
+
+        assert time.monotonic() - started < 5
+    finally:
+        await session.close()
+
+
+async def test_events_about_groups_nobody_looked_up_cost_no_slack_call(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    """Every subteam event fetched that group's members, whether or not the policy names it: a directory sync
+    touching hundreds of groups spent usergroups.users.list's rate limit (Tier 2, ~20 a minute) on groups no rule
+    reads, and the lookups turns need were then refused or stale."""
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+    for n in range(30):
+        slack.add_usergroup(f"S0SYNC{n:03d}", f"sync-{n}", [BOB])
+    assert await groups(memberships, ALICE) == {"finance-team"}
+    asked = len(slack.calls_of("usergroups.users.list"))
+
+    for n in range(30):
+        await memberships.refresh_group(TEAM, f"S0SYNC{n:03d}")
+    slack.usergroups["S0FIN0001"].users.remove(ALICE)
+    await memberships.refresh_group(TEAM, "S0FIN0001")
+
+    assert len(slack.calls_of("usergroups.users.list")) == asked + 1  # only the group a lookup cached
+    assert await groups(memberships, ALICE) == set()

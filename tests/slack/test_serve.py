@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+import redis
 
 from bot import messages
 from bot.cli import main
@@ -108,3 +109,34 @@ async def test_folio_serve_over_http_needs_the_signing_secret(
     monkeypatch.delenv("SLACK_SIGNING_SECRET")
     with pytest.raises(ConfigurationError, match="SLACK_SIGNING_SECRET is not set"):
         await serve(load_settings(None), host="127.0.0.1", port=0, stop=asyncio.Event())
+
+
+ACCESS_CHANNELS = CHANNELS + "access:\n  groups:\n    finance-team: [finance]\n    finanse-team: [finance]\n"
+
+
+@pytest.mark.parametrize(
+    ("failure", "logged"),
+    [
+        (None, "no user group with the handle finanse-team"),
+        ("missing_scope", "missing_scope"),  # the token lacks usergroups:read: say so, not "did not answer"
+    ],
+)
+async def test_folio_serve_reports_the_policys_group_handles_it_cannot_resolve_at_start(
+    environment: None, slack: FakeSlack, tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture,
+    failure: str | None, logged: str,
+) -> None:  # fmt: skip
+    (tmp_path / "channels.yaml").write_text(ACCESS_CHANNELS)
+    with redis.Redis.from_url(redis_url) as shared:  # serve keeps its cache under the default prefix
+        for key in shared.scan_iter("folio:access:*"):
+            shared.delete(key)
+    slack.add_usergroup("S0FIN0001", "finance-team", [])
+    if failure:
+        slack.fail("usergroups.list", failure)
+    stop, ports = asyncio.Event(), []
+    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    await wait_until(lambda: ports or server.done())
+    stop.set()
+    assert await server == 0
+
+    [warning] = [record.getMessage() for record in caplog.records if "user group" in record.getMessage()]
+    assert logged in warning and "finance-team," not in warning

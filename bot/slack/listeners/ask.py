@@ -16,8 +16,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.app import Folio
-from bot.config import ChannelPolicy
-from bot.errors import FolioError, InvalidInput, NotConnected
+from bot.config import ChannelPolicy, narrow
+from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.render import escape, render_question
@@ -82,7 +82,10 @@ async def access_text(folio: Folio, *, team: str, channel: str, user: str, is_dm
     policy = folio.channel_policy()
     lines = [] if is_dm else [_channel_line(policy, channel)]
     if policy.access is not None and folio.access is not None:
-        grant = await folio.access.grant(policy, team=team, user=user)
+        try:
+            grant = await folio.access.grant(policy, team=team, user=user)
+        except AccessUnavailable as error:  # the channel's line above needs no Slack lookup: keep it
+            return "\n".join([*lines, str(error)])
         assert grant is not None
         lines += messages.access_lines([escape(c) for c in grant.containers], [escape(m) for m in grant.matched])
     elif policy.dm is not None:
@@ -112,12 +115,11 @@ async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
 
 
 async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
-    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters."""
-    thread = ThreadKey(team=team, channel=channel, thread_ts="-")
-    chosen = await scope_for_turn(
-        folio.channel_policy(), folio.access, thread=thread, user=user, is_dm=True, narrowing=tags
-    )
-    return chosen.scope
+    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters; InvalidInput
+    for a filter outside it, as in a channel."""
+    thread, policy = ThreadKey(team=team, channel=channel, thread_ts="-"), folio.channel_policy()
+    chosen = await scope_for_turn(policy, folio.access, thread=thread, user=user, is_dm=True, narrowing=())
+    return narrow(chosen.scope, tags, allowed_keys=policy.tag_keys)
 
 
 async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
