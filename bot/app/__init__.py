@@ -24,7 +24,8 @@ from bot.agent import AgentOptions
 from bot.app import builders
 from bot.app.redis_server import EmbeddedRedis
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
-from bot.config import ChannelPolicy, Settings, load_policy
+from bot.config import ChannelPolicy, Settings
+from bot.config.policy_file import PolicyFile
 from bot.documents import DocumentStore, Links
 from bot.errors import ConfigurationError
 from bot.retrieval import SearchIndex
@@ -46,7 +47,7 @@ class Folio:
     retriever: SearchIndex  # searches (Retriever) and is written by ingestion (IndexWriter)
     options: AgentOptions
     links: Links
-    policy: ChannelPolicy | None  # None when there is no channel policy file
+    policy: ChannelPolicy | PolicyFile | None  # a PolicyFile follows edits of channels.yaml; None: no policy file
     store: ConversationStore | None  # conversations in Redis: present when serving Slack
     slack: AsyncWebClient | None  # the Web API client: present when serving Slack
     tasks: BackgroundTasks
@@ -70,7 +71,7 @@ class Folio:
                 f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
                 "or set FOLIO_CHANNELS_FILE to its path."
             )
-        return self.policy
+        return self.policy.current() if isinstance(self.policy, PolicyFile) else self.policy
 
 
 @asynccontextmanager
@@ -121,7 +122,7 @@ async def open_folio(
             stack.push_async_callback(session.close)
             slack = builders.slack_client(settings, session)
         if policy is None and settings.folio_channels_file.exists():
-            policy = load_policy(settings.folio_channels_file)
+            policy = PolicyFile(settings.folio_channels_file)
         access = builders.access(settings, store, slack) if store is not None and slack is not None else None
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients

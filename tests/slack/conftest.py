@@ -46,10 +46,11 @@ def fake_model() -> Iterator[FakeResponses]:
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
-    prefix: str | None = None, streaming: bool = False, **overrides: Any,
+    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None, **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
-    the same `prefix` twice is the same state across a restart (e.g. with another policy); `overrides` (e.g.
+    the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the
+    policy from that channels.yaml, as `folio serve` does, instead of `policy`; `overrides` (e.g.
     folio_log_content=True) go to Settings.
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
@@ -58,7 +59,7 @@ async def running_app(
         slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
         folio_turn_timeout=turn_timeout, folio_docs_base_url="https://docs.example", folio_code_interpreter=False,
         folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5", folio_access_ttl=access_ttl,
-        folio_streaming=streaming, **overrides,
+        folio_streaming=streaming, **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,
     )  # fmt: skip
     store = ConversationStore(
         Redis.from_url(redis or redis_url), prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30
@@ -69,7 +70,7 @@ async def running_app(
     try:
         async with open_folio(
             settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
-            policy=ChannelPolicy.model_validate(policy or POLICY), serving=True,
+            policy=None if policy_file else ChannelPolicy.model_validate(policy or POLICY), serving=True,
         ) as folio:  # fmt: skip
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()

@@ -8,6 +8,8 @@ import shutil
 import uuid
 from pathlib import Path
 
+import pytest
+import yaml
 from redis.asyncio import Redis
 
 from bot import messages
@@ -186,3 +188,31 @@ async def test_feedback_and_delete_in_a_direct_message_work_as_in_a_channel(harn
     await harness.settle()
     assert harness.texts(ts, channel=DM) == [] and harness.model.stored_ids() == []
     assert harness.ephemeral() == [messages.FEEDBACK_THANKS, messages.deleted(messages=1, responses=2)]
+
+
+async def test_an_edit_of_channels_yaml_reaches_the_next_turn_without_a_restart_and_a_broken_edit_changes_nothing(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    policy_file = tmp_path / "channels.yaml"
+    policy_file.write_text(yaml.safe_dump(POLICY))
+    fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."),
+                      tools(search("out of network")), reply(NOT_FOR_HR), tools(search("labs")), reply(NOT_FOR_HR))  # fmt: skip
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy_file=policy_file) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        assert harness.retriever.scopes[-1] == Scope(container="benefits")
+
+        policy_file.write_text(yaml.safe_dump(with_channel({"container": "benefits", "tags": ["department:hr"]})))
+        await harness.message("And out of network?", thread_ts=ts)
+        await harness.settle()
+        assert harness.retriever.scopes[-1] == Scope(container="benefits", tags=(HR,))
+        assert changed_notice(harness, ts) == [False, True]
+
+        policy_file.write_text("channels:\n  C0BENEFIT1: [oops\n")  # saved half-way through an edit
+        await harness.message("And labs?", thread_ts=ts)
+        await harness.settle()
+        assert harness.retriever.scopes[-1] == Scope(container="benefits", tags=(HR,))  # the last good policy
+        assert changed_notice(harness, ts) == [False, True, False]
+    [said] = [record.getMessage() for record in caplog.records if "stays in force" in record.getMessage()]
+    assert str(policy_file) in said

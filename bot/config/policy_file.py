@@ -1,0 +1,48 @@
+"""channels.yaml as it is now: read again when the file changes, so every turn follows an admin's edit at once.
+
+A turn asks for the policy (`PolicyFile.current`), which costs one `stat` of the file. An edit that does not load (a
+typo, a file half written by an editor) keeps the policy in force, which the edit was meant to change and which
+never widens by waiting; the log says what is wrong with the file, once per change, and `folio doctor` says it too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from bot.config.channels import ChannelPolicy, load_policy
+from bot.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+Stamp = tuple[int, int, int] | None  # (inode, size, mtime in ns); None: the file is not there
+
+
+class PolicyFile:
+    """The channel policy read from `path`, re-read whenever the file's stamp changes."""
+
+    def __init__(self, path: Path) -> None:
+        """Read the file now; a file that does not load is a ConfigurationError, as at every start."""
+        self.path = path
+        self._stamp = _stamp(path)
+        self._policy = load_policy(path)
+
+    def current(self) -> ChannelPolicy:
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._policy = load_policy(self.path)
+                log.info("channel policy %s read again after a change", self.path)
+            except ConfigurationError as exc:
+                log.error("%s. The channel policy read before stays in force until the file is fixed.", exc)
+        return self._policy
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
