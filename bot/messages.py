@@ -326,6 +326,10 @@ def skipped_link(name: str) -> str:
     return f"{name} (symbolic link; --follow-symlinks to index it)"
 
 
+def skipped_unreadable(name: str, why: str) -> str:
+    return f"{name} (cannot be read: {why}; its files are neither indexed nor pruned)"
+
+
 def document_removed(file: str, when: str) -> str:
     day = f" on {when[:10]}" if when else ""
     return (

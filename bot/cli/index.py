@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                     on_file=bar.advance, documents=folio.documents, max_chars=settings.folio_max_file_chars,
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
-            report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files)
+            report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
+                                     collected.unreadable)  # fmt: skip
             if args.prune and report.gone:
                 report.removed = await remove_files(folio.retriever, folio.documents, report.gone)
             return report

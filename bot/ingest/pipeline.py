@@ -66,6 +66,7 @@ class Collected:
 
     files: list[Path]
     skipped: list[str]  # "sub/notes.docx (unsupported type)", "link.pdf (symbolic link)"
+    unreadable: list[Path] = field(default_factory=list)  # folders that could not be listed: what they hold is unknown
 
 
 def collect_files(paths: Sequence[Path], *, follow_symlinks: bool = False) -> Collected:
@@ -73,19 +74,27 @@ def collect_files(paths: Sequence[Path], *, follow_symlinks: bool = False) -> Co
     out silently; symbolic links inside a folder are left out (and reported) unless `follow_symlinks`."""
     found: list[Path] = []
     skipped: list[str] = []
+    unreadable: list[Path] = []
     for path in paths:
         if path.is_dir():
-            _walk(path, follow_symlinks, found, skipped)
+            _walk(path, follow_symlinks, found, skipped, unreadable)
         elif path.is_file():
             found.append(path)
         else:
             raise InvalidInput(f"{path} does not exist: name a PDF, text or Markdown file, or a folder of them.")
-    return Collected(files=list(dict.fromkeys(found)), skipped=skipped)
+    return Collected(files=list(dict.fromkeys(found)), skipped=skipped, unreadable=unreadable)
 
 
-def _walk(root: Path, follow: bool, found: list[Path], skipped: list[str]) -> None:
+def _walk(root: Path, follow: bool, found: list[Path], skipped: list[str], unreadable: list[Path]) -> None:
     seen: set[str] = set()  # real folders already walked: a link loop is walked once
-    for folder, folders, names in os.walk(root, followlinks=follow):
+
+    def cannot_list(error: OSError) -> None:  # said, and kept out of --prune: its files are not known to be gone
+        folder = Path(error.filename or root)
+        unreadable.append(folder)
+        shown = "./" if folder == root else folder.relative_to(root).as_posix() + "/"
+        skipped.append(messages.skipped_unreadable(shown, error.strerror or str(error)))
+
+    for folder, folders, names in os.walk(root, followlinks=follow, onerror=cannot_list):
         here = Path(folder)
         real = os.path.realpath(folder)
         if real in seen:
@@ -123,14 +132,23 @@ def source_of(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def gone_files(indexed: Sequence[IndexedFile], roots: Sequence[Path], found: Sequence[Path]) -> list[IndexedFile]:
-    """The files of `indexed` that came from inside one of the folders `roots` and are not among `found` now."""
-    folders = [source_of(root).rstrip(os.sep) + os.sep for root in roots if root.is_dir()]
+def gone_files(
+    indexed: Sequence[IndexedFile], roots: Sequence[Path], found: Sequence[Path], unreadable: Sequence[Path] = ()
+) -> list[IndexedFile]:
+    """The files of `indexed` that came from inside one of the folders `roots` and are not among `found` now;
+    never one inside a folder that could not be listed (`unreadable`), which may well still be there."""
+    folders = [_as_folder(root) for root in roots if root.is_dir()]
+    unknown = tuple(_as_folder(folder) for folder in unreadable)
     present = {source_of(path) for path in found}
     return [
         held for held in indexed
         if held.source and held.source not in present and any(held.source.startswith(folder) for folder in folders)
+        and not held.source.startswith(unknown)
     ]  # fmt: skip
+
+
+def _as_folder(path: Path) -> str:
+    return source_of(path).rstrip(os.sep) + os.sep
 
 
 def fingerprint(document: Document, options: IndexOptions) -> str:

@@ -6,6 +6,7 @@ Run in-process as a user runs them, on the local index in the test's folder (the
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,29 @@ def test_index_reports_files_gone_from_the_folder_and_prune_removes_them(
     assert search(capsys, "parking permits") == []
     assert [item["file"] for item in listed(capsys)] == ["travel.md"]
     assert not (COPIES / "docs" / "parking.md").exists()
+
+
+def test_a_subfolder_that_cannot_be_listed_is_reported_and_its_files_are_not_pruned(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = folder / "facilities"
+    sub.mkdir()
+    (folder / "parking.md").rename(sub / "parking.md")
+    assert main(["index", str(folder), "--container", "docs"]) == 0
+    listing = os.scandir
+
+    def refused(path: object = ".") -> object:  # what a service user without the permission, or a lost mount, gets
+        if Path(os.fsdecode(path)) == sub:  # type: ignore[arg-type]
+            raise PermissionError(13, "Permission denied", str(path))
+        return listing(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", refused)  # the tests run as root, whom permissions never stop
+    capsys.readouterr()
+    assert main(["index", str(folder), "--container", "docs", "--prune"]) == 0
+    told = capsys.readouterr()
+    assert "facilities/ (cannot be read: Permission denied" in told.out + told.err
+    assert "Removed" not in told.out and "no longer" not in told.err
+    assert [hit["file"] for hit in search(capsys, "parking permits")] == ["parking.md"]
 
 
 def test_a_file_indexed_from_elsewhere_is_not_reported_as_gone(
