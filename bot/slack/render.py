@@ -58,8 +58,9 @@ def link_url(url: str) -> str:
 
 
 def link(url: str | None, label: str) -> str:
-    """`<url|label>`, or the escaped label alone when there is no URL."""
-    label = escape(label)
+    """`<url|label>`, or the escaped label alone when there is no URL; the label on one line (a line break inside
+    `<...>` ends Slack's link, and a file name may hold one)."""
+    label = escape(" ".join(label.split()))
     return f"<{link_url(url)}|{label}>" if url else label
 
 
