@@ -145,7 +145,7 @@ async def _ping(url: str, where: str, fix: str) -> Check:
     try:
         client = builders.redis_client(url)
     except ConfigurationError as exc:
-        return Check("redis", "fail", str(exc), fix)
+        return Check("redis", "fail", f"{where}: {exc}", fix)
     times = []
     try:
         for _ in range(PINGS):
@@ -161,12 +161,12 @@ async def _ping(url: str, where: str, fix: str) -> Check:
 
 
 def _without_password(url: str) -> str:
+    """`url` with its password shown as ***; the rest as written (a bad port too: the line must still be said)."""
     parts = urlsplit(url)
     if not parts.password:
         return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    _, where = parts.netloc.rsplit("@", 1)
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{where}"))
 
 
 # --- the model ------------------------------------------------------------------------------------------------------

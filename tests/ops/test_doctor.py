@@ -90,6 +90,9 @@ BROKEN = {  # what to break -> (the parts that fail, what the first one's line s
     "wrong key": ({"OPENAI_API_KEY": "sk-a-revoked-key"}, BOTH_MODELS, "HTTP 401", "OPENAI_API_KEY"),
     "unknown model": ({"FOLIO_MODEL_FAST": "gpt-9"}, "model (fast)", "'gpt-9' was not found", "FOLIO_MODEL_FAST"),
     "unreachable redis": ({"REDIS_URL": "redis://127.0.0.1:9/0"}, "redis", "does not answer", "REDIS_URL"),
+    "redis url with a password and a bad port": (  # seen: a traceback from hiding the password, not this line
+        {"REDIS_URL": "redis://:pass-word-9@127.0.0.1:6379x/0"}, "redis", "redis://:***@127.0.0.1:6379x/0", "REDIS_URL"
+    ),
     "missing index": ({"AZURE_SEARCH_INDEX": "docs"}, "azure search", "index docs does not exist", "folio index"),
     "slack invalid_auth": ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "slack", "SLACK_BOT_TOKEN (invalid_auth)", "token"),
     "app token": ({"SLACK_APP_TOKEN": "xapp-wrong"}, "slack events", "SLACK_APP_TOKEN (invalid_auth)", "app-level"),
