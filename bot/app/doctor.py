@@ -22,6 +22,7 @@ import openai
 import yaml
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 from openai import AsyncOpenAI
+from openai.types.responses import Response
 from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -223,11 +224,13 @@ async def _probe(client: AsyncOpenAI, call: Call, *, effort: str | None, code_in
     if code_interpreter:
         params["include"] = ["code_interpreter_call.outputs"]
     try:
-        await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
+        answer = await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
     except openai.APIError as exc:
         return classify(failure_of(exc), call)
     except TimeoutError:
         return FolioError(f"no answer within {TIMEOUT:.0f} s")
+    if not isinstance(answer, Response):  # the SDK hands back the body of a reply that is not JSON (a web page)
+        return FolioError(f"{client.base_url} answered with something that is not a Responses API reply")
     return None
 
 
