@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigurationError
@@ -83,6 +83,17 @@ class Settings(BaseSettings):
     folio_metrics_port: int | None = Field(
         None, ge=1, le=65535, description="a port serving /metrics, /healthz and /readyz (Socket Mode has no other)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trimmed(cls, values: object) -> object:
+        """Values without the whitespace around them; a blank one means unset, as an empty one does. A key pasted
+        with its newline (a Kubernetes secret made with `echo`) is refused by HTTP clients as a connection error,
+        and `SLACK_SIGNING_SECRET=" "` would be a secret every signed event fails."""
+        if not isinstance(values, dict):
+            return values
+        trimmed = {name: value.strip() if isinstance(value, str) else value for name, value in values.items()}
+        return {name: value for name, value in trimmed.items() if value != ""}
 
     @field_validator("folio_log_level", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ with a Bolt traceback instead of chatting in the terminal.
 from __future__ import annotations
 
 import io
+import json
 import socket
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from bot import messages
 from bot.cli import main
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
@@ -96,3 +98,29 @@ def test_a_port_in_use_is_one_line_naming_its_variable(
         assert main(["serve"]) == 2
 
     assert f"Port {port} on 0.0.0.0 is in use: set {variable} to a free port." in one_line(capsys)
+
+
+def test_a_blank_signing_secret_is_unset_not_a_secret_that_refuses_every_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_env(tmp_path, **{**slack_env, "SLACK_SIGNING_SECRET": ""})
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", " ")  # seen: `folio serve` served, and refused every signed event
+
+    assert main(["doctor", "--json"]) == 1  # doctor says what serve says (serve would run until stopped)
+
+    [events] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "slack events"]
+    assert events["status"] == "fail" and "SLACK_SIGNING_SECRET is unset" in events["summary"]
+
+
+def test_a_key_pasted_with_its_newline_reaches_the_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fake_model: FakeResponses
+) -> None:
+    fake_model.api_key = "sk-the-key"
+    fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
+    for name, value in {"OPENAI_API_KEY": "sk-the-key\n", "OPENAI_BASE_URL": f" {fake_model.base_url} ",
+                        "FOLIO_CODE_INTERPRETER": "false"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)  # seen: "Connection error", quoted passages for ever, doctor blaming the network
+
+    assert main(["ask", "What is the refund window?", "--json"]) == 0
+
+    assert json.loads(capsys.readouterr().out)["mode"] == "model"
