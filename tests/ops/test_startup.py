@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import socket
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from bot import messages
 from bot.cli import main
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
 
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
 TEMPLATE = "SLACK_BOT_TOKEN=\nSLACK_SIGNING_SECRET=\nSLACK_APP_TOKEN=\nOPENAI_API_KEY=\nREDIS_URL=\nPORT=\n"
@@ -124,3 +126,15 @@ def test_a_key_pasted_with_its_newline_reaches_the_model(
     assert main(["ask", "What is the refund window?", "--json"]) == 0
 
     assert json.loads(capsys.readouterr().out)["mode"] == "model"
+
+
+async def test_a_token_in_the_environment_starts_slack_without_a_warning_about_it(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)  # as Docker, compose.yaml and systemd pass it
+    caplog.set_level(logging.WARNING)
+    async with running_app(slack, fake_model, redis_url, corpus_index):
+        pass
+
+    assert not [record.getMessage() for record in caplog.records if record.name.startswith("folio.slack")]
