@@ -210,11 +210,18 @@ def load_policy(path: Path) -> ChannelPolicy:
             f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
             "or set FOLIO_CHANNELS_FILE to its path."
         )
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a folder, no permission, not text: one line, not a traceback
+        why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigurationError(
+            f"Channel policy file {path} cannot be read ({why or exc}). Point FOLIO_CHANNELS_FILE at a YAML file "
+            "Folio may read (see channels.example.yaml)."
+        ) from exc
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise ConfigurationError(f"{path} is not valid YAML: {exc}") from exc
+        raise ConfigurationError(_yaml_problem(path, exc)) from exc
     if node is None:
         return ChannelPolicy()
     lines: dict[tuple[str, ...], int] = {}
@@ -229,6 +236,14 @@ def load_policy(path: Path) -> ChannelPolicy:
         line = _nearest_line(loc, lines)
         where = ".".join(loc) or "file"
         raise ConfigurationError(f"{path} line {line}: {where}: {error['msg']}") from exc
+
+
+def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the file, the line and what the parser found (its own text spans lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f" line {mark.line + 1}" if mark is not None else ""
+    return f"{path}{where}: not valid YAML ({problem})."
 
 
 def _to_python(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int], file: Path) -> Any:

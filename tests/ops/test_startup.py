@@ -138,3 +138,28 @@ async def test_a_token_in_the_environment_starts_slack_without_a_warning_about_i
         pass
 
     assert not [record.getMessage() for record in caplog.records if record.name.startswith("folio.slack")]
+
+
+POLICY_FILES = {  # what FOLIO_CHANNELS_FILE names -> what the one line says (seen: tracebacks, a three-line error)
+    "a folder": (None, "cannot be read"),
+    "not UTF-8": (b"\xff\xfe\x00channels:", "cannot be read"),
+    "broken YAML": (b"channels: [C0SAMPLE01,\n", "line 2: not valid YAML"),
+}
+
+
+@pytest.mark.parametrize("case", POLICY_FILES, ids=list(POLICY_FILES))
+def test_a_channel_policy_file_that_cannot_be_read_is_one_line_in_serve_and_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], case: str
+) -> None:
+    content, says = POLICY_FILES[case]
+    policy = tmp_path / "policy"
+    policy.mkdir() if content is None else policy.write_bytes(content)
+    write_env(tmp_path, **{**slack_env, "FOLIO_CHANNELS_FILE": str(policy)})
+
+    assert main(["serve"]) == 2
+    line = one_line(capsys)
+    assert str(policy) in line and says in line
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert any(shown.startswith(f"FAIL  channel policy  {line.removeprefix('folio: ')}") for shown in out.splitlines())
