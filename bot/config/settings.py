@@ -130,6 +130,10 @@ def load_settings(env_file: Path | str | None = ".env") -> Settings:
         return Settings(_env_file=env_file)  # type: ignore[call-arg]
     except ValidationError as exc:
         raise ConfigurationError(_describe(exc)) from exc
+    except UnicodeDecodeError as exc:  # saved as UTF-16 ("Unicode" in Windows Notepad) or another encoding
+        raise ConfigurationError(
+            f"{env_file} is not UTF-8 text: save it again as UTF-8 (or plain ASCII), then start again."
+        ) from exc
 
 
 def _describe(exc: ValidationError) -> str:

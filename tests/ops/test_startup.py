@@ -163,3 +163,16 @@ def test_a_channel_policy_file_that_cannot_be_read_is_one_line_in_serve_and_doct
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert any(shown.startswith(f"FAIL  channel policy  {line.removeprefix('folio: ')}") for shown in out.splitlines())
+
+
+@pytest.mark.parametrize("command", [["serve"], ["search", "refund"], ["doctor"]])
+def test_an_env_file_saved_as_utf16_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    (tmp_path / ".env").write_text("SLACK_BOT_TOKEN=xoxb-1\n", encoding="utf-16")  # Windows Notepad's "Unicode"
+
+    assert main(command) in (1, 2)  # seen: a UnicodeDecodeError traceback from every command
+
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert ".env is not UTF-8 text" in captured.out + captured.err
