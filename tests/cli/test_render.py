@@ -3,6 +3,7 @@ OSC 8 links where the terminal has them."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import io
 import os
@@ -13,7 +14,8 @@ from typing import TextIO
 
 import pytest
 
-from bot.cli.render import Style, answer_text, wrap
+from bot.agent.events import Step
+from bot.cli.render import StatusLine, Style, answer_text, wrap
 from bot.models import Answer, Citation
 
 URL = "file:///home/ada/.folio/documents/sample/refund_policy_2026.pdf#page=1"
@@ -91,3 +93,27 @@ def test_terminals_with_osc8_get_clickable_citations(terminal: TextIO, environ: 
                                      {"TERM_PROGRAM": "iTerm.app", "FORCE_HYPERLINK": "0"}])  # fmt: skip
 def test_other_terminals_get_the_url_printed(terminal: TextIO, environ: dict[str, str]) -> None:
     assert not Style.detect(terminal, environ).links
+
+
+def _status_shown(columns: int, environ: dict[str, str]) -> str:
+    """What the status line writes to a terminal `columns` wide for one long search step."""
+    main, side = os.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    with os.fdopen(side, "w") as stream:
+        status = StatusLine(stream, environ)
+        asyncio.run(status.show(Step("search-1", "search", "Searching: " + "refund window monthly plans " * 3)))
+        status.clear()
+        os.set_blocking(main, False)
+        try:
+            return os.read(main, 4096).decode()
+        except BlockingIOError:  # nothing was written
+            return ""
+        finally:
+            os.close(main)
+
+
+def test_the_status_line_fits_a_narrow_terminal_and_stays_off_a_dumb_one() -> None:
+    shown = _status_shown(30, {"TERM": "xterm"})  # seen: a 100-character line wrapped, and \r\033[K left its start
+    drawn = [part.removeprefix("\033[K") for part in shown.split("\r") if part.removeprefix("\033[K")]
+    assert drawn and all(len(part) < 30 for part in drawn), drawn
+    assert _status_shown(30, {"TERM": "dumb"}) == ""  # seen: ^[[K on a terminal that draws escapes as text
