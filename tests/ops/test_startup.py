@@ -176,3 +176,28 @@ def test_an_env_file_saved_as_utf16_is_one_line_naming_it(
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     assert ".env is not UTF-8 text" in captured.out + captured.err
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_on_the_command_line_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], port: str
+) -> None:
+    write_env(tmp_path, **slack_env)
+
+    with pytest.raises(SystemExit) as exited:  # seen: an OverflowError traceback from bind()
+        main(["serve", "--port", port])
+
+    assert exited.value.code == 2
+    assert f"argument --port: {port} is not a port number (0-65535)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("host", ["nosuchhost.invalid", "192.0.2.1"])  # no such name; an address of another machine
+def test_a_host_that_cannot_be_listened_on_names_host_not_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], host: str
+) -> None:
+    write_env(tmp_path, **slack_env)
+
+    assert main(["serve", "--host", host]) == 2
+
+    line = one_line(capsys)  # seen: "Port 3000 on nosuchhost.invalid cannot be used ...: set PORT to a free port."
+    assert f"Cannot listen on {host}" in line and "--host" in line and "set PORT" not in line
