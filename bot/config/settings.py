@@ -87,12 +87,13 @@ class Settings(BaseSettings):
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:
-        """Values without the whitespace around them; a blank one means unset, as an empty one does. A key pasted
-        with its newline (a Kubernetes secret made with `echo`) is refused by HTTP clients as a connection error,
-        and `SLACK_SIGNING_SECRET=" "` would be a secret every signed event fails."""
+        """Values without the whitespace or the pair of quotes around them; a blank one means unset, as an empty one
+        does. A key pasted with its newline (a Kubernetes secret made with `echo`) is refused by HTTP clients as a
+        connection error; `SLACK_SIGNING_SECRET=" "` would be a secret every signed event fails; and `docker run
+        --env-file .env` keeps the quotes that dotenv drops (no setting of Folio starts and ends with a quote)."""
         if not isinstance(values, dict):
             return values
-        trimmed = {name: value.strip() if isinstance(value, str) else value for name, value in values.items()}
+        trimmed = {name: _bare(value) if isinstance(value, str) else value for name, value in values.items()}
         return {name: value for name, value in trimmed.items() if value != ""}
 
     @field_validator("folio_log_level", mode="before")
@@ -122,6 +123,13 @@ class Settings(BaseSettings):
     @property
     def thorough_model(self) -> str:
         return self.folio_model_thorough or self.folio_model_fast
+
+
+def _bare(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1].strip()
+    return value
 
 
 def load_settings(env_file: Path | str | None = ".env") -> Settings:

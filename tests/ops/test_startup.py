@@ -201,3 +201,16 @@ def test_a_host_that_cannot_be_listened_on_names_host_not_port(
 
     line = one_line(capsys)  # seen: "Port 3000 on nosuchhost.invalid cannot be used ...: set PORT to a free port."
     assert f"Cannot listen on {host}" in line and "--host" in line and "set PORT" not in line
+
+
+def test_quotes_that_docker_run_env_file_keeps_around_a_value_are_not_part_of_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], slack: FakeSlack
+) -> None:
+    # `docker run --env-file .env` (README) passes `SLACK_BOT_TOKEN="xoxb-..."` with its quotes; dotenv drops them
+    monkeypatch.setenv("SLACK_BOT_TOKEN", f'"{slack.token}"')  # seen: "Slack refused SLACK_BOT_TOKEN (invalid_auth)"
+    monkeypatch.setenv("SLACK_API_URL", f"'{slack.base_url}'")
+
+    main(["doctor", "--json"])
+
+    [check] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "slack"]
+    assert check["summary"].startswith("workspace Folio Test"), check
