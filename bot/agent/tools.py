@@ -156,7 +156,7 @@ async def _search(tool_call: FunctionCall, context: ToolContext, substitute: str
     try:
         chunks = await context.retriever.search(query, context.scope, top=context.top)
     except FolioError as exc:  # search is down or refused the query: tell the model, let it answer
-        log.warning("search %r failed: %s", query, exc)
+        log.warning("search failed: %s", exc)  # not its query: the asker's words (the DEBUG trace shows it)
         return _Found(query=query, step=step, failure=prompts.note("search_failed", reason=str(exc)))
     return _Found(query=query, step=step, chunks=chunks)
 

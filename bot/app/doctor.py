@@ -21,6 +21,7 @@ import openai
 import yaml
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 from openai import AsyncOpenAI
+from openai.types.responses import Response
 from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -144,7 +145,7 @@ async def _ping(url: str, where: str, fix: str) -> Check:
     try:
         client = builders.redis_client(url)
     except ConfigurationError as exc:
-        return Check("redis", "fail", str(exc), fix)
+        return Check("redis", "fail", f"{where}: {exc}", fix)
     times = []
     try:
         for _ in range(PINGS):
@@ -160,12 +161,12 @@ async def _ping(url: str, where: str, fix: str) -> Check:
 
 
 def _without_password(url: str) -> str:
+    """`url` with its password shown as ***; the rest as written (a bad port too: the line must still be said)."""
     parts = urlsplit(url)
     if not parts.password:
         return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    _, where = parts.netloc.rsplit("@", 1)
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{where}"))
 
 
 # --- the model ------------------------------------------------------------------------------------------------------
@@ -222,11 +223,13 @@ async def _probe(client: AsyncOpenAI, call: Call, *, effort: str | None, code_in
     if code_interpreter:
         params["include"] = ["code_interpreter_call.outputs"]
     try:
-        await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
+        answer = await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
     except openai.APIError as exc:
         return classify(failure_of(exc), call)
     except TimeoutError:
         return FolioError(f"no answer within {TIMEOUT:.0f} s")
+    if not isinstance(answer, Response):  # the SDK hands back the body of a reply that is not JSON (a web page)
+        return FolioError(f"{client.base_url} answered with something that is not a Responses API reply")
     return None
 
 

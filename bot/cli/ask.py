@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Answer the question and print it with its citations."""
     settings = settings_from(args)
     profile: Profile = "thorough" if args.thorough else "fast"
-    status = StatusLine(sys.stderr)
+    status = StatusLine(sys.stderr, os.environ)
     try:
         answer = asyncio.run(ask(settings, args, profile=profile, status=status))
     finally:

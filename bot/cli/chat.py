@@ -108,7 +108,7 @@ def _converse(
 
 async def _turn(folio: Folio, question: str, conversation: Conversation, style: Style) -> str:
     """One answered line: the answer with its citations, or what went wrong (the chat goes on either way)."""
-    status = StatusLine(sys.stderr)
+    status = StatusLine(sys.stderr, os.environ)
     try:
         answer = await run_turn(
             question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,

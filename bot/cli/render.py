@@ -128,16 +128,19 @@ def _decorate(text: str, urls: Mapping[int, str | None], style: Style) -> str:
 
 
 class StatusLine:
-    """The turn's progress ("Searching: ...") redrawn on one terminal line; silent when not on a terminal."""
+    """The turn's progress ("Searching: ...") redrawn on one terminal line; silent when not on a terminal, or on a
+    dumb one (it would print the escape codes). The line is cut to the terminal's width: a line that wrapped would
+    leave its first part on screen, since `\r\033[K` clears only the row the cursor is on."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, environ: Mapping[str, str]) -> None:
         self.stream = stream
-        self.enabled = isatty(stream)
+        self.enabled = isatty(stream) and environ.get("TERM", "") != "dumb"
+        self.width = min(_width(stream) or 104, 104) - 4  # room for "..." and the cursor
 
     async def show(self, event: TurnEvent) -> None:
         """Each step's title as it starts."""
         if self.enabled and isinstance(event, Step) and event.status == "started":
-            self.stream.write(f"\r\033[K{printable(event.title)[:100]}...")
+            self.stream.write(f"\r\033[K{printable(event.title)[:max(self.width, 1)]}...")
             self.stream.flush()
 
     def clear(self) -> None:

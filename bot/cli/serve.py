@@ -54,12 +54,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
-    parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")
+    parser.add_argument("--port", type=port_number, help="HTTP port (default: $PORT, else 3000)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
                         "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
     parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
     parser.set_defaults(run=run)
+
+
+def port_number(text: str) -> int:
+    """--port's value: 0 (any free port) to 65535, else a usage error rather than a traceback from bind()."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port number (0-65535)")
+    return port
 
 
 def run(args: argparse.Namespace) -> int:

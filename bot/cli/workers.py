@@ -41,6 +41,7 @@ from bot.slack.site import port_refused
 READY = b"ready\n"  # what a worker writes to its parent once it serves
 START_TIMEOUT = 120.0  # seconds a worker may take to start (the first may index the sample corpus)
 STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace period is killed
+EXIT_WAIT = 10.0  # seconds a worker that closed its ready pipe may take to exit (closing what it opened)
 
 
 def tell_parent(fd: int) -> None:
@@ -162,6 +163,9 @@ class _Pool:
             return True
         ready.cancel()
         if not stop.is_set():
+            if ready.done():  # its pipe closed without "ready": it is ending, with the status it says why by
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), EXIT_WAIT)
             code = process.returncode if process.returncode is not None else "none (it did not start in time)"
             print(f"folio: worker {number} did not start (exit status {code}); stopping.", file=sys.stderr, flush=True)
         return False

@@ -215,11 +215,18 @@ def load_policy(path: Path) -> ChannelPolicy:
             f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
             "or set FOLIO_CHANNELS_FILE to its path."
         )
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a folder, no permission, not text: one line, not a traceback
+        why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigurationError(
+            f"Channel policy file {path} cannot be read ({why or exc}). Point FOLIO_CHANNELS_FILE at a YAML file "
+            "Folio may read (see channels.example.yaml)."
+        ) from exc
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise ConfigurationError(f"{path} is not valid YAML: {exc}") from exc
+        raise ConfigurationError(_yaml_problem(path, exc)) from exc
     if node is None:
         return ChannelPolicy()
     lines: dict[tuple[str, ...], int] = {}
@@ -256,6 +263,14 @@ class _Aliases:
                 f"{file} line {node.start_mark.line + 1}: YAML aliases (*name) expand this file into more than "
                 f"{self.LIMIT} repeated entries; write the lists out instead."
             )
+
+
+def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the file, the line and what the parser found (its own text spans lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f" line {mark.line + 1}" if mark is not None else ""
+    return f"{path}{where}: not valid YAML ({problem})."
 
 
 def _to_python(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigurationError
@@ -84,6 +84,18 @@ class Settings(BaseSettings):
         None, ge=1, le=65535, description="a port serving /metrics, /healthz and /readyz (Socket Mode has no other)"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _trimmed(cls, values: object) -> object:
+        """Values without the whitespace or the pair of quotes around them; a blank one means unset, as an empty one
+        does. A key pasted with its newline (a Kubernetes secret made with `echo`) is refused by HTTP clients as a
+        connection error; `SLACK_SIGNING_SECRET=" "` would be a secret every signed event fails; and `docker run
+        --env-file .env` keeps the quotes that dotenv drops (no setting of Folio starts and ends with a quote)."""
+        if not isinstance(values, dict):
+            return values
+        trimmed = {name: _bare(value) if isinstance(value, str) else value for name, value in values.items()}
+        return {name: value for name, value in trimmed.items() if value != ""}
+
     @field_validator("folio_log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
@@ -113,12 +125,23 @@ class Settings(BaseSettings):
         return self.folio_model_thorough or self.folio_model_fast
 
 
+def _bare(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1].strip()
+    return value
+
+
 def load_settings(env_file: Path | str | None = ".env") -> Settings:
     """Read the environment (and `env_file` when it exists); a wrong value raises ConfigurationError naming it."""
     try:
         return Settings(_env_file=env_file)  # type: ignore[call-arg]
     except ValidationError as exc:
         raise ConfigurationError(_describe(exc)) from exc
+    except UnicodeDecodeError as exc:  # saved as UTF-16 ("Unicode" in Windows Notepad) or another encoding
+        raise ConfigurationError(
+            f"{env_file} is not UTF-8 text: save it again as UTF-8 (or plain ASCII), then start again."
+        ) from exc
 
 
 def _describe(exc: ValidationError) -> str:

@@ -10,6 +10,7 @@ import logging
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.app import Folio
 from bot.errors import ConfigurationError
@@ -20,6 +21,19 @@ from bot.slack.site import ReadyCheck, ops_routes
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+
+
+class _TokenNote(logging.Filter):
+    """Drops Bolt's "`token` will be unused": Bolt reads SLACK_BOT_TOKEN from the environment by itself, and so
+    says it on every start where the token is set there (Docker, compose, systemd), though the client Folio hands
+    it was built from that very token. Nothing in it for an operator to act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+_BOLT_LOG = logging.getLogger("folio.slack")
+_BOLT_LOG.addFilter(_TokenNote())
 
 
 def build_app(folio: Folio) -> AsyncApp:
@@ -42,7 +56,7 @@ def build_app(folio: Folio) -> AsyncApp:
         request_verification_enabled=not socket_mode,
         process_before_response=True,  # listeners only enqueue work; the ack waits for the place in line
         name="folio",
-        logger=logging.getLogger("folio.slack"),
+        logger=_BOLT_LOG,
     )
     app.use(Deliveries(folio.store))
     register(app, folio)

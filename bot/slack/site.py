@@ -3,8 +3,9 @@ Folio HTTP server has: GET /healthz (alive), /readyz (ready to answer: 503 and w
 
 from __future__ import annotations
 
-import sys
 import errno
+import socket
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -47,7 +48,13 @@ def ops_routes(ready: ReadyCheck | None = None) -> list[web.RouteDef]:
 
 
 def port_refused(exc: OSError, host: str, port: int, setting: str) -> ConfigurationError:
-    """The one line a port that cannot be had ends Folio with, naming the setting to change."""
+    """The one line a port that cannot be had ends Folio with, naming the setting to change (or the host: a name
+    that does not resolve, or an address of another machine, is no fault of the port)."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return ConfigurationError(
+            f"Cannot listen on {host} ({exc.strerror or exc}): set --host to an address of this machine, "
+            "or leave it out to listen on all of them."
+        )
     why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})"
     return ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.")
 

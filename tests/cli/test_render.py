@@ -125,5 +125,29 @@ def test_the_status_line_shows_a_hostile_query_inert() -> None:
             return True
 
     stream = Terminal()
-    asyncio.run(StatusLine(stream).show(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
+    asyncio.run(StatusLine(stream, {"TERM": "xterm"}).show(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
     assert not CONTROL.search(stream.getvalue().replace("\r\x1b[K", "")), repr(stream.getvalue())
+
+
+def _status_shown(columns: int, environ: dict[str, str]) -> str:
+    """What the status line writes to a terminal `columns` wide for one long search step."""
+    main, side = os.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    with os.fdopen(side, "w") as stream:
+        status = StatusLine(stream, environ)
+        asyncio.run(status.show(Step("search-1", "search", "Searching: " + "refund window monthly plans " * 3)))
+        status.clear()
+        os.set_blocking(main, False)
+        try:
+            return os.read(main, 4096).decode()
+        except BlockingIOError:  # nothing was written
+            return ""
+        finally:
+            os.close(main)
+
+
+def test_the_status_line_fits_a_narrow_terminal_and_stays_off_a_dumb_one() -> None:
+    shown = _status_shown(30, {"TERM": "xterm"})  # seen: a 100-character line wrapped, and \r\033[K left its start
+    drawn = [part.removeprefix("\033[K") for part in shown.split("\r") if part.removeprefix("\033[K")]
+    assert drawn and all(len(part) < 30 for part in drawn), drawn
+    assert _status_shown(30, {"TERM": "dumb"}) == ""  # seen: ^[[K on a terminal that draws escapes as text

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,9 @@ BROKEN = {  # what to break -> (the parts that fail, what the first one's line s
     "wrong key": ({"OPENAI_API_KEY": "sk-a-revoked-key"}, BOTH_MODELS, "HTTP 401", "OPENAI_API_KEY"),
     "unknown model": ({"FOLIO_MODEL_FAST": "gpt-9"}, "model (fast)", "'gpt-9' was not found", "FOLIO_MODEL_FAST"),
     "unreachable redis": ({"REDIS_URL": "redis://127.0.0.1:9/0"}, "redis", "does not answer", "REDIS_URL"),
+    "redis url with a password and a bad port": (  # seen: a traceback from hiding the password, not this line
+        {"REDIS_URL": "redis://:pass-word-9@127.0.0.1:6379x/0"}, "redis", "redis://:***@127.0.0.1:6379x/0", "REDIS_URL"
+    ),
     "missing index": ({"AZURE_SEARCH_INDEX": "docs"}, "azure search", "index docs does not exist", "folio index"),
     "slack invalid_auth": ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "slack", "SLACK_BOT_TOKEN (invalid_auth)", "token"),
     "app token": ({"SLACK_APP_TOKEN": "xapp-wrong"}, "slack events", "SLACK_APP_TOKEN (invalid_auth)", "app-level"),
@@ -187,3 +192,38 @@ def test_a_refusal_that_names_no_switch_is_traced_to_one_by_trying_without_each(
     code, checks = doctor()
 
     assert code == 1 and checks["model (fast)"]["fix"] == "set FOLIO_CODE_INTERPRETER=false"
+
+
+class _WebPage(BaseHTTPRequestHandler):
+    """A web server's start page, answering every request with 200 and HTML (not the Responses API)."""
+
+    def _page(self) -> None:
+        body = b"<html><body>It works!</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _page
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_base_url_answering_a_web_page_fails_naming_openai_base_url(
+    configured: None, doctor: Doctor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _WebPage)  # seen: "gpt-5-mini answers" from a web server
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/")
+    try:
+        code, checks = doctor()
+    finally:
+        server.shutdown()
+
+    assert code == 1
+    for profile in ("fast", "thorough"):
+        check = checks[f"model ({profile})"]
+        assert check["status"] == "fail" and "not a Responses API reply" in check["summary"]
+        assert "OPENAI_BASE_URL" in check["fix"]

@@ -15,8 +15,11 @@ from pathlib import Path
 import pytest
 
 from bot import logs
+from bot.agent import AgentOptions, run_turn
 from bot.cli import main
 from bot.config import Settings
+from bot.models import Conversation
+from tests.agent.doubles import SCOPE, ScriptedRetriever
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
@@ -117,3 +120,22 @@ async def test_secrets_never_reach_the_log_even_at_debug(
     for secret in (slack.token, SECRET, "sk-fake", "redis-password"):
         assert secret not in text
     assert "a careless line: *** ***" in text
+
+
+async def test_a_failed_search_is_logged_without_its_query(
+    fake_model: FakeResponses, caplog: pytest.LogCaptureFixture
+) -> None:
+    retriever = ScriptedRetriever()
+    retriever.down = True  # seen: every turn's search words in a WARNING line while search was down
+    fake_model.script(tools(search("balance billing protection")), reply("I could not search the documents."))
+    caplog.set_level(logging.INFO)
+    model = fake_model.client()
+    try:
+        options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", code_interpreter=False)
+        await run_turn(QUESTION, Conversation(scope=SCOPE), model=model, retriever=retriever, options=options)
+    finally:
+        await model.close()
+
+    [failed] = [record for record in caplog.records if "failed" in record.getMessage()]
+    assert failed.levelno == logging.WARNING and "Search is down" in failed.getMessage()
+    assert not any("balance billing" in record.getMessage() for record in caplog.records)

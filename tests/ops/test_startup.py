@@ -7,6 +7,8 @@ with a Bolt traceback instead of chatting in the terminal.
 from __future__ import annotations
 
 import io
+import json
+import logging
 import socket
 from pathlib import Path
 
@@ -14,7 +16,9 @@ import pytest
 
 from bot import messages
 from bot.cli import main
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
 
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
 TEMPLATE = "SLACK_BOT_TOKEN=\nSLACK_SIGNING_SECRET=\nSLACK_APP_TOKEN=\nOPENAI_API_KEY=\nREDIS_URL=\nPORT=\n"
@@ -96,3 +100,117 @@ def test_a_port_in_use_is_one_line_naming_its_variable(
         assert main(["serve"]) == 2
 
     assert f"Port {port} on 0.0.0.0 is in use: set {variable} to a free port." in one_line(capsys)
+
+
+def test_a_blank_signing_secret_is_unset_not_a_secret_that_refuses_every_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_env(tmp_path, **{**slack_env, "SLACK_SIGNING_SECRET": ""})
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", " ")  # seen: `folio serve` served, and refused every signed event
+
+    assert main(["doctor", "--json"]) == 1  # doctor says what serve says (serve would run until stopped)
+
+    [events] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "slack events"]
+    assert events["status"] == "fail" and "SLACK_SIGNING_SECRET is unset" in events["summary"]
+
+
+def test_a_key_pasted_with_its_newline_reaches_the_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fake_model: FakeResponses
+) -> None:
+    fake_model.api_key = "sk-the-key"
+    fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
+    for name, value in {"OPENAI_API_KEY": "sk-the-key\n", "OPENAI_BASE_URL": f" {fake_model.base_url} ",
+                        "FOLIO_CODE_INTERPRETER": "false"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)  # seen: "Connection error", quoted passages for ever, doctor blaming the network
+
+    assert main(["ask", "What is the refund window?", "--json"]) == 0
+
+    assert json.loads(capsys.readouterr().out)["mode"] == "model"
+
+
+async def test_a_token_in_the_environment_starts_slack_without_a_warning_about_it(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)  # as Docker, compose.yaml and systemd pass it
+    caplog.set_level(logging.WARNING)
+    async with running_app(slack, fake_model, redis_url, corpus_index):
+        pass
+
+    assert not [record.getMessage() for record in caplog.records if record.name.startswith("folio.slack")]
+
+
+POLICY_FILES = {  # what FOLIO_CHANNELS_FILE names -> what the one line says (seen: tracebacks, a three-line error)
+    "a folder": (None, "cannot be read"),
+    "not UTF-8": (b"\xff\xfe\x00channels:", "cannot be read"),
+    "broken YAML": (b"channels: [C0SAMPLE01,\n", "line 2: not valid YAML"),
+}
+
+
+@pytest.mark.parametrize("case", POLICY_FILES, ids=list(POLICY_FILES))
+def test_a_channel_policy_file_that_cannot_be_read_is_one_line_in_serve_and_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], case: str
+) -> None:
+    content, says = POLICY_FILES[case]
+    policy = tmp_path / "policy"
+    policy.mkdir() if content is None else policy.write_bytes(content)
+    write_env(tmp_path, **{**slack_env, "FOLIO_CHANNELS_FILE": str(policy)})
+
+    assert main(["serve"]) == 2
+    line = one_line(capsys)
+    assert str(policy) in line and says in line
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert any(shown.startswith(f"FAIL  channel policy  {line.removeprefix('folio: ')}") for shown in out.splitlines())
+
+
+@pytest.mark.parametrize("command", [["serve"], ["search", "refund"], ["doctor"]])
+def test_an_env_file_saved_as_utf16_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    (tmp_path / ".env").write_text("SLACK_BOT_TOKEN=xoxb-1\n", encoding="utf-16")  # Windows Notepad's "Unicode"
+
+    assert main(command) in (1, 2)  # seen: a UnicodeDecodeError traceback from every command
+
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert ".env is not UTF-8 text" in captured.out + captured.err
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_on_the_command_line_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], port: str
+) -> None:
+    write_env(tmp_path, **slack_env)
+
+    with pytest.raises(SystemExit) as exited:  # seen: an OverflowError traceback from bind()
+        main(["serve", "--port", port])
+
+    assert exited.value.code == 2
+    assert f"argument --port: {port} is not a port number (0-65535)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("host", ["nosuchhost.invalid", "192.0.2.1"])  # no such name; an address of another machine
+def test_a_host_that_cannot_be_listened_on_names_host_not_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], host: str
+) -> None:
+    write_env(tmp_path, **slack_env)
+
+    assert main(["serve", "--host", host]) == 2
+
+    line = one_line(capsys)  # seen: "Port 3000 on nosuchhost.invalid cannot be used ...: set PORT to a free port."
+    assert f"Cannot listen on {host}" in line and "--host" in line and "set PORT" not in line
+
+
+def test_quotes_that_docker_run_env_file_keeps_around_a_value_are_not_part_of_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], slack: FakeSlack
+) -> None:
+    # `docker run --env-file .env` (README) passes `SLACK_BOT_TOKEN="xoxb-..."` with its quotes; dotenv drops them
+    monkeypatch.setenv("SLACK_BOT_TOKEN", f'"{slack.token}"')  # seen: "Slack refused SLACK_BOT_TOKEN (invalid_auth)"
+    monkeypatch.setenv("SLACK_API_URL", f"'{slack.base_url}'")
+
+    main(["doctor", "--json"])
+
+    [check] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "slack"]
+    assert check["summary"].startswith("workspace Folio Test"), check

@@ -192,3 +192,20 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+async def test_a_worker_refusing_to_start_is_said_once_with_its_real_exit_status(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+        env={**env, "SLACK_BOT_TOKEN": "xoxb-revoked"}, cwd=tmp_path, stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(process.communicate(), 90)
+    lines = err.decode().splitlines()
+
+    assert process.returncode != 0
+    assert sum("Slack refused SLACK_BOT_TOKEN (invalid_auth)" in line for line in lines) == 1, lines
+    assert any("worker 1 did not start (exit status 2)" in line for line in lines), lines  # seen: "none (it did
+    assert not any("Traceback" in line or "Unknown child process" in line for line in lines), lines  # not start in time)"
