@@ -28,7 +28,7 @@ import openai
 from openai import AsyncOpenAI
 
 from bot import messages, metrics
-from bot.agent.wire import ModelReply
+from bot.agent.wire import ModelReply, NotAResponse
 from bot.errors import (
     ContentFiltered,
     ContextTooLong,
@@ -115,6 +115,14 @@ def _setting_refused(failure: Failure, call: Call) -> FolioError | None:
     return None
 
 
+def not_the_api(exc: NotAResponse, call: Call) -> ModelMisconfigured:
+    """A reply that is not the Responses API's: the base URL names a web server or another service."""
+    url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
+    example = "https://NAME.openai.azure.com" if call.azure else "https://api.openai.com/v1"
+    return _misconfigured(url, f"the reply is not a Responses API response ({exc})",
+                          f"set {url} to the API's address, e.g. {example}")  # fmt: skip
+
+
 def _model_missing(failure: Failure) -> bool:
     text = failure.message.lower()
     return failure.code in _MODEL_MISSING or ("does not exist" in text and ("model" in text or "deployment" in text))
@@ -194,8 +202,9 @@ async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: 
     try:
         yield
         ended = "ok"
-    except openai.APIError as exc:
-        error = classify(failure_of(exc), Call(model=model, profile=profile, azure=is_azure(client), chained=chained))
+    except (openai.APIError, NotAResponse) as exc:
+        call = Call(model=model, profile=profile, azure=is_azure(client), chained=chained)
+        error = not_the_api(exc, call) if isinstance(exc, NotAResponse) else classify(failure_of(exc), call)
         ended = outcome(error)
         _tell_operator(error, where=str(client.base_url))
         raise error from exc

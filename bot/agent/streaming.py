@@ -28,7 +28,7 @@ from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, StepIds
-from bot.agent.wire import CodeRun, ModelReply, request_body
+from bot.agent.wire import CodeRun, ModelReply, NotAResponse, request_body
 from bot.citation_stream import CitationStream, Piece
 from bot.citations import LinkFor
 from bot.errors import ModelUnavailable
@@ -121,6 +121,9 @@ async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: An
     body = request_body({**params, "stream": True})
     response = await model.post("/responses", cast_to=httpx2.Response, content=body, stream=True)
     try:
+        kind = response.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            raise NotAResponse(f"The model service answered a stream request with {kind or 'no content type'}.")
         final = await _read(response, writer)
     except httpx2.HTTPError as exc:
         raise ModelUnavailable(f"The model service broke off its answer: {exc!r}") from exc

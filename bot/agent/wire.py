@@ -27,6 +27,11 @@ from bot.errors import ModelUnavailable
 Json = Mapping[str, Any]
 
 
+class NotAResponse(ModelUnavailable):
+    """The reply is not the Responses API's (a web page, another service's JSON): the base URL names something else.
+    `provider_errors.model_call` makes it the configuration error it is."""
+
+
 @dataclass(frozen=True)
 class CodeRun:
     """One code_interpreter run the service executed: its code and what it printed."""
@@ -61,7 +66,7 @@ class ModelReply:
     def read(cls, data: object) -> ModelReply:
         """The reply from a response object as the service sent it; ModelUnavailable when it is not one."""
         if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
-            raise ModelUnavailable("The model service answered with something that is not a response.")
+            raise NotAResponse(f"The model service answered with something that is not a response: {_glimpse(data)}")
         output = [item for item in data.get("output") or () if isinstance(item, Mapping)]
         usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else None
         error = data.get("error") if isinstance(data.get("error"), Mapping) else None
@@ -82,6 +87,11 @@ class ModelReply:
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
         )
+
+
+def _glimpse(data: object) -> str:
+    """The start of a reply that is not a response, for the log (a web page's first characters say what it is)."""
+    return " ".join(str(data).split())[:80]
 
 
 def _text_of(output: list[Json]) -> str:

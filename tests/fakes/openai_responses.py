@@ -203,6 +203,7 @@ class FakeResponses:
         self.code_interpreter = code_interpreter
         self.not_found_status = not_found_status
         self.validate = validate  # benchmarks may skip schema checks to measure Folio rather than jsonschema
+        self.web_page = False  # True: answer every request as a web server would (200, HTML): a wrong base URL
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self.deleted: list[str] = []
@@ -470,6 +471,15 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True  # headers and body go out in two writes: without this, ~40 ms per call
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if fake.web_page:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                page = b"<html><body>It works!</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                return
             if self._refused():
                 return
             if self._route() != ("responses", None):

@@ -7,11 +7,14 @@ nobody learned that the key was wrong.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
 from bot import messages
-from tests.fakes.openai_responses import error, reply, search, stopped, tools
+from tests.fakes.openai_responses import FakeResponses, error, reply, search, stopped, tools
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
 from tests.slack.harness import Harness
 
 QUESTION = "What protection is there against balance billing?"
@@ -124,6 +127,22 @@ async def test_a_thread_still_too_long_after_trimming_says_to_start_afresh(harne
 
     assert harness.texts(ts) == [messages.CONTEXT_TOO_LONG]
     assert len(harness.model.requests) == 2  # retried exactly once
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_base_url_that_is_not_the_responses_api_is_a_misconfiguration_not_an_outage(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture,
+    streaming: bool,
+) -> None:
+    fake_model.web_page = True  # OPENAI_BASE_URL names a web server (200, HTML), not the API
+    caplog.set_level(logging.INFO)
+    async with running_app(slack, fake_model, redis_url, corpus_index, streaming=streaming) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+
+        assert harness.texts(ts) == [messages.MODEL_MISCONFIGURED]  # not quoted passages, as for an outage
+    [line] = operator_lines(caplog)
+    assert "OPENAI_BASE_URL" in line and "not a Responses API" in line
 
 
 async def test_an_outage_still_falls_back_to_quoted_passages(harness: Harness) -> None:
