@@ -118,6 +118,10 @@ DOCUMENT_GONE = (
 
 # --- Slack (issue 5) ---------------------------------------------------------------------------------------------
 SLACK_NOT_CONFIGURED = "Slack is not configured (SLACK_BOT_TOKEN is unset), so Folio chats here in the terminal instead."
+SLACK_NOT_CONFIGURED_NO_TERMINAL = (
+    "SLACK_BOT_TOKEN is not set, and there is no terminal to chat in instead: set SLACK_BOT_TOKEN and "
+    "SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode) to serve Slack, or run `folio chat` in a terminal."
+)
 WORKING = "Reading your question…"
 MODEL_UNAVAILABLE = "The model is not answering right now. Please try again in a few minutes; if it keeps failing, tell an admin."
 TURN_TIMED_OUT = "This took too long, so I stopped. Try a narrower question, or ask again in a minute."

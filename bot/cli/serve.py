@@ -9,10 +9,12 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import aiohttp
 from aiohttp import web
@@ -73,10 +75,26 @@ def port_number(text: str) -> int:
     return port
 
 
+def _nobody_to_chat_with(stdin: TextIO | None) -> bool:
+    """Whether the terminal chat would end at once with nobody having typed: no stdin, or /dev/null (a container
+    started without -i, a systemd unit). Exiting 0 there only has a supervisor start Folio again, saying nothing."""
+    if stdin is None:
+        return True
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):  # an in-memory stream (tests): someone gives it input
+        return False
+    if os.isatty(fd):
+        return False
+    return stat.S_ISCHR(os.fstat(fd).st_mode)  # a character device that is not a terminal: /dev/null
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until stopped (SIGINT / SIGTERM): in this process, or in `--workers N` processes started from here."""
     settings = settings_from(args)
     if not settings.slack_configured:
+        if _nobody_to_chat_with(sys.stdin):
+            raise ConfigurationError(messages.SLACK_NOT_CONFIGURED_NO_TERMINAL)
         print(messages.SLACK_NOT_CONFIGURED, flush=True)
         return chat(settings)
     port = settings.port if args.port is None else args.port

@@ -9,7 +9,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,16 @@ def test_an_empty_token_in_a_copied_template_means_terminal_chat(
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == messages.SLACK_NOT_CONFIGURED
     assert "Traceback" not in captured.err
+
+
+def test_without_slack_tokens_or_a_terminal_serve_says_what_to_set_instead_of_exiting_0(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(TEMPLATE)  # a container started without -i: stdin is /dev/null
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("SLACK_", "FOLIO_"))}
+    ended = subprocess.run([sys.executable, "-m", "bot", "serve"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    assert ended.returncode == 2, ended  # a supervisor that restarts it shows this line, not a silent loop
+    assert ended.stderr.strip() == f"folio: {messages.SLACK_NOT_CONFIGURED_NO_TERMINAL}"
 
 
 @pytest.fixture
