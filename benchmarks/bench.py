@@ -30,7 +30,6 @@ if str(ROOT) not in sys.path:  # run as a script: `python benchmarks/bench.py`
 
 from benchmarks.figures import ProcessUsage, bench_table, figures  # noqa: E402
 from benchmarks.loadgen import LoadResult, Target, drive  # noqa: E402
-from benchmarks.template_app import LISTENING as TEMPLATE_LISTENING  # noqa: E402
 from bot.evaluation.golden import load_golden  # noqa: E402
 
 FAKES = ROOT / "benchmarks" / "bench_fakes.py"
@@ -53,7 +52,6 @@ examples (from the checkout, with the project's virtual environment):
   .venv/bin/python benchmarks/bench.py --threads 100 --replies mention --workers 2      # overhead <= 1.20
   .venv/bin/python benchmarks/bench.py --threads 30 --replies mention --token-delay 20  # first step, first text
   .venv/bin/python benchmarks/bench.py --threads 30 --token-delay 20 --streaming off    # the same, not streamed
-  .venv/bin/python benchmarks/bench.py --threads 30 --app template --template ../bolt-python-assistant-template
 latest figures and what limits them: benchmarks/RESULTS.md"""
 
 
@@ -73,13 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per token of the fake model's ~600-character answer (default 0)")
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR",
                         help="PDFs to index and questions (ground_truth.jsonl) to ask (default: ../shared/corpus)")
-    parser.add_argument("--app", choices=("folio", "template"), default="folio",
-                        help="what to measure: Folio, or Slack's Bolt assistant template (one model call of 3 x "
-                        "--model-latency a turn, in assistant threads; see benchmarks/template_app.py)")
-    parser.add_argument("--template", type=Path, metavar="DIR",
-                        help="a clone of slack-samples/bolt-python-assistant-template (with --app template)")
-    parser.add_argument("--shared-client", action="store_true",
-                        help="with --app template: one OpenAI client for all answers (the template builds one each)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
@@ -104,11 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: work folder kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    template = args.app == "template"
     found = figures(
-        result, usage, threads=args.threads, latency_ms=args.model_latency * (3 if template else 1),
-        duration=args.duration, replies=args.replies, streaming=args.streaming == "on" and not template,
-        token_delay_ms=args.token_delay, workers=args.workers, app=_app_name(args),
+        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration,
+        replies=args.replies, streaming=args.streaming == "on", token_delay_ms=args.token_delay, workers=args.workers,
     )  # fmt: skip
     print(json.dumps(asdict(found), indent=2) if args.json else bench_table(found))
     return 0
@@ -121,8 +110,6 @@ class BenchFailed(Exception):
 def _problem(args: argparse.Namespace) -> str | None:
     if args.threads < 1 or args.workers < 1 or args.duration <= 0 or args.model_latency < 0 or args.token_delay < 0:
         return "--threads and --workers must be >= 1, --duration > 0, --model-latency and --token-delay >= 0."
-    if args.app == "template" and not (args.template and (args.template / "listeners" / "llm_caller.py").exists()):
-        return "--app template needs --template DIR: a clone of slack-samples/bolt-python-assistant-template."
     if not (args.corpus / "ground_truth.jsonl").exists() or not any(args.corpus.glob("*.pdf")):
         return f"{args.corpus} holds no PDFs and ground_truth.jsonl: pass --corpus DIR (../shared/corpus)."
     return None
@@ -138,40 +125,29 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
     _build_index(args.corpus, data)
     (work / "channels.yaml").write_text(f"default:\n  container: {CONTAINER}\n")
     with ExitStack() as stack:
-        _say(f"starting the fakes and {_app_name(args)}")
+        _say(f"starting the fakes and Folio ({args.workers} worker{'s' * (args.workers > 1)}, "
+             f"streaming {args.streaming})")  # fmt: skip
         fakes, urls = stack.enter_context(_fakes(args.model_latency, args.token_delay))
         port = _free_port()
-        if args.app == "template":
-            served = stack.enter_context(_template(work, urls, port, args.template, shared=args.shared_client))
-        else:
-            served = stack.enter_context(_folio(work, data, urls, port, streaming=args.streaming == "on",
-                                                workers=args.workers))  # fmt: skip
-        pids = _folio_processes(served.pid)
+        folio = stack.enter_context(_folio(work, data, urls, port, streaming=args.streaming == "on",
+                                           workers=args.workers))  # fmt: skip
+        pids = _folio_processes(folio.pid)
         before, fakes_before = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
         target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
                         signing_secret=SECRET)  # fmt: skip
         _say(f"driving {args.threads} threads for {args.duration:.0f} s")
-        started, driver_before = time.monotonic(), time.process_time()
+        started = time.monotonic()
         load = drive(target, threads=args.threads, duration=args.duration, questions=questions,
-                     mention=args.replies == "mention", progress=_progress(started, args.duration),
-                     assistant=args.app == "template")  # fmt: skip
+                     mention=args.replies == "mention", progress=_progress(started, args.duration))  # fmt: skip
         result = asyncio.run(load)
         after, fakes_after = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
         usage = ProcessUsage(
             cpu_seconds=None if before is None or after is None else after - before,
             peak_rss_mb=_peak_rss_mb(pids),
             fakes_cpu_seconds=None if fakes_before is None or fakes_after is None else fakes_after - fakes_before,
-            driver_cpu_seconds=time.process_time() - driver_before,
         )
         _say("load done; stopping Folio and the fakes")
     return result, usage
-
-
-def _app_name(args: argparse.Namespace) -> str:
-    if args.app == "template":
-        return "Slack's assistant template" + (" (one OpenAI client)" if args.shared_client else "")
-    workers = f"{args.workers} worker{'s' * (args.workers > 1)}"
-    return f"Folio ({workers}, streaming {args.streaming})"
 
 
 def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]
@@ -214,7 +190,7 @@ def _pythonpath() -> str:
 def _fakes(latency_ms: float, token_delay_ms: float) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
     env = {**os.environ, "PYTHONPATH": _pythonpath()}
     command = [sys.executable, str(FAKES), "--model-latency-ms", str(latency_ms), "--token-delay-ms",
-               str(token_delay_ms), "--chat-latency-ms", str(3 * latency_ms)]  # fmt: skip
+               str(token_delay_ms)]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""
@@ -239,52 +215,29 @@ def _folio(
         "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"), "FOLIO_LOG_LEVEL": "WARNING",
         "FOLIO_STREAMING": "true" if streaming else "false", "PYTHONPATH": _pythonpath(),
     })  # fmt: skip
-    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1",
-               "--port", str(port), *(["--workers", str(workers)] if workers > 1 else [])]  # fmt: skip
-    with _process(command, cwd=work, env=env, log_path=work / "folio.log", ready=LISTENING) as process:
-        yield process
-
-
-@contextmanager
-def _template(
-    work: Path, urls: dict[str, str], port: int, template: Path, *, shared: bool
-) -> Iterator[subprocess.Popen[bytes]]:
-    env = {name: value for name, value in os.environ.items() if not name.upper().startswith(_OURS)}
-    env.update({
-        "SLACK_BOT_TOKEN": urls["slack_token"], "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": urls["slack_api_url"],
-        "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": urls["chat_base_url"], "PYTHONPATH": _pythonpath(),
-    })  # fmt: skip
-    command = [sys.executable, str(ROOT / "benchmarks" / "template_app.py"), str(template.resolve()),
-               "--port", str(port), *(["--shared-client"] if shared else [])]  # fmt: skip
-    with _process(command, cwd=work, env=env, log_path=work / "template.log", ready=TEMPLATE_LISTENING) as process:
-        yield process
-
-
-@contextmanager
-def _process(
-    command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path, ready: str
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Run `command` with its output in `log_path` until the block ends; wait until the log says `ready`."""
+    log_path = work / "folio.log"
     log = log_path.open("wb")
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers)]  # fmt: skip
+    process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        _wait_listening(process, log_path, ready)
+        _wait_listening(process, log_path)
         yield process
     finally:
         _stop(process, timeout=40)
         log.close()
 
 
-def _wait_listening(process: subprocess.Popen[bytes], log: Path, ready: str, timeout: float = 90.0) -> None:
-    """Until the log says `ready` (Folio with --workers says it once every worker listens)."""
+def _wait_listening(process: subprocess.Popen[bytes], log: Path, timeout: float = 90.0) -> None:
+    """Until Folio says it listens (with --workers, once every worker does)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if ready in log.read_text(errors="replace"):
+        if LISTENING in log.read_text(errors="replace"):
             return
         if process.poll() is not None:
-            raise BenchFailed(f"{log.name}: stopped at start-up:\n{log.read_text(errors='replace')[-2000:]}")
+            raise BenchFailed(f"Folio stopped at start-up:\n{log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.2)
-    raise BenchFailed(f"{log.name}: not listening within {timeout:.0f} s (--keep keeps the work folder).")
+    raise BenchFailed(f"Folio did not start listening within {timeout:.0f} s; see {log} (--keep keeps it).")
 
 
 def _stop(process: subprocess.Popen, *, timeout: float = 10) -> None:  # type: ignore[type-arg]

@@ -1,4 +1,4 @@
-"""The fakes benchmarks/bench.py runs Folio against, in their own process so the bench measures Folio, not them.
+"""The fakes `folio bench` runs Folio against, in their own process so the bench measures Folio, not them.
 
     python benchmarks/bench_fakes.py --model-latency-ms 300    # from the checkout root, with it on PYTHONPATH
 
@@ -8,8 +8,7 @@ about 600 characters citing the passages it was shown; each call waits the given
 answer `--token-delay-ms`. A side server reports, for the bench driver, every answer message Folio posts, updates
 or streams (`GET /answers?since=N`, with when the turn's first step, first search and first answer text became
 visible and when the model wrote its first token) and how many calls Folio made (`GET /stats`); the process stops
-when stdin closes. For Slack's assistant template (benchmarks/template_app.py) there is also a Chat Completions
-endpoint (`--chat-latency-ms` a call) and `conversations.replies`.
+when stdin closes.
 """
 
 from __future__ import annotations
@@ -166,14 +165,6 @@ class BenchSlack(FakeSlack):
                              "first_text": turn.get("first_text", now),
                              "first_token": FIRST_TOKENS.get(int(number.group(1))) if number else None})  # fmt: skip
 
-    def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
-        # For Slack's assistant template (benchmarks/template_app.py), which reads the thread before answering: the
-        # question (not posted through the API, so not recorded here) and the app's own messages.
-        thread = str(params.get("ts"))
-        posted = [{"bot_id": "BBENCH", "text": m.text, "ts": m.ts} for m in self.thread(str(params.get("channel")), thread)]
-        return {"ok": True, "messages": [{"user": "UBENCH", "text": "a question", "ts": thread}, *posted],
-                "has_more": False}  # fmt: skip
-
     def handle(self, method: str, params: dict[str, Any], token: str | None) -> Any:
         with self._lock:
             self.counts[method] = self.counts.get(method, 0) + 1
@@ -213,43 +204,6 @@ def _report_server(slack: BenchSlack) -> ThreadingHTTPServer:
     return server
 
 
-def _chat_completions_server(latency: float) -> ThreadingHTTPServer:
-    """POST /v1/chat/completions, for Slack's assistant template: one call a turn, `latency` seconds, a numbered
-    answer the bench recognises (first token noted as for the Responses fake)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            global _model_calls
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            _model_calls = next(MODEL_CALLS)
-            time.sleep(latency)
-            number = next(_ANSWERS)
-            FIRST_TOKENS.setdefault(number, time.time())
-            text = f"{ANSWER_MARK} {number}: " + BODY.format(a="", b="")
-            body = json.dumps({
-                "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
-                "model": request.get("model", "bench-model"), "system_fingerprint": None,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                             "logprobs": None}],
-                "usage": {"prompt_tokens": 120, "completion_tokens": 150, "total_tokens": 270},
-            }).encode()  # fmt: skip
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def _forget_requests(model: FakeResponses) -> None:
     # The fake keeps every request body for tests to inspect; under load that only grows this process.
     while True:
@@ -262,7 +216,6 @@ def main() -> int:
     parser.add_argument("--model-latency-ms", type=float, default=300.0)
     parser.add_argument("--token-delay-ms", type=float, default=0.0, help="per token of the answer")
     parser.add_argument("--check-schema", action="store_true", help="validate every body against the OpenAPI spec")
-    parser.add_argument("--chat-latency-ms", type=float, default=900.0, help="per Chat Completions call (template)")
     args = parser.parse_args()
     slack = BenchSlack()
     # The tests check the wire format; here schema validation would only take CPU from the machine measured.
@@ -271,10 +224,8 @@ def main() -> int:
                        token_delay=args.token_delay_ms / 1000)  # fmt: skip
     model.respond_with(scripted_turn)
     report = _report_server(slack)
-    chat = _chat_completions_server(args.chat_latency_ms / 1000)
     threading.Thread(target=_forget_requests, args=(model,), daemon=True).start()
     urls = {"slack_api_url": slack.base_url, "slack_token": slack.token, "model_base_url": model.base_url,
-            "chat_base_url": f"http://127.0.0.1:{chat.server_address[1]}/v1",
             "answers_url": f"http://127.0.0.1:{report.server_address[1]}/answers"}
     print(json.dumps(urls), flush=True)
     sys.stdin.read()  # until the bench closes our stdin (or dies)

@@ -29,7 +29,6 @@ class ProcessUsage:
     cpu_seconds: float | None = None  # all of Folio's processes together (the parent and its workers)
     peak_rss_mb: float | None = None  # the largest of them
     fakes_cpu_seconds: float | None = None
-    driver_cpu_seconds: float | None = None  # the bench's own process (signing, posting, polling)
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,6 @@ class BenchFigures:
     duplicate_answers: int
     stream: StreamFigures | None = None  # first step, first text, appends (benchmarks/stream_figures.py)
     workers: int = 1  # Folio processes serving (`folio serve --workers N`)
-    app: str = "Folio"  # what was measured (Folio, or Slack's assistant template)
-    driver_cpu_s: float | None = None
 
 
 def figures(
@@ -74,7 +71,6 @@ def figures(
     streaming: bool = True,
     token_delay_ms: float = 0.0,
     workers: int = 1,
-    app: str = "Folio",
 ) -> BenchFigures:
     """The numbers of one run."""
     answered = [t for t in result.turns if t.error is None and t.answered_at is not None]
@@ -114,16 +110,14 @@ def figures(
         duplicate_answers=result.duplicate_answers,
         stream=stream_figures(result, streaming=streaming, token_delay_ms=token_delay_ms),
         workers=workers,
-        app=app,
-        driver_cpu_s=usage.driver_cpu_seconds,
     )
 
 
 def figure_rows(f: BenchFigures) -> list[tuple[str, str]]:
     """(figure, value) rows; a figure this run did not measure (no /proc, nothing streamed) is left out."""
     rows = [
-        ("measured", f.app),
         ("load", f"{f.threads} threads, {f.model_latency_ms:.0f} ms a model call, follow-ups as {f.replies}"),
+        ("Folio processes (`--workers`)", str(f.workers)),
         ("events sent (per s)", f"{f.events} ({f.events_per_s:.1f}/s)"),
         ("ack latency p50 / p99 / max", f"{f.ack_p50_ms:.1f} / {f.ack_p99_ms:.1f} / {f.ack_max_ms:.1f} ms"),
         ("turns answered (per s)", f"{f.turns} ({f.turns_per_s:.1f}/s)"),
@@ -134,13 +128,11 @@ def figure_rows(f: BenchFigures) -> list[tuple[str, str]]:
     if f.overhead_ratio is not None:
         rows.insert(6, ("overhead ratio (mean wall / model time)", f"{f.overhead_ratio:.3f}"))
     if f.cpu_s_per_turn is not None:
-        rows.append(("CPU per turn (all processes measured)", f"{1000 * f.cpu_s_per_turn:.1f} ms"))
+        rows.append(("Folio CPU per turn (all its processes)", f"{1000 * f.cpu_s_per_turn:.1f} ms"))
     if f.peak_rss_mb is not None:
-        rows.append(("peak memory (RSS, largest process)", f"{f.peak_rss_mb:.0f} MB"))
+        rows.append(("Folio peak memory (RSS, largest process)", f"{f.peak_rss_mb:.0f} MB"))
     if f.fakes_cpu_s is not None:
         rows.append(("fakes' CPU (other process)", f"{f.fakes_cpu_s:.1f} s"))
-    if f.driver_cpu_s is not None:
-        rows.append(("driver's CPU (this process)", f"{f.driver_cpu_s:.1f} s"))
     return rows + (stream_rows(f.stream) if f.stream else [])
 
 

@@ -90,14 +90,9 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
 
 
 def question_events(
-    question: str, *, ts: str, thread_ts: str | None, user: str, mention: bool = True, assistant: bool = False
+    question: str, *, ts: str, thread_ts: str | None, user: str, mention: bool = True
 ) -> list[dict[str, Any]]:
-    """The events of one question: an @mention (app_mention + message, as Slack sends both), a plain reply, or
-    (`assistant`) a person's message in an assistant thread of their DM with the app."""
-    if assistant:
-        dm = f"D{user[-8:]}"
-        return [{"type": "message", "channel_type": "im", "channel": dm, "user": user, "text": question, "ts": ts,
-                 "event_ts": ts, "thread_ts": thread_ts, "team": TEAM}]  # fmt: skip
+    """The events of one question: an @mention (app_mention + message, as Slack sends both), or a plain reply."""
     base = {"user": user, "ts": ts, "channel": CHANNEL, "event_ts": ts, "team": TEAM}
     if thread_ts is not None:
         base["thread_ts"] = thread_ts
@@ -144,12 +139,11 @@ class _Answers:
 
 async def drive(
     target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 30.0,
-    mention: bool = False, progress: Callable[[LoadResult], None] | None = None, assistant: bool = False,
+    mention: bool = False, progress: Callable[[LoadResult], None] | None = None,
 ) -> LoadResult:
     """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited).
 
-    A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`. With
-    `assistant`, each conversation is an assistant thread in a DM instead (Slack's assistant template answers those).
+    A thread's first question @mentions Folio; its follow-ups are plain replies, or @mentions with `mention`.
     `progress` is called with the figures so far every PROGRESS_SECONDS while the load runs.
     """
     connector = aiohttp.TCPConnector(limit=0)
@@ -165,7 +159,7 @@ async def drive(
 
         async def conversation(number: int) -> None:
             await asyncio.sleep(ramp * number / threads)
-            root: str | None = f"{base}.{next(stamps):06d}" if assistant else None  # the assistant thread's root
+            root: str | None = None
             for turn in itertools.count():
                 if time.monotonic() >= deadline:
                     return
@@ -173,8 +167,7 @@ async def drive(
                 thread = root or ts
                 question = questions[(number + turn) % len(questions)]
                 user = f"UBENCH{number:05d}"
-                events = question_events(question, ts=ts, thread_ts=root, user=user, mention=mention or root is None,
-                                         assistant=assistant)  # fmt: skip
+                events = question_events(question, ts=ts, thread_ts=root, user=user, mention=mention or root is None)
                 timing = await _ask(session, target, answers, result, events, thread=thread, timeout=turn_timeout)
                 result.turns.append(timing)
                 result.asked_by_thread[thread] = result.asked_by_thread.get(thread, 0) + 1
