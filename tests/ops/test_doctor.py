@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -194,33 +192,12 @@ def test_a_refusal_that_names_no_switch_is_traced_to_one_by_trying_without_each(
     assert code == 1 and checks["model (fast)"]["fix"] == "set FOLIO_CODE_INTERPRETER=false"
 
 
-class _WebPage(BaseHTTPRequestHandler):
-    """A web server's start page, answering every request with 200 and HTML (not the Responses API)."""
-
-    def _page(self) -> None:
-        body = b"<html><body>It works!</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _page
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_a_base_url_answering_a_web_page_fails_naming_openai_base_url(
-    configured: None, doctor: Doctor, monkeypatch: pytest.MonkeyPatch
+    configured: None, doctor: Doctor, model: FakeResponses
 ) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _WebPage)  # seen: "gpt-5-mini answers" from a web server
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/")
-    try:
-        code, checks = doctor()
-    finally:
-        server.shutdown()
+    model.web_page = True  # seen: "gpt-5-mini answers" from a web server's start page (200, HTML)
+
+    code, checks = doctor()
 
     assert code == 1
     for profile in ("fast", "thorough"):
