@@ -59,6 +59,9 @@ class Terminal:
         if pid == 0:  # the child: exec at once (the parent has threads)
             try:
                 os.chdir(cwd)
+                # Ctrl-C means what it means in a terminal, however the tests were started: a shell starts background
+                # jobs with SIGINT ignored, and an ignored signal stays ignored across exec.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.execve(argv[0], list(argv), dict(env))
             finally:
                 os._exit(127)
