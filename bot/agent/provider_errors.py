@@ -119,7 +119,7 @@ def not_the_api(exc: NotAResponse, call: Call) -> ModelMisconfigured:
     """A reply that is not the Responses API's: the base URL names a web server or another service."""
     url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
     example = "https://NAME.openai.azure.com" if call.azure else "https://api.openai.com/v1"
-    return _misconfigured(url, f"the reply is not a Responses API response ({exc})",
+    return _misconfigured(url, f"the reply is not a Responses API reply ({exc})",
                           f"set {url} to the API's address, e.g. {example}")  # fmt: skip
 
 

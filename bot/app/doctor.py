@@ -28,7 +28,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.provider_errors import Call, classify, failure_of, is_azure
+from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_the_api
+from bot.agent.wire import NotAResponse
 from bot.app import Folio, builders, open_folio
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.verdicts import (
@@ -229,7 +230,7 @@ async def _probe(client: AsyncOpenAI, call: Call, *, effort: str | None, code_in
     except TimeoutError:
         return FolioError(f"no answer within {TIMEOUT:.0f} s")
     if not isinstance(answer, Response):  # the SDK hands back the body of a reply that is not JSON (a web page)
-        return FolioError(f"{client.base_url} answered with something that is not a Responses API reply")
+        return not_the_api(NotAResponse(f"{client.base_url} answered with something else"), call)
     return None
 
 
