@@ -69,7 +69,7 @@ def test_without_a_terminal_each_file_is_one_line(tmp_path: Path, capsys: pytest
     make_pdf(tmp_path / "travel.pdf", ["Economy class for flights.", "Taxis need a receipt."])
     assert main(["index", str(tmp_path), "--container", "hr"]) == 0
     assert main(["index", str(tmp_path), "--container", "hr"]) == 0
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("folio: ")]
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("folio: [")]
     assert lines == [
         "folio: [1/2] leave.md: indexed, 1 passage",
         "folio: [2/2] travel.pdf: indexed, 2 pages, 2 passages",
