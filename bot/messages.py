@@ -379,7 +379,7 @@ def name_clash(name: str, *, new: str, old: str, container: str) -> str:
 
 
 def file_progress(done: int, total: int, name: str, state: str, *, pages: int, passages: int) -> str:
-    """One log line per file when indexing without a terminal: `folio: [2/5] travel.pdf: indexed, 2 pages, 9 passages`."""
+    """A log line per file when indexing without a terminal: `folio: [2/5] travel.pdf: indexed, 2 pages, 9 passages`."""
     what = {"indexed": "indexed", "unchanged": "unchanged", "failed": "not indexed"}[state]
     if state == "indexed":
         what += f", {_count(pages, 'page')}" if pages else ""

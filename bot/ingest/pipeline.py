@@ -17,7 +17,7 @@ from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.parsing import Stamp, read_documents, stamp_of
-from bot.ingest.readers import SUPPORTED, Document, read_document
+from bot.ingest.readers import SUPPORTED, Document
 from bot.models import CONTAINER_NAME, Chunk, Tag
 from bot.retrieval import IndexedFile, IndexWriter
 
