@@ -333,9 +333,7 @@ async def _index_one(
     if not chunks:
         raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
     pages = sum(1 for page in document.pages if page.number is not None) or None
-    await writer.replace_file(
-        options.container, document.file, version, chunks, source=source_of(path), pages=pages
-    )
+    await writer.replace_file(options.container, document.file, version, chunks, source=source_of(path), pages=pages)
     if options.documents is not None:
         await options.documents.keep(options.container, document.file, path)  # replaces the old copy
     report.files += 1

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.ingest import index_files
+from bot.models import Scope, Tag
+from bot.retrieval.local import LocalRetriever
 
 
 def listed(capsys: pytest.CaptureFixture[str], container: str) -> list[dict]:
@@ -96,3 +99,18 @@ def test_new_tags_replace_the_old_ones_and_clear_tags_removes_them(
     assert [item["tags"] for item in listed(capsys, "hr")] == [["year:2026"]]
     assert main(["index", str(tmp_path / "leave.md"), "--container", "hr", "--clear-tags"]) == 0
     assert [item["tags"] for item in listed(capsys, "hr")] == [[]]
+
+
+async def test_a_changed_file_indexed_again_without_tags_keeps_its_tags(tmp_path: Path) -> None:
+    note = tmp_path / "leave.md"
+    note.write_text("Annual leave is 25 days.", encoding="utf-8")
+    index = LocalRetriever(tmp_path / "index.sqlite")
+    try:
+        await index_files([note], index, container="hr", tags=(Tag(key="department", value="hr"),))
+        note.write_text("Annual leave is 27 days.", encoding="utf-8")
+        assert (await index_files([note], index, container="hr")).files == 1
+        scope = Scope(container="hr", tags=(Tag(key="department", value="hr"),))
+        [hit] = await index.search("annual leave", scope, top=3)
+        assert "27 days" in hit.text
+    finally:
+        await index.close()
