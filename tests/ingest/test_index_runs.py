@@ -87,3 +87,10 @@ def test_on_a_terminal_a_bar_shows_files_pages_passages_and_the_current_file(tmp
     shown = terminal.raw.decode()
     assert "Indexing [" in shown and "1/1 files, 2 pages, 2 passages" in shown and "travel.pdf" in shown
     assert "folio: [1/1]" not in shown  # the bar, not the log lines
+
+
+def test_a_number_of_jobs_out_of_range_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["index", str(tmp_path), "--container", "hr", "--jobs", "0"])
+    assert exited.value.code == 2
+    assert "--jobs: '0' is not a number of processes from 1 to " in capsys.readouterr().err
