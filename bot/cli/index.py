@@ -32,6 +32,8 @@ Converted spreadsheets keep their real name (orders.xlsx.pdf) and are marked as 
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
+MAX_JOBS = max(os.cpu_count() or 1, 1) * 2  # readers are CPU-bound: more processes than this only wait
+
 EPILOG = """\
 examples:
   folio index ./contracts --container legal --tag department=legal
@@ -113,7 +115,7 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
     """The command line of this run, quoted for a shell, with `extra` options: what a hint tells a person to run
     keeps the run's tags, date and options (a hint without --tag would keep the tags, one with fewer would not)."""
     words = ["folio"]
-    if args.env_file != ".env":
+    if getattr(args, "env_file", ".env") != ".env":
         words += ["--env-file", args.env_file]
     words += ["index", *map(str, args.paths), "--container", container]
     for tag in args.tag:
@@ -128,9 +130,6 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
 def _given_tags(args: argparse.Namespace, tags: tuple[Tag, ...]) -> tuple[Tag, ...] | None:
     """The tags to give every file, or None: each file keeps the tags it was indexed with."""
     return tags if tags or args.clear_tags else None
-
-
-MAX_JOBS = max(os.cpu_count() or 1, 1) * 2
 
 
 def _jobs(text: str) -> int:
