@@ -40,7 +40,10 @@ SHUTDOWN_GRACE = 30.0  # seconds running turns may take to finish before the cli
 
 @dataclass(frozen=True, kw_only=True)
 class Folio:
-    """Everything a surface (Slack, a command) needs, built once by `open_folio`; nothing here is global."""
+    """Everything a surface (Slack, a command) needs, built once by `open_folio`; nothing here is global.
+
+    The parts only Slack uses are present when `open_folio` was asked to serve; Slack takes them as
+    `bot.slack.services.SlackFolio`, where each is required (checked once, at start)."""
 
     settings: Settings
     model: AsyncOpenAI | None  # None: search-only answers
@@ -66,12 +69,16 @@ class Folio:
     def channel_policy(self) -> ChannelPolicy:
         """The channel policy, or ConfigurationError saying how to create it."""
         if self.policy is None:
-            path = self.settings.folio_channels_file
-            raise ConfigurationError(
-                f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
-                "or set FOLIO_CHANNELS_FILE to its path."
-            )
+            raise self.no_policy()
         return self.policy.current() if isinstance(self.policy, PolicyFile) else self.policy
+
+    def no_policy(self) -> ConfigurationError:
+        """The error that says how to create the missing policy file."""
+        path = self.settings.folio_channels_file
+        return ConfigurationError(
+            f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
+            "or set FOLIO_CHANNELS_FILE to its path."
+        )
 
 
 @asynccontextmanager

@@ -22,9 +22,9 @@ from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope
 from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
 from bot.retrieval import local_sql as sql
-from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import check_tag_keys
+from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
 from bot.retrieval.rerank import fuse_rankings, relative_strength, rerank
 from bot.retrieval.vocabulary import Vocabulary
 

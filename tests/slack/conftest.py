@@ -46,11 +46,13 @@ def fake_model() -> Iterator[FakeResponses]:
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
-    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None, **overrides: Any,
+    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None,
+    channel_policy: ChannelPolicy | None = None, **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
     the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the
-    policy from that channels.yaml, as `folio serve` does, instead of `policy`; `overrides` (e.g.
+    policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
+    itself (e.g. one that counts its lookups); `overrides` (e.g.
     folio_log_content=True) go to Settings.
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
@@ -70,7 +72,8 @@ async def running_app(
     try:
         async with open_folio(
             settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
-            policy=None if policy_file else ChannelPolicy.model_validate(policy or POLICY), serving=True,
+            policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+            serving=True,
         ) as folio:  # fmt: skip
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()

@@ -21,8 +21,8 @@ import aiohttp
 
 from bot.models import Chunk, Scope
 from bot.retrieval import Retriever, SearchIndex
-from bot.tasks import BackgroundTasks
 from bot.store import ConversationStore, ThreadKey
+from bot.tasks import BackgroundTasks
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 

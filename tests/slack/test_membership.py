@@ -16,8 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import Memberships, grant_for
 from bot.app.builders import slack_client, slack_http_session
-from bot.config import Settings
-from bot.config import AccessRules
+from bot.config import AccessRules, Settings
 from bot.errors import AccessUnavailable
 from tests.fakes.slack_api import TEAM, FakeSlack
 
