@@ -7,9 +7,13 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from bot import messages
 from tests.cli.terminal import CTRL_D, CTRL_R, LEFT, UP, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+
+pytestmark = pytest.mark.slow  # starts processes: `python3 dev.py test --quick` skips it
 
 COLUMNS = 80
 REFUND = "what is the refund window for monthly plans?"

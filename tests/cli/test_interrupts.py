@@ -14,6 +14,8 @@ import pytest
 from tests.cli.terminal import ROOT, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 
+pytestmark = pytest.mark.slow  # starts processes: `python3 dev.py test --quick` skips it
+
 
 def test_ctrl_c_ends_folio_ask_during_its_answer(tmp_path: Path) -> None:
     with FakeResponses() as fake:

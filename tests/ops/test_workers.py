@@ -29,6 +29,8 @@ from tests.ops.test_health import redis_pid
 from tests.ops.test_metrics import parse
 from tests.slack.harness import sign, wait_until
 
+pytestmark = pytest.mark.slow  # starts processes: `python3 dev.py test --quick` skips it
+
 CHANNEL = "C0SAMPLE01"
 SECRET = "a-signing-secret"
 ANSWER = "Refunds are accepted within 30 days [S1]."
