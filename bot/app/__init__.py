@@ -12,7 +12,8 @@ and `bot.cli` take the `Folio` it yields.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -92,11 +93,13 @@ async def open_folio(
     policy: ChannelPolicy | None = None,
     serving: bool = False,
     file_links: bool = False,
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[Folio]:
     """Build Folio from `settings`, yield it, then let running turns finish and close what was built here.
 
     `serving` builds what Slack needs besides search and the model (the conversation store and the Web API client);
-    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only).
+    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only);
+    `clock` is what cached Slack memberships age by (tests pass their own, so a TTL passes without waiting).
     A local index that `open_folio` opens itself holds the shipped sample corpus (FOLIO_SAMPLE_CORPUS).
     """
     async with AsyncExitStack() as stack:
@@ -130,7 +133,7 @@ async def open_folio(
             slack = builders.slack_client(settings, session)
         if policy is None and settings.folio_channels_file.exists():
             policy = PolicyFile(settings.folio_channels_file)
-        access = builders.access(settings, store, slack) if store is not None and slack is not None else None
+        access = builders.access(settings, store, slack, clock=clock) if store is not None and slack is not None else None
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(

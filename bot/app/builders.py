@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -298,10 +300,13 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
 
 
 
-def access(settings: Settings, store: ConversationStore, slack: AsyncWebClient) -> Access:
-    """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL)."""
+def access(
+    settings: Settings, store: ConversationStore, slack: AsyncWebClient, *, clock: Callable[[], float] = time.time
+) -> Access:
+    """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL,
+    measured on `clock`)."""
     from bot.access import Access, Memberships
 
     redis, prefix = store.keyspace("access")
-    memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl)
+    memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl, clock=clock)
     return Access(redis, memberships, prefix=prefix)

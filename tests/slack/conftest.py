@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -47,12 +48,12 @@ async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
     prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None,
-    channel_policy: ChannelPolicy | None = None, **overrides: Any,
+    channel_policy: ChannelPolicy | None = None, clock: Callable[[], float] = time.time, **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
     the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the
     policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
-    itself (e.g. one that counts its lookups); `overrides` (e.g.
+    itself (e.g. one that counts its lookups); `clock`: what cached memberships age by; `overrides` (e.g.
     folio_log_content=True) go to Settings.
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
@@ -73,7 +74,7 @@ async def running_app(
         async with open_folio(
             settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
             policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
-            serving=True,
+            serving=True, clock=clock,
         ) as folio:  # fmt: skip
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()

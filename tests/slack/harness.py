@@ -42,6 +42,16 @@ POLICY = {
 }
 
 
+class Clock:
+    """Time that moves only when a test moves it (`clock.now += 61`), for the code that takes a clock."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class RecordingRetriever(Retriever):
     """The real local retriever, with every scope it was asked to search recorded."""
 
