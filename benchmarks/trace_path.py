@@ -168,6 +168,53 @@ def main() -> None:
     report("every start, around the agent (slack/, turns/, app/, store/, tasks)", stays(trace.starts, SURFACE),
            steps=False)  # fmt: skip
     report("every start, agent and search included", stays(trace.starts, None), steps=False)
+    cycles = import_cycles()
+    print("import cycles in bot/:", "; ".join(" <-> ".join(cycle) for cycle in cycles) or "none")
+
+
+def import_cycles() -> list[list[str]]:
+    """Cycles among bot/'s module-level imports (those under `if TYPE_CHECKING:` and inside functions left out)."""
+    import ast
+
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+               for path in BOT.rglob("*.py")}  # fmt: skip
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.parse(path.read_text()).body:
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                           for alias in node.names]  # fmt: skip
+            edges[name].update(target for target in targets if target in modules and target != name)
+    cycles, index, low, stack, on_stack = [], {}, {}, [], set()
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in edges[node]:
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in edges:
+        if node not in index:
+            visit(node)
+    return cycles
 
 
 if __name__ == "__main__":
