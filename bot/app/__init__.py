@@ -133,7 +133,9 @@ async def open_folio(
             slack = builders.slack_client(settings, session)
         if policy is None and settings.folio_channels_file.exists():
             policy = PolicyFile(settings.folio_channels_file)
-        access = builders.access(settings, store, slack, clock=clock) if store is not None and slack is not None else None
+        access = None
+        if store is not None and slack is not None:
+            access = builders.access(settings, store, slack, clock=clock)
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(

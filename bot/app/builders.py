@@ -59,7 +59,8 @@ def model_client(settings: Settings, credential: AsyncTokenCredential | None) ->
                                http_client=DefaultAioHttpClient())
         from azure.identity.aio import get_bearer_token_provider
 
-        assert credential is not None, "Entra ID needs the credential open_folio made"
+        if credential is None:  # open_folio makes it whenever the settings ask for Entra ID
+            raise ConfigurationError("Entra ID needs a credential: open Folio with open_folio(settings).")
         return AsyncOpenAI(api_key=get_bearer_token_provider(credential, AZURE_SCOPE), base_url=base_url,
                            http_client=DefaultAioHttpClient())
     if settings.openai_api_key:

@@ -1,10 +1,10 @@
 """Which documents a turn may search: resolved for every turn, from today's policy, never from the model or the words.
 
 Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`, once per turn, after
-the thread's lock (`PolicyScopes`); the terminal searches the scope named on its command line (`FixedScope`). A thread stores only
-its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy as it is now:
-the channel's rule in a channel, and in DMs and the assistant container the person asking this turn (`bot.access`)
-where the policy has an `access:` section.
+the thread's lock (`PolicyScopes`); the terminal searches the scope named on its command line (`FixedScope`). A thread
+stores only its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy
+as it is now: the channel's rule in a channel, and in DMs and the assistant container the person asking this turn
+(`bot.access`) where the policy has an `access:` section.
 """
 
 from __future__ import annotations
