@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 
 from bot import messages
 from bot.agent import run_turn
@@ -34,8 +35,11 @@ log = logging.getLogger(__name__)
 UNRESOLVED = Scope(container="(unresolved)")
 
 
-class _Shown(Exception):
-    """A failure the turn already showed and noted; `answer` raises its cause."""
+@dataclass
+class _Shown:
+    """The failure the turn already showed and noted inside the lock (so `answer` does not show it twice)."""
+
+    error: BaseException | None = None
 
 
 def claim(request: TurnRequest) -> Conversation:
@@ -50,24 +54,26 @@ async def answer(
 ) -> Answer:  # fmt: skip
     """Answer `request` in its thread; `lock` is the thread's lock when the surface took its place in line already."""
     held = lock if lock is not None else services.conversations.lock(request.thread)
+    shown = _Shown()
     try:
         waited = time.monotonic()
         async with held:
             observer.lock_taken(time.monotonic() - waited)
-            return await _in_turn(request, services, view, observer)
-    except _Shown as shown:
-        raise shown.__cause__ from None  # type: ignore[misc]
+            return await _in_turn(request, services, view, observer, shown)
     except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
         observer.failed(cancelled)
         raise
     except Exception as error:  # the store or the lock failed: every failure must reach the person
-        await _show(error, view, observer)
+        if error is not shown.error:
+            await _show(error, view, observer)
         raise
     finally:
         observer.finished()
 
 
-async def _in_turn(request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver) -> Answer:
+async def _in_turn(
+    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown
+) -> Answer:
     admitted = time.monotonic()
     await services.admit()  # after the lock, so a thread's turns keep their order
     observer.admitted(time.monotonic() - admitted)
@@ -76,10 +82,11 @@ async def _in_turn(request: TurnRequest, services: TurnServices, view: TurnView,
     try:
         return await _answer(request, existing, services, view, observer)
     except Exception as error:
-        shown = await _show(error, view, observer)
-        if shown and existing is not None:  # so that deleting the conversation removes this message too
-            await _remember(services, request, shown)
-        raise _Shown() from error
+        shown.error = error
+        ts = await _show(error, view, observer)
+        if ts and existing is not None:  # so that deleting the conversation removes this message too
+            await _remember(services, request, ts)
+        raise
 
 
 async def _answer(
