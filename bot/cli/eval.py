@@ -159,7 +159,7 @@ async def _full_run(
     from bot.turns import InMemory, SilentView
 
     conversations = InMemory()
-    services = terminal_services(folio, scope, conversations=conversations)
+    services = terminal_services(folio, scope, conversations=conversations, timeout=folio.turn_timeout)
     profile: Profile = args.profile
 
     async def one(question: GoldenQuestion) -> QuestionResult:

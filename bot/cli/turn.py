@@ -11,12 +11,15 @@ from bot.turns import FixedScope, InMemory, TurnObserver, TurnRequest, TurnServi
 TERMINAL = "terminal"  # the asker and the channel of a terminal turn: there is no Slack here
 
 
-def terminal_services(folio: Folio, scope: Scope, *, conversations: InMemory | None = None) -> TurnServices:
-    """What a terminal turn runs on: the model and index `open_folio` built, `scope`, conversations in memory."""
+def terminal_services(
+    folio: Folio, scope: Scope, *, conversations: InMemory | None = None, timeout: float | None = None
+) -> TurnServices:
+    """What a terminal turn runs on: the model and index `open_folio` built, `scope`, conversations in memory. A
+    person at the terminal stops a long answer with Ctrl-C, so no `timeout` unless asked (`folio eval` asks)."""
     return TurnServices(
         model=folio.model, retriever=folio.retriever, options=folio.options,
         conversations=conversations if conversations is not None else InMemory(), scopes=FixedScope(scope),
-        timeout=folio.turn_timeout,
+        timeout=timeout,
     )  # fmt: skip
 
 

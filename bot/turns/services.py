@@ -75,5 +75,5 @@ class TurnServices:
     options: AgentOptions
     conversations: Conversations
     scopes: Scopes
-    timeout: float  # seconds a turn may take from its lock to its answer
+    timeout: float | None  # seconds the agent may take for the answer (None: as long as it takes)
     admit: Callable[[], Awaitable[None]] = at_once  # waits while the event loop is too busy to start one more turn
