@@ -20,6 +20,7 @@ from bot.app.builders import slack_client, slack_http_session
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.services import SlackFolio
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -84,7 +85,8 @@ async def running_app(
             try:
                 async with aiohttp.ClientSession() as http:
                     url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
-                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http)
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http,
+                                  folio=SlackFolio.of(folio))
             finally:
                 await folio.tasks.drain()
                 await runner.cleanup()

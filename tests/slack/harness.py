@@ -21,6 +21,7 @@ import aiohttp
 
 from bot.models import Chunk, Scope
 from bot.retrieval import Retriever, SearchIndex
+from bot.slack.services import SlackFolio
 from bot.store import ConversationStore, ThreadKey
 from bot.tasks import BackgroundTasks
 from tests.fakes.openai_responses import FakeResponses
@@ -107,6 +108,7 @@ class Harness:
     retriever: RecordingRetriever
     http: aiohttp.ClientSession
     responses: list[tuple[int, str]] = field(default_factory=list)
+    folio: SlackFolio | None = None  # the app's services, for a test that runs a turn the way a consumer would
 
     async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
         sent = {"Content-Type": content_type, **sign(body), **(headers or {})}

@@ -9,10 +9,12 @@ from pydantic import PrivateAttr
 
 from bot.config import ChannelPolicy
 from bot.models import Scope, Tag
+from bot.slack.turns import run_slack_turn
+from bot.turns import TurnRequest
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_ID, FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, POLICY, Harness, wait_until
+from tests.slack.harness import ALICE, CHANNEL, POLICY, Harness, user_ts, wait_until
 
 
 def answer_script(topic: str = "balance billing protection", text: str = "You are protected [S1].") -> tuple:
@@ -151,3 +153,18 @@ async def test_a_new_threads_scope_is_resolved_once_after_the_lock(
 
         assert "You are protected" in harness.texts(ts)[0]
         assert policy._resolved == [CHANNEL]  # seen: twice, before the ack and again after the lock
+
+
+async def test_a_delivery_run_again_edits_the_message_its_first_attempt_showed(harness: Harness) -> None:
+    """The seam with the durable intake: a turn picked up again (its first worker died) reuses what it showed."""
+    harness.model.script(*answer_script())
+    ts = user_ts()
+    assert harness.folio is not None
+    shown = await harness.folio.slack.chat_postMessage(channel=CHANNEL, thread_ts=ts, text="Working on it…")
+    request = TurnRequest(thread=harness.thread_key(ts), question="What protection is there against balance billing?",
+                          user=ALICE, delivery="Ev0RESUMED")  # fmt: skip
+
+    await run_slack_turn(harness.folio, request, resumed_ts=str(shown["ts"]))
+
+    [answer] = harness.texts(ts)  # one message: the first attempt's, now showing the answer
+    assert "You are protected" in answer and harness.slack.thread(CHANNEL, ts)[0].ts == shown["ts"]
