@@ -2,7 +2,9 @@
 """Set-up and the two everyday commands, on a machine with only python3.
 
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
-    python3 dev.py test    # the test suite
+    python3 dev.py test    # `ruff check`, then the test suite
+    python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
+    python3 dev.py test --format   # also `ruff format --check` (FORMAT_CHECK turns it on for every run)
 
 Both create ./.venv and install Folio into it on first use (and again when pyproject.toml changes); `test` adds the
 test tools. Extra arguments go to `folio serve` or to pytest. Ctrl-C ends either without a traceback (exit 130).
@@ -25,6 +27,9 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".folio-installed"
 INTERRUPTED = 130  # Ctrl-C, as shells report it
+LINTED = ["bot", "tests", "benchmarks"]
+# `ruff format --check` joins every `dev.py test` once the code base has been formatted in one go (the lead flips it).
+FORMAT_CHECK = False
 
 
 def ensure_environment(*, dev: bool) -> None:
@@ -80,7 +85,22 @@ def main(argv: list[str]) -> int:
         return exc.returncode or 1
     if argv[0] == "run":
         return run([str(BIN / "folio"), "serve", *argv[1:]])
-    return run([str(BIN / "python"), "-m", "pytest", *argv[1:]])
+    return test(argv[1:])
+
+
+def test(args: list[str]) -> int:
+    """The linter, then pytest with `args`; `--quick` deselects the slow tests, `--format` checks formatting too."""
+    quick, formatted = "--quick" in args, "--format" in args or FORMAT_CHECK
+    args = [arg for arg in args if arg not in {"--quick", "--format"}]
+    ruff = [str(BIN / "ruff")]
+    checks = [[*ruff, "check", "-q", *LINTED]] + ([[*ruff, "format", "--check", "-q", *LINTED]] if formatted else [])
+    for check in checks:
+        status = run(check)
+        if status != 0:
+            print(f"dev.py: `ruff {check[1]}` found problems (see above); tests not run.", file=sys.stderr)
+            return status
+    selection = ["-m", "not bench and not slow"] if quick else []
+    return run([str(BIN / "python"), "-m", "pytest", *selection, *args])
 
 
 if __name__ == "__main__":

@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.app import builders  # noqa: E402
 from bot.config import load_settings  # noqa: E402
 from bot.ingest import index_files  # noqa: E402
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS  # noqa: E402
 from bot.models import Scope  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
-from bot.app import builders  # noqa: E402
 
 CITATION = re.compile(r"\[([^\]#]+\.pdf)#page=(\d+)\]")
 KS = (3, 5, 10)

@@ -16,8 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.citations import CLOSERS, MARKER, NOT_ANSWERED, OPENERS, LinkFor, marker_refs
-from bot.citations import _labels_for  # the labelling rule `render` uses: one definition, so the two agree
+from bot.citations import (
+    CLOSERS,
+    MARKER,
+    NOT_ANSWERED,
+    OPENERS,
+    LinkFor,
+    _labels_for,  # the labelling rule `render` uses: one definition, so the two agree
+    marker_refs,
+)
 from bot.models import Chunk, Citation
 
 Piece = str | Citation

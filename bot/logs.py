@@ -3,7 +3,7 @@
     configure(settings)                     # once, by the `folio` command, before any subcommand runs
 
 Every line goes to stderr. `json` prints one object a line (`time`, `level`, `logger`, `message`, and the per-turn
-record under `turn`: see `bot.slack.turnlog`). Every secret Settings holds (tokens, keys, the Redis password) is
+record under `turn`: see `bot.turns.observer`). Every secret Settings holds (tokens, keys, the Redis password) is
 replaced by `***` in whatever a line says, whichever library wrote it, tracebacks included.
 """
 

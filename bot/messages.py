@@ -167,12 +167,13 @@ def delete_not_allowed(starter: str | None) -> str:
 def deleted(*, messages: int, responses: int) -> str:
     """What deleting a conversation did, and nothing more."""
     return (
-        f"Deleted: {_count(messages, 'message')} of mine in this thread, {_count(responses, 'response')} stored by "
+        f"Deleted: {_none_or(messages, 'message')} of mine in this thread, {_none_or(responses, 'response')} stored by "
         "the model service, and my record of this conversation."
     )
 
 
-def _count(number: int, thing: str) -> str:
+def _none_or(number: int, thing: str) -> str:
+    """ "no messages", "1 message", "2 messages" (in a sentence; `_count` says "0 files" in a summary)."""
     return f"{number or 'no'} {thing}{'' if number == 1 else 's'}"
 
 

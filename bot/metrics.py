@@ -1,6 +1,6 @@
-"""What Folio measures: Prometheus metrics for the whole process, and the running turn's own tally.
+"""What Folio measures: Prometheus metrics for the whole process.
 
-    metrics.model_call("fast", "ok", 0.8)     # a counter, a histogram, and the current turn's model time
+    metrics.model_call("fast", "ok", 0.8)     # a counter and a histogram
     body, content_type = metrics.exposition()  # what GET /metrics serves
 
 Like `logging`, any module may record here; this one imports nothing of ours. Metrics are module-level, as
@@ -8,30 +8,32 @@ prometheus-client intends. With PROMETHEUS_MULTIPROC_DIR set (prometheus-client'
 when it is imported) every process writes its samples to files there and `exposition()` adds them up, so several
 `folio serve` processes behind one port report as one.
 
-The tally: `start_tally()` opens a `TurnTally` for the task that runs one turn (a context variable, so concurrent turns
-never mix); the lock, the admission gate, the model calls and the Slack client add their part to it as they happen.
+What one turn spent where is not kept here: the turn's observer (`bot.turns.observer.TurnRecorder`) is handed each
+part by the turn itself, and adds the finished turn with `turn_finished`.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client import generate_latest, multiprocess
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 # Seconds. A turn is mostly model time (one to tens of seconds); feedback and lock waits should be well under one.
 TURN_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
 FAST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
 CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
-# Slack methods whose success a person sees in the thread: the first one of a turn is its first feedback.
-VISIBLE_METHODS = frozenset(
-    {"assistant.threads.setStatus", "chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream"}
-)
 
 TURNS = Counter("folio_turns", "Turns finished, by outcome and answer profile", ["outcome", "profile"])
 TURN_SECONDS = Histogram("folio_turn_seconds", "Time from a question to its answer (or failure)", ["profile"],
@@ -57,76 +59,28 @@ WAITING_FOR_ADMISSION = Gauge(
 )  # fmt: skip
 
 
-@dataclass
-class TurnTally:
-    """What one turn spent where, filled in by the parts it passes through (see the module docstring)."""
-
-    started: float = field(default_factory=time.monotonic)
-    model_calls: int = 0
-    model_seconds: float = 0.0
-    lock_wait: float = 0.0
-    admission_wait: float = 0.0
-    first_feedback: float | None = None  # seconds after `started`
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-
-_tally: ContextVar[TurnTally | None] = ContextVar("folio_turn_tally", default=None)
-
-
-@contextmanager
-def start_tally() -> Iterator[TurnTally]:
-    """A fresh tally for the turn running in this task (and the tasks it starts), for the length of the block."""
-    tally = TurnTally()
-    token = _tally.set(tally)
-    try:
-        yield tally
-    finally:
-        _tally.reset(token)
-
-
-def current_tally() -> TurnTally | None:
-    return _tally.get()
-
-
 def model_call(profile: str, outcome: str, seconds: float) -> None:
     """One Responses API call ended (`outcome` is "ok" or the kind of error)."""
     MODEL_CALLS.labels(profile, outcome).inc()
     MODEL_SECONDS.labels(profile).observe(seconds)
-    tally = _tally.get()
-    if tally is not None:
-        tally.model_calls += 1
-        tally.model_seconds += seconds
 
 
 def slack_call(method: str, error: str | None) -> None:
     """One Web API call ended; `error` is Slack's error code (or "connection") when it failed."""
     if error is not None:
         SLACK_ERRORS.labels(method, error).inc()
-        return
-    tally = _tally.get()
-    if tally is not None and tally.first_feedback is None and method in VISIBLE_METHODS:
-        tally.first_feedback = tally.elapsed()
 
 
 def lock_waited(seconds: float) -> None:
     """A turn got its thread's lock after `seconds`."""
     LOCK_WAIT_SECONDS.observe(seconds)
-    tally = _tally.get()
-    if tally is not None:
-        tally.lock_wait += seconds
 
 
 @contextmanager
 def waiting_for_admission() -> Iterator[None]:
     """Count a turn as waiting for admission while the block runs."""
-    started = time.monotonic()
     with WAITING_FOR_ADMISSION.track_inprogress():
         yield
-    tally = _tally.get()
-    if tally is not None:
-        tally.admission_wait += time.monotonic() - started
 
 
 def duplicate_dropped(kind: str) -> None:
@@ -136,7 +90,7 @@ def duplicate_dropped(kind: str) -> None:
 
 @dataclass(frozen=True)
 class TurnFigures:
-    """What a finished turn adds to the metrics (see `bot.turnlog`, which builds it from the turn's record)."""
+    """What a finished turn adds to the metrics (`bot.turns.record.TurnRecord.figures`)."""
 
     outcome: str
     profile: str

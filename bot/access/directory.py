@@ -2,7 +2,7 @@
 
     in the assistant beside a channel  that channel's rule, when the person is a member and the channel is connected
     otherwise, with an `access:` section  the asker's containers (their groups', their own and the default)
-    otherwise                          None: today's `dm:` rule decides, unchanged (`bot.slack.scope`)
+    otherwise                          None: today's `dm:` rule decides, unchanged (`bot.turns.scope`)
 
 Which channel a person is viewing comes from Slack's events: `assistant_thread_started` and
 `assistant_thread_context_changed` name it per assistant thread (the assistant_view experience),
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from bot import messages
+from bot.access.membership import Memberships
 from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy
 from bot.errors import AccessUnavailable, NotConnected
 from bot.models import Scope
-from bot.access.membership import Memberships
 from bot.store import THIRTY_DAYS, ThreadKey, redis_errors
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class Access:
         return unknown
 
     async def choose(self, policy: ChannelPolicy, *, thread: ThreadKey, user: str) -> ScopeChoice | None:
-        """The scope of a DM turn asked by `user` before the thread's `/ask` filters narrow it (`bot.slack.scope`);
+        """The scope of a DM turn asked by `user` before the thread's `/ask` filters narrow it (`bot.turns.scope`);
         None when today's `dm:` rule decides unchanged."""
         viewing = await self.viewing(thread, user)
         if viewing is not None and await self._may_search_channel(policy, thread.team, viewing, user):

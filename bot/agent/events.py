@@ -6,6 +6,7 @@
 
     AnswerText(text="Refunds within 14 days", draft=1)     # answer text as the model writes it (when streamed)
     AnswerText(citation=Citation(label=1, ...), draft=1)   # a marker already checked against the shown sources
+    ModelCalled(profile="fast", outcome="ok", seconds=0.8)  # one Responses API call ended (for the turn's record)
 
 A step is reported when it starts and again when it ends, under the same id. Answer text is reported only when the
 turn streams (`run_turn(..., stream=True)`); its citations are checked before it is reported, so an unknown or
@@ -56,7 +57,17 @@ class AnswerText:
     draft: int = 1
 
 
-TurnEvent = Step | ResponseCreated | AnswerText
+@dataclass(frozen=True)
+class ModelCalled:
+    """One Responses API call ended: how long it took and how it ended ("ok", or the kind of error). Nothing a person
+    sees; the turn's observer counts it."""
+
+    profile: str
+    outcome: str
+    seconds: float
+
+
+TurnEvent = Step | ResponseCreated | AnswerText | ModelCalled
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

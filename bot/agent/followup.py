@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.agent.quotes import content_words
-from bot.retrieval.rerank import stem, stem_text
+from bot.text import stem, stem_text
 
 _WORD = re.compile(r"[^\W_]+")
 CONNECTORS = frozenset("and also but or plus then".split())

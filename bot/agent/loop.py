@@ -19,7 +19,7 @@ from openai import AsyncOpenAI
 from bot import messages
 from bot.agent import prompts
 from bot.agent.calls import bounded
-from bot.agent.events import Listener, ResponseCreated, Step, ignore
+from bot.agent.events import Listener, ModelCalled, ResponseCreated, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items, trimmed_history_items
 from bot.agent.options import AgentOptions
@@ -27,8 +27,8 @@ from bot.agent.provider_errors import check_response, model_call
 from bot.agent.sources import TurnSources
 from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
-from bot.agent.wire import ModelReply, create, request_body
 from bot.agent.verify import unsupported_labels
+from bot.agent.wire import ModelReply, create, request_body
 from bot.citations import (
     Rendered,
     needs_correction,
@@ -248,18 +248,22 @@ async def _create(
         params["include"] = ["code_interpreter_call.outputs"]
     # openai's errors leave as Folio errors naming their cause (bot.agent.provider_errors); the call is timed, and a
     # streamed call is read to its end inside the block.
-    async with model_call(turn.model, model=params["model"], profile=turn.profile, chained=bool(previous_response_id)):
-        if turn.stream and may_answer:
-            turn.drafts += 1
-            writer = AnswerWriter(
-                turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
-                step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
-            )  # fmt: skip
-            response = await create_streamed(turn.model, params, writer)
-            announced = writer.created == response.id
-        else:
-            response = await create(turn.model, request_body(params))
-            announced = False
+    chained = bool(previous_response_id)
+    try:
+        async with model_call(turn.model, model=params["model"], profile=turn.profile, chained=chained) as end:
+            if turn.stream and may_answer:
+                turn.drafts += 1
+                writer = AnswerWriter(
+                    turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
+                    step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
+                )  # fmt: skip
+                response = await create_streamed(turn.model, params, writer)
+                announced = writer.created == response.id
+            else:
+                response = await create(turn.model, request_body(params))
+                announced = False
+    finally:  # the turn's observer counts every call, failed ones included
+        await turn.tools.events(ModelCalled(turn.profile, end.outcome, end.seconds))
     await _record(turn, response, announced=announced)
     check_response(response)  # failed, or stopped by a content filter
     return response
@@ -291,7 +295,7 @@ def _log_trace(turn: _Turn, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
         refs = ",".join(step.refs)
         log.debug("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
-    log.debug(  # the per-turn record (bot.slack.turnlog) is the INFO line; this trace holds search queries
+    log.debug(  # the per-turn record (bot.turns.observer) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
         answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
         answer.usage.output_tokens, len(answer.citations), answer.cap_hit,

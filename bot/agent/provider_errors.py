@@ -12,7 +12,7 @@
                                            ModelUnavailable: the only ones answered with quoted passages instead
     any other 4xx                          ModelRefused
 
-`model_call(...)` wraps one call: it times it, counts it, and raises the translated error. What an admin must fix
+`model_call(...)` wraps one call: it times it (the turn reports a `ModelCalled` event) and raises the translated error. What an admin must fix
 (misconfiguration, quota) is logged with the setting to change, once a minute at most rather than once a turn.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import openai
 from openai import AsyncOpenAI
 
-from bot import messages, metrics
+from bot import messages
 from bot.agent.wire import ModelReply, NotAResponse
 from bot.errors import (
     ContentFiltered,
@@ -195,21 +195,29 @@ def outcome(error: BaseException | None) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
 
 
+@dataclass
+class CallEnd:
+    """How one model call ended, filled in as it ends: "ok", "cancelled" or the kind of error, and its seconds."""
+
+    outcome: str = "cancelled"  # the turn's timeout cancels a call still running
+    seconds: float = 0.0
+
+
 @asynccontextmanager
-async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: bool) -> AsyncIterator[None]:
-    """Around one Responses API call: time and count it; raise openai's errors as Folio errors that name the cause."""
-    started, ended = time.monotonic(), "cancelled"  # the turn's timeout cancels a call still running
+async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: bool) -> AsyncIterator[CallEnd]:
+    """Around one Responses API call: time it; raise openai's errors as Folio errors that name the cause."""
+    started, end = time.monotonic(), CallEnd()
     try:
-        yield
-        ended = "ok"
+        yield end
+        end.outcome = "ok"
     except (openai.APIError, NotAResponse) as exc:
         call = Call(model=model, profile=profile, azure=is_azure(client), chained=chained)
         error = not_the_api(exc, call) if isinstance(exc, NotAResponse) else classify(failure_of(exc), call)
-        ended = outcome(error)
+        end.outcome = outcome(error)
         _tell_operator(error, where=str(client.base_url))
         raise error from exc
     finally:
-        metrics.model_call(profile, ended, time.monotonic() - started)
+        end.seconds = time.monotonic() - started
 
 
 def check_response(response: ModelReply) -> None:

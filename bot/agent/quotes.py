@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 
 from bot.models import Chunk
-from bot.retrieval.fts import terms
-from bot.retrieval.rerank import stem, stem_text
+from bot.text import stem, stem_text, terms
 
 QUOTE_CHARS = 320  # the longest quote; about three lines of a wide terminal
 ELLIPSIS = "…"

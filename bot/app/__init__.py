@@ -12,7 +12,8 @@ and `bot.cli` take the `Folio` it yields.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -40,7 +41,10 @@ SHUTDOWN_GRACE = 30.0  # seconds running turns may take to finish before the cli
 
 @dataclass(frozen=True, kw_only=True)
 class Folio:
-    """Everything a surface (Slack, a command) needs, built once by `open_folio`; nothing here is global."""
+    """Everything a surface (Slack, a command) needs, built once by `open_folio`; nothing here is global.
+
+    The parts only Slack uses are present when `open_folio` was asked to serve; Slack takes them as
+    `bot.slack.services.SlackFolio`, where each is required (checked once, at start)."""
 
     settings: Settings
     model: AsyncOpenAI | None  # None: search-only answers
@@ -66,12 +70,16 @@ class Folio:
     def channel_policy(self) -> ChannelPolicy:
         """The channel policy, or ConfigurationError saying how to create it."""
         if self.policy is None:
-            path = self.settings.folio_channels_file
-            raise ConfigurationError(
-                f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
-                "or set FOLIO_CHANNELS_FILE to its path."
-            )
+            raise self.no_policy()
         return self.policy.current() if isinstance(self.policy, PolicyFile) else self.policy
+
+    def no_policy(self) -> ConfigurationError:
+        """The error that says how to create the missing policy file."""
+        path = self.settings.folio_channels_file
+        return ConfigurationError(
+            f"Channel policy file {path} does not exist. Copy channels.example.yaml to {path} "
+            "or set FOLIO_CHANNELS_FILE to its path."
+        )
 
 
 @asynccontextmanager
@@ -85,11 +93,13 @@ async def open_folio(
     policy: ChannelPolicy | None = None,
     serving: bool = False,
     file_links: bool = False,
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[Folio]:
     """Build Folio from `settings`, yield it, then let running turns finish and close what was built here.
 
     `serving` builds what Slack needs besides search and the model (the conversation store and the Web API client);
-    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only).
+    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only);
+    `clock` is what cached Slack memberships age by (tests pass their own, so a TTL passes without waiting).
     A local index that `open_folio` opens itself holds the shipped sample corpus (FOLIO_SAMPLE_CORPUS).
     """
     async with AsyncExitStack() as stack:
@@ -123,7 +133,9 @@ async def open_folio(
             slack = builders.slack_client(settings, session)
         if policy is None and settings.folio_channels_file.exists():
             policy = PolicyFile(settings.folio_channels_file)
-        access = builders.access(settings, store, slack) if store is not None and slack is not None else None
+        access = None
+        if store is not None and slack is not None:
+            access = builders.access(settings, store, slack, clock=clock)
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +59,8 @@ def model_client(settings: Settings, credential: AsyncTokenCredential | None) ->
                                http_client=DefaultAioHttpClient())
         from azure.identity.aio import get_bearer_token_provider
 
-        assert credential is not None, "Entra ID needs the credential open_folio made"
+        if credential is None:  # open_folio makes it whenever the settings ask for Entra ID
+            raise ConfigurationError("Entra ID needs a credential: open Folio with open_folio(settings).")
         return AsyncOpenAI(api_key=get_bearer_token_provider(credential, AZURE_SCOPE), base_url=base_url,
                            http_client=DefaultAioHttpClient())
     if settings.openai_api_key:
@@ -298,10 +301,13 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
 
 
 
-def access(settings: Settings, store: ConversationStore, slack: AsyncWebClient) -> Access:
-    """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL)."""
+def access(
+    settings: Settings, store: ConversationStore, slack: AsyncWebClient, *, clock: Callable[[], float] = time.time
+) -> Access:
+    """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL,
+    measured on `clock`)."""
     from bot.access import Access, Memberships
 
     redis, prefix = store.keyspace("access")
-    memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl)
+    memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl, clock=clock)
     return Access(redis, memberships, prefix=prefix)

@@ -63,7 +63,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
             opened = ""
         except FolioError as exc:
             folio, opened = None, str(exc)
-        checks.append(policy_failure or await _policy_check(settings, folio, policy))
+        checks.append(policy_failure or await _policy_check(settings, folio, policy or ChannelPolicy()))
         checks.append(await _index_check(settings, folio, policy) if folio else Check("index", "fail", opened))
         checks.append(await _redis_check(settings))
         checks += await _model_checks(settings, folio)
@@ -95,8 +95,7 @@ def _policy(settings: Settings) -> tuple[ChannelPolicy | None, Check | None]:
         return None, Check("channel policy", "fail", str(exc), f"fix {path} as the message says")
 
 
-async def _policy_check(settings: Settings, folio: Folio | None, policy: ChannelPolicy | None) -> Check:
-    assert policy is not None
+async def _policy_check(settings: Settings, folio: Folio | None, policy: ChannelPolicy) -> Check:
     if folio is None:
         return Check("channel policy", "skip", "the index could not be opened (see index)")
     names = policy_containers(policy)

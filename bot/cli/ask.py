@@ -8,12 +8,12 @@ import json
 import os
 import sys
 
-from bot.agent import run_turn
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
 from bot.cli.render import StatusLine, Style, answer_text
+from bot.cli.turn import ask_once, terminal_services
 from bot.config import Settings
-from bot.models import Answer, Conversation, Profile
+from bot.models import Answer, Profile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -53,11 +53,8 @@ def run(args: argparse.Namespace) -> int:
 async def ask(settings: Settings, args: argparse.Namespace, *, profile: Profile, status: StatusLine) -> Answer:
     """One turn in a new conversation of the scope the arguments name."""
     async with open_folio(settings, file_links=True) as folio:
-        conversation = Conversation(scope=await checked_scope(args, folio), profile=profile)
-        return await run_turn(
-            args.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=profile, events=status.show,
-        )  # fmt: skip
+        services = terminal_services(folio, await checked_scope(args, folio))
+        return await ask_once(args.question, services, status, profile=profile)
 
 
 def answer_json(answer: Answer) -> dict[str, object]:

@@ -14,14 +14,15 @@ from contextlib import AsyncExitStack
 from typing import TextIO
 
 from bot import messages
-from bot.agent import run_turn
-from bot.app import SAMPLE_CONTAINER, Folio, open_folio
+from bot.app import SAMPLE_CONTAINER, open_folio
 from bot.cli.common import INTERRUPTED, HelpFormatter, add_scope_arguments, check_container, parse_tags, settings_from
 from bot.cli.lines import HISTORY_FILE, LineReader
 from bot.cli.render import DIM, YELLOW, StatusLine, Style, answer_text
+from bot.cli.turn import ask_once, terminal_services
 from bot.config import Settings
 from bot.errors import FolioError
-from bot.models import Conversation, Profile, Scope, Tag
+from bot.models import Profile, Scope, Tag
+from bot.turns import TurnServices
 
 EXIT_WORDS = {"exit", "quit"}
 PROMPT = "> "
@@ -64,23 +65,24 @@ def chat(
     130 after Ctrl-C on an empty line."""
     output = output or sys.stdout
     reader = LineReader(input_stream or sys.stdin, output, history=settings.folio_data_dir / HISTORY_FILE)
-    conversation = Conversation(scope=Scope(container=container or SAMPLE_CONTAINER, tags=tags), profile=profile)
+    scope = Scope(container=container or SAMPLE_CONTAINER, tags=tags)
     style = Style.detect(output, os.environ)
     with asyncio.Runner() as runner:
         stack = AsyncExitStack()
         folio = runner.run(stack.enter_async_context(open_folio(settings, file_links=True)))
         try:
             runner.run(check_container(folio, container))
-            welcome = messages.chat_welcome(conversation.scope.describe(), model_configured=folio.model is not None)
+            welcome = messages.chat_welcome(scope.describe(), model_configured=folio.model is not None)
             _write(output, style.paint(welcome, DIM))
-            return _converse(runner, folio, conversation, reader, output, style)
+            return _converse(runner, terminal_services(folio, scope), profile, reader, output, style)
         finally:
             runner.run(stack.aclose())
 
 
 def _converse(
-    runner: asyncio.Runner, folio: Folio, conversation: Conversation, reader: LineReader, output: TextIO, style: Style
+    runner: asyncio.Runner, services: TurnServices, profile: Profile, reader: LineReader, output: TextIO, style: Style
 ) -> int:
+    """One conversation (one thread of `services`' memory), a line at a time."""
     while True:
         _write(output, "")
         try:
@@ -100,25 +102,21 @@ def _converse(
             continue
         reader.save()
         try:
-            shown = runner.run(_turn(folio, question, conversation, style))
+            shown = runner.run(_turn(services, question, profile, style))
         except KeyboardInterrupt:  # the Runner cancelled the turn: nothing of it is recorded
             shown = style.paint(messages.CHAT_CANCELLED, YELLOW)
         _write(output, shown)
 
 
-async def _turn(folio: Folio, question: str, conversation: Conversation, style: Style) -> str:
+async def _turn(services: TurnServices, question: str, profile: Profile, style: Style) -> str:
     """One answered line: the answer with its citations, or what went wrong (the chat goes on either way)."""
     status = StatusLine(sys.stderr, os.environ)
     try:
-        answer = await run_turn(
-            question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            events=status.show,
-        )  # fmt: skip
+        answer = await ask_once(question, services, status, profile=profile)
     except FolioError as exc:
         return str(exc)
     finally:
         status.clear()
-    conversation.record(question, answer)
     return answer_text(answer, style)
 
 

@@ -31,7 +31,7 @@ from bot.evaluation.scoring import (
     summarize,
     summarize_retrieval,
 )
-from bot.models import Conversation, Profile, Scope
+from bot.models import Profile, Scope
 from bot.retrieval import Retriever, SearchIndex
 
 T = TypeVar("T")
@@ -154,29 +154,26 @@ async def _search_once(retriever: Retriever, scope: Scope, question: GoldenQuest
 async def _full_run(
     args: argparse.Namespace, folio: Folio, scope: Scope, questions: list[GoldenQuestion]
 ) -> list[QuestionResult]:
-    from bot.agent import run_turn
+    from bot.cli.turn import ask_once, terminal_services, terminal_thread
     from bot.evaluation.judge import judge
+    from bot.turns import InMemory, SilentView
 
-    client, retriever, options = folio.model, folio.retriever, folio.options
-    assert client is not None  # _evaluate checked
+    conversations = InMemory()
+    services = terminal_services(folio, scope, conversations=conversations, timeout=folio.turn_timeout)
     profile: Profile = args.profile
 
     async def one(question: GoldenQuestion) -> QuestionResult:
-        conversation = Conversation(scope=scope, profile=profile)
-        started = time.perf_counter()
+        started, thread = time.perf_counter(), f"eval-{question.line}"
         try:
-            turn = run_turn(
-                question.question, conversation, model=client, retriever=retriever, options=options, profile=profile
-            )
-            answer = await asyncio.wait_for(turn, timeout=folio.turn_timeout)
+            answer = await ask_once(question.question, services, SilentView(), thread=thread, profile=profile)
         except Exception as exc:  # recorded as this question's error; the run goes on
             return score_question(question, failed(exc, seconds=time.perf_counter() - started))
-        outcome = outcome_of(answer, conversation.sources, seconds=time.perf_counter() - started)
+        conversation = await conversations.load(terminal_thread(thread))
+        sources = conversation.sources if conversation is not None else {}
+        outcome = outcome_of(answer, sources, seconds=time.perf_counter() - started)
         grades = None
-        if args.judge:
-            grades = await judge(
-                client, model=args.judge, question=question, outcome=outcome, sources=conversation.sources
-            )
+        if args.judge and folio.model is not None:  # _evaluate checked that a full run has a model
+            grades = await judge(folio.model, model=args.judge, question=question, outcome=outcome, sources=sources)
         return score_question(question, outcome, grades)
 
     return await _run_all(questions, one, args.concurrency)

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from bot.agent.events import Step, TurnEvent
-from bot.models import Answer, Citation
+from bot.agent.events import AnswerText, Step
+from bot.models import Answer, Citation, Scope
 
 RESET = "\033[0m"
 BOLD = "\033[1m"
@@ -128,20 +128,44 @@ def _decorate(text: str, urls: Mapping[int, str | None], style: Style) -> str:
 
 
 class StatusLine:
-    """The turn's progress ("Searching: ...") redrawn on one terminal line; silent when not on a terminal, or on a
-    dumb one (it would print the escape codes). The line is cut to the terminal's width: a line that wrapped would
-    leave its first part on screen, since `\r\033[K` clears only the row the cursor is on."""
+    """The terminal's view of a turn (a `bot.turns.TurnView`): each step's title ("Searching: ...") redrawn on one
+    line, erased before the answer is printed. Silent when not on a terminal, or on a dumb one (it would print the
+    escape codes). The line is cut to the terminal's width: a line that wrapped would leave its first part on screen,
+    since `\r\033[K` clears only the row the cursor is on. The command prints the answer (or the error) itself."""
 
     def __init__(self, stream: TextIO, environ: Mapping[str, str]) -> None:
         self.stream = stream
         self.enabled = isatty(stream) and environ.get("TERM", "") != "dumb"
         self.width = min(_width(stream) or 104, 104) - 4  # room for "..." and the cursor
 
-    async def show(self, event: TurnEvent) -> None:
-        """Each step's title as it starts."""
-        if self.enabled and isinstance(event, Step) and event.status == "started":
-            self.stream.write(f"\r\033[K{printable(event.title)[:max(self.width, 1)]}...")
+    async def working(self, title: str) -> None:
+        return None
+
+    def writes_text(self) -> bool:
+        return False
+
+    async def step_started(self, step: Step) -> None:
+        """The step's title, in place of the last one."""
+        if self.enabled:
+            self.stream.write(f"\r\033[K{printable(step.title)[:max(self.width, 1)]}...")
             self.stream.flush()
+
+    async def step_ended(self, step: Step) -> None:
+        return None
+
+    async def text(self, piece: AnswerText) -> None:
+        return None
+
+    async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None) -> str | None:
+        self.clear()
+        return None
+
+    async def notice(self, text: str) -> None:
+        return None
+
+    async def failed(self, error: BaseException) -> str | None:
+        self.clear()
+        return None
 
     def clear(self) -> None:
         """Erase the line before the answer is printed."""

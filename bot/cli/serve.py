@@ -34,6 +34,7 @@ from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
 from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.services import SlackFolio
 from bot.slack.site import ops_routes, running_site
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ async def serve(
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
-        assert folio.store is not None and folio.slack is not None
+        folio = SlackFolio.of(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
         await folio.store.ping()
         await check_bot_token(folio.slack, settings.slack_api_url)
         app = build_app(folio)

@@ -21,7 +21,14 @@ from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope, file_title, utc_now
 from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
 from bot.retrieval.azure_schema import (
-    FILE_FIELDS, RETURNED, SEMANTIC_CONFIG, VECTOR_FIELD, AzureVectorizer, FileFields, file_listing, index_definition,
+    FILE_FIELDS,
+    RETURNED,
+    SEMANTIC_CONFIG,
+    VECTOR_FIELD,
+    AzureVectorizer,
+    FileFields,
+    file_listing,
+    index_definition,
     tags_of,
 )  # fmt: skip
 from bot.retrieval.embedders import Embedder

@@ -11,32 +11,11 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-_WORD = re.compile(r"[^\W_]+")  # letters and digits; "_" separates words, as in FTS5's unicode61
+from bot.text import MAX_TERMS, STOPWORDS, WORD
+from bot.text import terms as terms  # the word functions live in bot.text (the agent shares them)
+
+_WORD = WORD  # letters and digits; "_" separates words, as in FTS5's unicode61
 _COMPOUND = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)+")  # in-network, pre-authorization, O'Brien
-MAX_TERMS = 32
-
-# Function words that match almost every chunk: OR-ing them in only adds noise and time.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below between both but
-    by can could did do does doing down during each few for from further had has have having he her here hers herself
-    him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
-    other our ours ourselves out over own same she should so some such than that the their theirs them themselves then
-    there these they this those through to too under until up very was we were what when where which while who whom
-    why will with would you your yours yourself yourselves s t d ll m re ve y
-    tell explain describe give list show find please does mean means
-    according accordance mentioned mention happens happen specific document documents pdf regarding
-    """.split()
-)
-
-
-def terms(query: str) -> list[str]:
-    """The distinct lower-cased word tokens of `query` worth searching for, in order (stopwords dropped)."""
-    tokens = [token.lower() for token in _WORD.findall(query)]
-    kept = [token for token in tokens if token not in STOPWORDS]
-    # A query made only of stopwords ("what is it?") still searches for its words rather than for nothing.
-    chosen = kept or tokens
-    return list(dict.fromkeys(chosen))[:MAX_TERMS]
 
 
 def compounds(query: str) -> list[str]:

@@ -22,9 +22,9 @@ from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope
 from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
 from bot.retrieval import local_sql as sql
-from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import check_tag_keys
+from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
 from bot.retrieval.rerank import fuse_rankings, relative_strength, rerank
 from bot.retrieval.vocabulary import Vocabulary
 
@@ -167,10 +167,9 @@ class LocalRetriever:
         return self._vocab[1]
 
     async def _vector_ranking(self, query: str, scope: Scope, depth: int) -> list[tuple[int, float]]:
-        assert self.embedder is not None
         loaded = [await self._container_vectors(container) for container in scope.containers]
         loaded = [(ids, vectors) for ids, vectors in loaded if len(ids)]
-        if not loaded:
+        if not loaded or self.embedder is None:  # search() asks only with an embedder
             return []
         rowids = np.concatenate([ids for ids, _ in loaded])
         matrix = np.vstack([vectors for _, vectors in loaded])

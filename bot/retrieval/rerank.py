@@ -12,26 +12,16 @@ chunks of one page are near duplicates: only the best chunk of a page is kept, s
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
 
-from bot.retrieval.fts import terms
+from bot.text import stem, terms
+from bot.text import stem_text as stem_text  # the word functions live in bot.text (the agent shares them)
 
 Row = TypeVar("Row")
 TITLE_BOOST = 2.0  # a hit whose document line holds every query word scores (1 + TITLE_BOOST) times its BM25
-
-_TOKEN = re.compile(r"[^\W_]+")
-_SUFFIX = re.compile(r"(?:ies|es|s|ing|ed|ly)$")
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A crude stem, enough to match `benefits` with `benefit` and `covered` with `cover`."""
-    word = word.lower()
-    return _SUFFIX.sub("", word) if len(word) > 4 else word
 
 
 @functools.lru_cache(maxsize=4096)
@@ -51,11 +41,6 @@ def title_boost(query_terms: Sequence[str], context: str) -> float:
 BM25_K1 = 1.2  # FTS5's constants, so late scores add up with bm25() on one scale
 BM25_B = 0.75
 PHRASE_IDF = 2.0  # two adjacent query words found side by side: worth about a mid-frequency word (tuned, 1-4 all close)
-
-
-def stem_text(text: str) -> str:
-    """` stem stem ... `: every word of `text` stemmed, space separated and padded; the index stores it per chunk."""
-    return f" {' '.join(stem(word) for word in _TOKEN.findall(text.lower()))} "
 
 
 def late_scores(

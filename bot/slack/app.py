@@ -16,6 +16,7 @@ from bot.app import Folio
 from bot.errors import ConfigurationError
 from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries
+from bot.slack.services import SlackFolio
 from bot.slack.site import ReadyCheck, ops_routes
 
 log = logging.getLogger(__name__)
@@ -32,17 +33,20 @@ class _TokenNote(logging.Filter):
         return record.getMessage() != warning_client_prioritized_and_token_skipped()
 
 
-_BOLT_LOG = logging.getLogger("folio.slack")
-_BOLT_LOG.addFilter(_TokenNote())
+def _bolt_log() -> logging.Logger:
+    """Bolt's logger, with the token note filtered out (added once, when the first app is built)."""
+    logger = logging.getLogger("folio.slack")
+    if not any(isinstance(each, _TokenNote) for each in logger.filters):
+        logger.addFilter(_TokenNote())
+    return logger
 
 
 def build_app(folio: Folio) -> AsyncApp:
     """The Bolt app with its middleware and every listener attached; HTTP requests are verified with
-    SLACK_SIGNING_SECRET (Socket Mode needs no signature)."""
+    SLACK_SIGNING_SECRET (Socket Mode needs no signature). ConfigurationError, saying what to set, when `folio`
+    lacks what serving Slack needs (see `SlackFolio.of`)."""
+    folio = SlackFolio.of(folio)
     settings = folio.settings
-    if folio.slack is None or folio.store is None:
-        raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
-    folio.channel_policy()  # a missing policy file stops Folio at start, with what to do
     socket_mode = settings.slack_app_token is not None
     if not socket_mode and settings.slack_signing_secret is None:
         raise ConfigurationError(
@@ -56,7 +60,7 @@ def build_app(folio: Folio) -> AsyncApp:
         request_verification_enabled=not socket_mode,
         process_before_response=True,  # listeners only enqueue work; the ack waits for the place in line
         name="folio",
-        logger=_BOLT_LOG,
+        logger=_bolt_log(),
     )
     app.use(Deliveries(folio.store))
     register(app, folio)

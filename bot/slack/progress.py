@@ -1,8 +1,9 @@
-"""What the thread shows while Folio works: the assistant thread status, else a placeholder message.
+"""The Slack status-line view of a turn (a `bot.turns.TurnView`): the assistant thread status, else a placeholder.
 
 The status (assistant.threads.setStatus) shows under the thread and disappears when Folio posts; where Slack refuses
 it, a placeholder message is posted and edited as tools run, then replaced by the answer. Progress is best effort:
-a failed update is logged, never fatal. `fail()` never raises, so a failure always reaches the thread if Slack does.
+a failed update is logged, never fatal. `failed()` never raises, so a failure always reaches the thread if Slack does.
+A turn that resumes a delivery an earlier attempt began (`resumed_ts`) edits that attempt's message instead.
 """
 
 from __future__ import annotations
@@ -13,26 +14,65 @@ import time
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.render import SlackMessage, escape, render_notice
+from bot.agent.events import AnswerText, Step
+from bot.models import Answer, Scope
+from bot.slack.failures import describe_failure
+from bot.slack.render import SlackMessage, escape, render_answer, render_notice
 
 log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL = 1.0  # seconds between progress edits: chat.update is rate limited, and a 429 would stall the turn
 
 
-class ThreadProgress:
-    """One turn's progress indicator in one thread."""
+class StatusLineView:
+    """One turn's progress indicator in one thread, then its answer."""
 
-    def __init__(self, client: AsyncWebClient, *, channel: str, thread_ts: str) -> None:
+    def __init__(self, client: AsyncWebClient, *, channel: str, thread_ts: str, resumed_ts: str | None = None) -> None:
         self._client = client
         self._channel = channel
         self._thread_ts = thread_ts
         self._status = False
         self._last_update = float("-inf")
-        self.placeholder_ts: str | None = None
+        self.placeholder_ts: str | None = resumed_ts
 
-    async def start(self, text: str) -> None:
+    async def working(self, title: str) -> None:
         """Show that work began: the thread status when Slack allows it, else a placeholder message."""
+        if self.placeholder_ts:  # an earlier attempt's message: it says so again
+            try:
+                await self._edit(render_notice(f"_{escape(title)}_"))
+                return
+            except SlackApiError as exc:  # deleted meanwhile: start afresh
+                log.info("could not reuse message %s: %s", self.placeholder_ts, exc.response.get("error"))
+                self.placeholder_ts = None
+        await self._start(title)
+
+    def writes_text(self) -> bool:
+        return False
+
+    async def step_started(self, step: Step) -> None:
+        await self.update(step.title)
+
+    async def step_ended(self, step: Step) -> None:
+        return None
+
+    async def text(self, piece: AnswerText) -> None:
+        return None
+
+    async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None) -> str | None:
+        return await self.finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))
+
+    async def notice(self, text: str) -> None:
+        """Post one more message in the thread, after the answer; never raises."""
+        try:
+            await self._post(render_notice(text))
+        except Exception:  # see failed()
+            log.exception("could not post to the thread: %s", text)
+
+    async def failed(self, error: BaseException) -> str | None:
+        """Show what went wrong in the thread and clear the indicator; never raises. Returns the message ts."""
+        return await self.fail(describe_failure(error))
+
+    async def _start(self, text: str) -> None:
         try:
             await self._set_status(text)
             self._status = True
@@ -51,10 +91,7 @@ class ThreadProgress:
             if self._status:
                 await self._set_status(text)
             elif self.placeholder_ts:
-                message = render_notice(f"_{escape(text)}_")
-                await self._client.chat_update(
-                    channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
-                )
+                await self._edit(render_notice(f"_{escape(text)}_"))
         except Exception:  # best effort: a lost progress line must never fail the turn
             log.warning("progress update failed", exc_info=True)
 
@@ -84,13 +121,6 @@ class ThreadProgress:
                 log.warning("could not clear the thread status either")
             return None
 
-    async def say(self, text: str) -> None:
-        """Post one more message in the thread, after the answer; never raises."""
-        try:
-            await self._post(render_notice(text))
-        except Exception:  # see fail()
-            log.exception("could not post to the thread: %s", text)
-
     async def clear(self) -> None:
         """Remove the thread status (posting a message clears it too; this covers the paths that post nothing)."""
         if not self._status:
@@ -100,6 +130,11 @@ class ThreadProgress:
             await self._set_status("")
         except SlackApiError as exc:
             log.warning("could not clear the thread status: %s", exc.response.get("error"))
+
+    async def _edit(self, message: SlackMessage) -> None:
+        await self._client.chat_update(
+            channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
+        )
 
     async def _set_status(self, text: str) -> None:
         await self._client.assistant_threads_setStatus(channel_id=self._channel, thread_ts=self._thread_ts, status=text)

@@ -1,9 +1,9 @@
 """A turn shown as one Slack stream: each step a task card as it happens, then the answer as the model writes it.
 
-    progress = streamed_progress(folio, client, channel=..., thread_ts=..., user=..., team=...)  # off: ThreadProgress
-    await progress.start(messages.WORKING)                      # chat.startStream with a first card
-    answer = await run_turn(..., events=progress.events, stream=progress.streaming)
-    ts = await show_answer(progress, answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
+    view = StreamView(client, channel=..., thread_ts=..., user=..., team=..., link_for=..., memory=...)
+    await view.working(messages.WORKING)                        # chat.startStream with a first card
+    (steps and answer text: view.step_started / step_ended / text, while the agent runs)
+    ts = await view.answer(answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
 
 The turn never waits for Slack: its events only fill an outbox, and one sender task empties it. A card goes out as
 soon as the sender is free (updates arriving meanwhile share one call, and pending text rides along); the first
@@ -15,9 +15,10 @@ tool calls, quoted passages after a model failure) or has no valid citation, the
 checked answer, which says so.
 
 A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
-status or a placeholder (ThreadProgress); after, by replacing the streamed message with chat.update. The workspace
-is then remembered as one without streams for REMEMBER_SECONDS, in this process's memory only (each replica learns
-it once; a restart forgets it), unless the refusal was about that one message only (MESSAGE_ENDED).
+status or a placeholder (StatusLineView); after, by replacing the streamed message with chat.update. The workspace
+is then remembered as one without streams for REMEMBER_SECONDS, in this process's memory only (`StreamMemory`, held
+by the SlackFolio: each replica learns it once; a restart forgets it), unless the refusal was about that one message
+only (MESSAGE_ENDED).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,10 +33,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.agent.events import AnswerText, Step, TurnEvent
-from bot.app import Folio
+from bot.agent.events import AnswerText, Step
 from bot.models import Answer, Chunk, Scope
-from bot.slack.progress import ThreadProgress
+from bot.slack.progress import StatusLineView
 from bot.slack.render import (
     SlackMessage,
     answer_footer,
@@ -72,20 +71,8 @@ class StreamMemory:
         self._until[team] = time.monotonic() + REMEMBER_SECONDS
 
 
-_memories: dict[int, StreamMemory] = {}
-
-
-def memory_for(folio: Folio) -> StreamMemory:
-    """The stream memory of one running Folio (forgotten with it)."""
-    key = id(folio)
-    if key not in _memories:
-        _memories[key] = StreamMemory()
-        weakref.finalize(folio, _memories.pop, key, None)
-    return _memories[key]
-
-
-class StreamedProgress(ThreadProgress):
-    """One turn's stream in one thread; ThreadProgress's status line or placeholder where streams fail."""
+class StreamView(StatusLineView):
+    """One turn's stream in one thread; the status line or placeholder where streams fail."""
 
     def __init__(
         self, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str | None,
@@ -95,6 +82,7 @@ class StreamedProgress(ThreadProgress):
         self._user, self._team, self._link_for, self._memory = user, team, link_for, memory
         self.stream_ts: str | None = None
         self.streaming = False  # a stream is open and working: the turn's answer text is wanted
+        self._streamed = False  # the turn began with a stream: its steps are cards, not status lines
         self._outbox: list[Json] = []  # chunks not sent yet, in display order
         self._open: dict[str, Json] = {}  # cards shown as in progress
         self._pending_text = 0  # characters of markdown in the outbox
@@ -108,10 +96,10 @@ class StreamedProgress(ThreadProgress):
         self._stopping = False
         self._sender: asyncio.Task[None] | None = None
 
-    async def start(self, text: str) -> None:
+    async def _start(self, text: str) -> None:
         """Open the stream with a first card saying Folio is at work; where that fails, today's status line."""
         if not self._team or not self._memory.allows(self._team):
-            await super().start(text)
+            await super()._start(text)
             return
         first = card(FIRST_CARD, text)
         try:
@@ -121,27 +109,39 @@ class StreamedProgress(ThreadProgress):
             )  # fmt: skip
         except SlackApiError as exc:
             self._refused("chat.startStream", exc)
-            await super().start(text)
+            await super()._start(text)
             return
-        self.stream_ts, self.streaming = str(response["ts"]), True
+        self.stream_ts, self.streaming, self._streamed = str(response["ts"]), True, True
         self._open[FIRST_CARD] = first
         self._sender = asyncio.create_task(self._send_loop(), name=f"stream {self._channel} {self.stream_ts}")
 
-    async def events(self, event: TurnEvent) -> None:
-        """The turn's listener while it streams: cards and answer text into the outbox."""
+    def writes_text(self) -> bool:
+        return self.streaming
+
+    async def step_started(self, step: Step) -> None:
+        await (self._card(step) if self._streamed else super().step_started(step))
+
+    async def step_ended(self, step: Step) -> None:
+        if self._streamed:
+            await self._card(step)
+
+    async def text(self, piece: AnswerText) -> None:
+        """Answer text into the outbox (most pieces only wait there: no need to wake the sender for them)."""
         if not self.streaming:  # the stream broke: the answer will replace what it showed
             return
-        if isinstance(event, Step):
-            self._close(FIRST_CARD)
-            if event.kind != "write":
-                self._queue_card(step_card(event, link_for=self._link_for))
+        self._queue_text(piece)
+        if self._text_due():
             self._wake.set()
-        elif isinstance(event, AnswerText):
-            self._queue_text(event)
-            if self._text_due():  # most deltas only wait in the outbox: no need to wake the sender for them
-                self._wake.set()
 
-    async def finish_answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> str:
+    async def _card(self, step: Step) -> None:
+        if not self.streaming:  # the stream broke: the answer will replace what it showed
+            return
+        self._close(FIRST_CARD)
+        if step.kind != "write":
+            self._queue_card(step_card(step, link_for=self._link_for))
+        self._wake.set()
+
+    async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> str | None:
         """End the turn with its checked answer; returns the ts of the message that shows it."""
         if self.stream_ts is None:
             return await super().finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))
@@ -271,24 +271,3 @@ class StreamedProgress(ThreadProgress):
 
 def _split(chunk: Json) -> list[Json]:
     return markdown_chunks(chunk["text"]) if chunk["type"] == "markdown_text" else [chunk]
-
-
-def streamed_progress(
-    folio: Folio, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str
-) -> ThreadProgress:
-    """The progress of one turn: a stream when FOLIO_STREAMING is on, else today's status line or placeholder."""
-    if not folio.settings.folio_streaming:
-        return ThreadProgress(client, channel=channel, thread_ts=thread_ts)
-    return StreamedProgress(
-        client, channel=channel, thread_ts=thread_ts, user=user, team=team if team != "-" else None,
-        link_for=folio.options.link_for, memory=memory_for(folio),
-    )  # fmt: skip
-
-
-async def show_answer(
-    progress: ThreadProgress, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None
-) -> str:
-    """Show the turn's answer in its thread, the way its progress was shown; returns the message ts."""
-    if isinstance(progress, StreamedProgress):
-        return await progress.finish_answer(answer, scope=scope, turn_index=turn_index, basis=basis)
-    return await progress.finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))

@@ -15,9 +15,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent import delete_responses
-from bot.app import Folio
-from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.models import Feedback
+from bot.slack.services import SlackFolio
+from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ConversationStore, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ async def tell(client: AsyncWebClient, thread: ThreadKey, user: str, text: str) 
         log.exception("could not tell %s in %s: %s", user, thread, text)
 
 
-async def store_feedback(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
+async def store_feedback(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
                          feedback: Feedback) -> None:  # fmt: skip
     """Save a helpful / not helpful vote on one answer."""
     try:
@@ -45,7 +45,7 @@ async def store_feedback(folio: Folio, client: AsyncWebClient, thread: ThreadKey
 
 
 async def think_harder(
-    folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, is_dm: bool
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, is_dm: bool
 ) -> None:
     """Ask the question of `turn` again, with the thorough profile, as a new turn of the thread."""
     try:
@@ -61,7 +61,7 @@ async def think_harder(
     await start_turn(folio, client, request)
 
 
-async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
+async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
     """Delete Folio's messages, the provider's stored responses and the record; resumable when half done."""
     try:
         store = _store(folio)
@@ -88,8 +88,7 @@ async def delete_conversation(folio: Folio, client: AsyncWebClient, thread: Thre
     await tell(client, thread, user, done)
 
 
-def _store(folio: Folio) -> ConversationStore:
-    assert folio.store is not None, "build_app refuses a Folio without a store"
+def _store(folio: SlackFolio) -> ConversationStore:
     return folio.store
 
 

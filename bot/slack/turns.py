@@ -1,187 +1,97 @@
-"""One turn in a Slack thread: wait for the thread's lock, run the agent, show progress, post the answer, save.
+"""A turn in a Slack thread: take it on before the ack (`start_turn`), then run it (`run_slack_turn`).
 
-Every failure ends in a message in the thread (see `describe_failure`), and the progress indicator is cleared.
+    start_turn(folio, client, request)     # before the ack: drop a repeated delivery, take the place in line
+    run_slack_turn(folio, request, resumed_ts=None)   # after it: the one turn (bot.turns), shown in the thread
+
+Every failure ends in a message in the thread (see `bot.slack.failures.describe_failure`), and the progress
+indicator is cleared; every turn, even one lost to Redis before it ran, leaves a turn record and its metrics.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages, metrics
-from bot.agent import run_turn
-from bot.agent.events import Listener, ResponseCreated, Step, TurnEvent
-from bot.app import Folio
-from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
-from bot.ingest.lifecycle import forget_removed
-from bot.models import Conversation, Profile, Scope, Tag
-from bot.slack.progress import ThreadProgress
-from bot.slack.scope import new_thread_scope, scope_for_turn
-from bot.slack.stream import StreamedProgress, show_answer, streamed_progress
-from bot.slack.turnlog import answered, failed, observed, tap
-from bot.store import ConversationStore, ThreadKey, ThreadLock
+from bot import metrics
+from bot.errors import FolioError, StoreUnavailable
+from bot.slack.failures import describe_failure
+from bot.slack.progress import StatusLineView
+from bot.slack.services import SlackFolio
+from bot.slack.stream import StreamView
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, kw_only=True)
-class TurnRequest:
-    """A question to answer in a thread. `tags` and `root_is_ours` matter only when the thread is new."""
-
-    thread: ThreadKey
-    question: str
-    user: str
-    is_dm: bool = False
-    tags: tuple[Tag, ...] = ()
-    profile: Profile | None = None
-    root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
-
-
-def describe_failure(error: BaseException) -> str:
-    """The sentence the thread shows for an error: what happened and what to do next."""
-    if isinstance(error, SearchUnavailable):
-        return messages.SEARCH_DOWN
-    if isinstance(error, ModelUnavailable):
-        return messages.MODEL_UNAVAILABLE
-    if isinstance(error, StoreUnavailable):
-        return messages.STORE_DOWN
-    if isinstance(error, FolioError):
-        return str(error)  # the others are written for the person who asked (not connected, bad filter, busy)
-    if isinstance(error, TimeoutError):
-        return messages.TURN_TIMED_OUT
-    if isinstance(error, SlackApiError):
-        outside = error.response.get("error") in {"not_in_channel", "channel_not_found"}  # private: not found
-        return messages.NOT_IN_CHANNEL if outside else messages.SLACK_FAILED
-    return messages.UNEXPECTED
-
-
-async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
-    """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
-    store = _store(folio)
-    thread = request.thread
-    progress = streamed_progress(folio, client, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
-                                 team=thread.team)  # fmt: skip
-    try:
-        async with lock:
-            await folio.tasks.gate.wait_for_room()  # after the lock, so a thread's turns keep their order
-            existing = await store.load(request.thread)
-            try:
-                turn = await scope_for_turn(
-                    folio.channel_policy(), folio.access, thread=request.thread, user=request.user,
-                    is_dm=request.is_dm, narrowing=existing.narrowing if existing else request.tags,
-                )  # fmt: skip
-                conversation = existing or _new_conversation(request, turn.scope)
-                changed = conversation.rescope(turn.scope)
-                await forget_removed(conversation, folio.retriever)  # a document taken out is not cited again
-                await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-                await _answer(folio, request, conversation, progress, scope_changed=changed, basis=turn.basis)
-            except Exception as error:
-                shown = await _report(progress, error, request)
-                if shown and existing is not None:  # so that deleting the conversation removes this message too
-                    await _remember(folio, request, shown)
-    except Exception as error:  # the store or the lock failed: every failure must reach the thread
-        await _report(progress, error, request)
-
-
-async def _report(progress: ThreadProgress, error: Exception, request: TurnRequest) -> str | None:
-    failed(error)  # the turn's log record (bot.slack.turnlog)
-    if not isinstance(error, FolioError | TimeoutError | SlackApiError):
-        log.exception("turn failed in %s", request.thread, exc_info=error)
-    return await progress.fail(describe_failure(error))
-
-
-async def _remember(folio: Folio, request: TurnRequest, ts: str) -> None:
-    try:
-        await _store(folio).remember_message(request.thread, ts)
-    except StoreUnavailable:
-        log.warning("could not record message %s of %s", ts, request.thread)
-
-
-def _store(folio: Folio) -> ConversationStore:
-    assert folio.store is not None, "build_app refuses a Folio without a store"
-    return folio.store
-
-
-def _new_conversation(request: TurnRequest, scope: Scope) -> Conversation:
-    roots = [request.thread.thread_ts] if request.root_is_ours else []
-    return Conversation(scope=scope, narrowing=request.tags, started_by=request.user, message_ts=roots)
-
-
-async def _answer(
-    folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *,
-    scope_changed: bool, basis: str | None,
-) -> None:
-    streamed = isinstance(progress, StreamedProgress) and progress.streaming
-    async with asyncio.timeout(folio.turn_timeout):
-        answer = await run_turn(
-            request.question, conversation, model=folio.model, retriever=folio.retriever, options=folio.options,
-            profile=request.profile, stream=streamed,
-            events=tap(_listener(_store(folio), request.thread, progress), scope=conversation.scope),
-        )  # fmt: skip
-    answered(answer)
-    if scope_changed:  # said once: the conversation saved below holds the new scope
-        answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
-    turn_index = len(conversation.turns)
-    conversation.record(request.question, answer, asked_by=request.user)
-    ts = await show_answer(progress, answer, scope=conversation.scope, turn_index=turn_index, basis=basis)
-    conversation.message_ts.append(ts)
-    try:
-        await _store(folio).save(request.thread, conversation)
-    except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
-        log.exception("could not save %s", request.thread)
-        await progress.say(messages.NOT_SAVED)
+__all__ = ["TurnRequest", "describe_failure", "run_slack_turn", "start_turn"]
 
 
 async def start_turn(
-    folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
+    folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
 ) -> None:
     """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn.
 
     The place in line taken here is the order turns of one thread run in, and from here on a plain reply in the
     thread is a follow-up (it waits for this turn, then chains from its answer). Messages call it just after the
-    ack, in arrival order (bot.slack.listeners.messages); `/ask` and "Think harder" after theirs.
+    ack, in arrival order (bot.slack.listeners.messages); `/ask` and "Think harder" after theirs. The thread is
+    taken on without reading the policy: the turn resolves its scope once, after the lock.
     """
+    delivery = delivery or request.delivery
     try:
-        lock = await _store(folio).take_on(request.thread, delivery=delivery, new=_claim(folio, request))
-    except StoreUnavailable as error:
-        progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
-        folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {request.thread}")
+        lock = await folio.store.take_on(request.thread, delivery=delivery, new=claim(request))
+    except StoreUnavailable as error:  # the turn is lost before it ran: the thread and the record say so
+        folio.tasks.spawn(_lost(folio, client, request, error), name=f"store-down {request.thread}")
         return
     if lock is None:
         log.info("duplicate delivery %s dropped", delivery)
         metrics.duplicate_dropped("message")
         return
-    turn = observed(answer_in_thread(folio, client, request, lock), request, content=folio.settings.folio_log_content)
-    folio.tasks.spawn(turn, name=f"turn {request.thread}")
+    folio.tasks.spawn(run_slack_turn(folio, request, resumed_ts=None, lock=lock), name=f"turn {request.thread}")
 
 
-def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:
-    """The turn's events: each response id recorded the moment it exists; steps and answer text into the stream, or
-    each step's title on the progress line as it starts."""
-
-    streamed = progress if isinstance(progress, StreamedProgress) and progress.streaming else None
-
-    async def hear(event: TurnEvent) -> None:
-        if isinstance(event, ResponseCreated):  # before the turn can fail: deleting the thread must reach it
-            await store.add_response(thread, event.response_id)
-        elif streamed is not None:  # task cards and answer text, into the stream
-            await streamed.events(event)
-        elif isinstance(event, Step) and event.status == "started":
-            await progress.update(event.title)
-
-    return hear
-
-
-def _claim(folio: Folio, request: TurnRequest) -> Conversation | None:
-    """The conversation a new thread starts with; None where the policy refuses (the turn then says why)."""
+async def run_slack_turn(
+    folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None,
+    lock: AbstractAsyncContextManager[object] | None = None,
+) -> None:  # fmt: skip
+    """Run one accepted turn in its thread; `resumed_ts` is the message an earlier attempt of the same delivery
+    showed, which this one edits instead of posting another. Never raises but for cancellation (shutdown,
+    hand-back): a failure is shown in the thread, logged and recorded."""
     try:
-        scope = new_thread_scope(
-            folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags
-        )
-        return _new_conversation(request, scope)
-    except FolioError:
-        return None
+        await answer(request, services=services(folio), view=view_for(folio, request, resumed_ts=resumed_ts),
+                     observer=TurnRecorder(request, content=folio.settings.folio_log_content), lock=lock)  # fmt: skip
+    except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
+        if not isinstance(error, FolioError | TimeoutError | SlackApiError):
+            log.exception("turn failed in %s", request.thread, exc_info=error)
+
+
+def services(folio: SlackFolio) -> TurnServices:
+    """What a Slack turn runs on: conversations in Redis, today's policy and access, the busy loop's gate."""
+    return TurnServices(
+        model=folio.model, retriever=folio.retriever, options=folio.options, conversations=folio.store,
+        scopes=PolicyScopes(folio.channel_policy, folio.access), timeout=folio.turn_timeout,
+        admit=folio.tasks.gate.wait_for_room,
+    )  # fmt: skip
+
+
+def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:
+    """The view of one turn, chosen once: a stream when FOLIO_STREAMING is on (and no earlier attempt showed a
+    message to reuse), else the status line or placeholder."""
+    thread = request.thread
+    if not folio.settings.folio_streaming or resumed_ts is not None:
+        return StatusLineView(folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, resumed_ts=resumed_ts)
+    return StreamView(
+        folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
+        team=thread.team if thread.team != "-" else None, link_for=folio.options.link_for, memory=folio.streams,
+    )  # fmt: skip
+
+
+async def _lost(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, error: StoreUnavailable) -> None:
+    """A turn Redis lost before it ran: said in the thread, and recorded like any other turn."""
+    observer = TurnRecorder(request, content=folio.settings.folio_log_content)
+    observer.failed(error)
+    view = StatusLineView(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
+    if await view.failed(error) is not None:
+        observer.shown()
+    observer.finished()

@@ -111,3 +111,37 @@ def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model:
     assert re.search(r"^\[2\] \S+\.pdf, page \d+  https://docs\.example/benefits/\S+#page=\d+$", transcript, re.M)
     assert len(fake_model.requests) == 4 and fake_model.pending == 0  # "never asked" came after exit
     assert fake_model.requests[2].body["previous_response_id"] == fake_model.requests[1].response_id
+
+
+class RemovesCitedFile(io.StringIO):
+    """The person's typing: after the first answer, and before the next question is read, someone runs
+    `folio remove` on the file that answer cited (in another terminal, as it were)."""
+
+    def __init__(self, typed: str, transcript: io.StringIO) -> None:
+        super().__init__(typed)
+        self.transcript = transcript
+        self.removed: str | None = None
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        cited = re.search(r"^\[1\] (\S+\.pdf), page", self.transcript.getvalue(), re.M)
+        if cited and self.removed is None:
+            self.removed = cited.group(1)
+            assert main(["remove", self.removed, "--container", "benefits"]) == 0
+        return super().readline(size)
+
+
+def test_chat_forgets_a_document_removed_mid_chat(folio_env: None, fake_model: FakeResponses) -> None:
+    fake_model.script(
+        tools(search("hearing care")), reply("Hearing aids are covered [S1]."),
+        reply("Yes, covered [S1]."),  # the removed passage, cited again from the model's context
+        reply("I can no longer find that in the documents."),  # the correction round: S1 is no source any more
+    )  # fmt: skip
+    shown = io.StringIO()
+    typed = RemovesCitedFile("Is hearing care covered?\nAre hearing aids covered too?\nexit\n", shown)
+
+    code = chat(load_settings(None), container="benefits", input_stream=typed, output=shown)
+
+    assert code == 0 and typed.removed is not None
+    follow_up = shown.getvalue().split("> Are hearing aids covered too?\n", 1)[1]
+    assert typed.removed not in follow_up and "[1]" not in follow_up  # seen: "[1] <the removed file>, page ..."
+    assert "previous_response_id" not in fake_model.requests[2].body  # its passages left the model's context

@@ -8,7 +8,6 @@ import json
 import pytest
 from openai import AsyncOpenAI
 
-from bot import messages
 from bot.agent import AgentOptions, run_turn
 from bot.agent.events import Step, TurnEvent
 from bot.errors import InvalidInput
@@ -56,7 +55,9 @@ async def test_a_question_longer_than_the_cap_gets_a_clear_message(
     with pytest.raises(InvalidInput) as refused:
         await run_turn("Why? " * 24, conversation, model=model, retriever=ScriptedRetriever(), options=options)
 
-    assert str(refused.value) == messages.question_too_long(119, limit=100)  # stripped
+    assert str(refused.value) == (  # stripped
+        "Your question is 119 characters long; I take questions of up to 100. Ask it more briefly, or in parts."
+    )
     assert "100" in str(refused.value) and fake_model.requests == []
     fake_model.script(reply("[NOT_IN_DOCUMENTS] Nothing."))
     await run_turn("Why? " * 20, conversation, model=model, retriever=ScriptedRetriever(), options=options)

@@ -88,7 +88,7 @@ async def test_follow_ups_search_with_the_earlier_questions_words(options: Agent
         conversation.record(question, answer)
 
     assert retriever.queries == ["payment terms acme", "acme termination notice"]
-    assert answer.notices == (messages.NO_MODEL, messages.searching_with_context("acme termination notice"))
+    assert answer.notices == (messages.NO_MODEL, "searching: acme termination notice — a follow-up, so words of the question before are carried over")
     assert "searching: acme termination notice" in answer.notices[1]
     assert "60 days' notice" in answer.text
 

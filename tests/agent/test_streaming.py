@@ -6,7 +6,7 @@ from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent import AgentOptions, run_turn
-from bot.agent.events import AnswerText, ResponseCreated, Step, TurnEvent
+from bot.agent.events import AnswerText, ModelCalled, ResponseCreated, Step, TurnEvent
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
 from tests.fakes.openai_responses import Code, FakeResponses, error, reply, search, tools
@@ -40,7 +40,8 @@ async def test_the_answer_streams_after_the_steps_and_adds_up_to_the_final_answe
     answer, events = await run(model, options, conversation)
 
     texts = [e for e in events if isinstance(e, AnswerText)]
-    assert len(texts) > 3 and all(isinstance(e, Step | ResponseCreated) for e in events[: events.index(texts[0])])
+    before = events[: events.index(texts[0])]
+    assert len(texts) > 3 and all(isinstance(e, Step | ResponseCreated | ModelCalled) for e in before)
     assert written(events) == answer.text == "One month [1], two for managers [2]."
     assert all("[S" not in e.text for e in texts)
     assert [e.citation.url for e in texts if e.citation] == [c.url for c in answer.citations]

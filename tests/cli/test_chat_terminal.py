@@ -7,9 +7,13 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from bot import messages
 from tests.cli.terminal import CTRL_D, CTRL_R, LEFT, UP, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+
+pytestmark = pytest.mark.slow  # starts processes: `python3 dev.py test --quick` skips it
 
 COLUMNS = 80
 REFUND = "what is the refund window for monthly plans?"
@@ -92,6 +96,7 @@ def test_ctrl_c_cancels_an_answer_then_ends_the_chat_on_an_empty_line(tmp_path: 
         cancelled = answer_after(term, mark)
         assert time.monotonic() - started < 10  # not when the model answers, 20 s later
         assert messages.CHAT_CANCELLED in cancelled and "Never shown" not in cancelled
+        fake.leave_unused()  # the answer was cancelled before the model was asked for it
 
         term.interrupt()  # on an empty line: the chat ends
         assert term.wait(timeout=10) == 130

@@ -125,7 +125,7 @@ def test_the_status_line_shows_a_hostile_query_inert() -> None:
             return True
 
     stream = Terminal()
-    asyncio.run(StatusLine(stream, {"TERM": "xterm"}).show(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
+    asyncio.run(StatusLine(stream, {"TERM": "xterm"}).step_started(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
     assert not CONTROL.search(stream.getvalue().replace("\r\x1b[K", "")), repr(stream.getvalue())
 
 
@@ -135,7 +135,7 @@ def _status_shown(columns: int, environ: dict[str, str]) -> str:
     fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     with os.fdopen(side, "w") as stream:
         status = StatusLine(stream, environ)
-        asyncio.run(status.show(Step("search-1", "search", "Searching: " + "refund window monthly plans " * 3)))
+        asyncio.run(status.step_started(Step("search-1", "search", "Searching: " + "refund window monthly plans " * 3)))
         status.clear()
         os.set_blocking(main, False)
         try:

@@ -10,11 +10,11 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from bot.app import SAMPLE_CORPUS
+from bot.app.builders import links
 from bot.cli import main
 from bot.config import Settings
 from bot.models import Chunk
-from bot.app import SAMPLE_CORPUS
-from bot.app.builders import links
 
 COPIES = Path(".folio/documents")  # tests run in an empty folder: the default FOLIO_DATA_DIR is .folio
 

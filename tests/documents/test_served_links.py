@@ -17,11 +17,11 @@ import pytest
 from yarl import URL
 
 from bot import messages
+from bot.app import SAMPLE_CORPUS
+from bot.app.builders import link_signing_key as build_link_key
 from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.documents import signed_path
-from bot.app import SAMPLE_CORPUS
-from bot.app.builders import link_signing_key as build_link_key
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
 from tests.slack.harness import wait_until

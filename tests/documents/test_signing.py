@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.builders import link_signing_key as build_link_key
 from bot.config import Settings
 from bot.documents import DocumentStore, check_link, document_path, link_key, signature, signed_path
-from bot.app.builders import link_signing_key as build_link_key
 
 KEY = b"k" * 32
 NOW = 1_800_000_000.0

@@ -6,6 +6,8 @@
         ...
         fake.requests[0].body["tools"]                  # every create request, as sent
         assert fake.problems == []                      # schema violations and unscripted calls
+                                                        # leaving the block fails when scripted steps went unused
+                                                        # (fake.leave_unused() where that is the point)
 
 Like the service, it refuses (when told what it holds): a wrong key (`api_key=...`: 401 invalid_api_key), a model it
 does not have (`models={...}`: 400 model_not_found), reasoning effort or the code interpreter on a model without them
@@ -266,8 +268,15 @@ class FakeResponses:
     def __enter__(self) -> FakeResponses:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def leave_unused(self) -> None:
+        """Say that the scripted steps not used yet are meant to stay unused (a turn cancelled or failed on purpose)."""
+        with self._lock:
+            self._steps.clear()
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         self.close()
+        if exc_type is None and self._steps:  # a step the test wrote for a request that never came
+            raise AssertionError(f"{len(self._steps)} scripted steps left unused: {self._steps!r:.300}")
 
     # --- request handling (server threads) -----------------------------------------------------------------------
     def create(self, body: Json) -> tuple[int, Json | EventStream]:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
+from bot.app import open_folio
 from bot.cli import main
 from bot.config import load_settings
-from bot.app import open_folio
+from bot.ingest.decoding import decode_text
 from bot.models import Conversation, Scope
 from bot.store import ThreadKey
-from bot.ingest.decoding import decode_text
 
 DATA = Path(".folio")  # tests run in an empty folder: the default FOLIO_DATA_DIR
 

@@ -25,9 +25,9 @@ from bot.app.redis_server import LOCK_FILE, RESTARTS, EmbeddedRedis, running_soc
 from bot.cli.serve import serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
-from tests.ops.test_deploy_files import run_healthcheck
 from tests.conftest import ROOT
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
+from tests.ops.test_deploy_files import run_healthcheck
 from tests.slack.harness import sign, wait_until
 
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
@@ -124,7 +124,7 @@ async def test_serve_exits_non_zero_when_the_embedded_redis_keeps_dying(
         for _ in range(RESTARTS + 1):
             killed = redis_pid(environment)
             os.kill(killed, signal.SIGKILL)
-            await wait_until(lambda: server.done() or alive(redis_pid(environment), besides=killed))
+            await wait_until(lambda: server.done() or alive(redis_pid(environment), besides=killed))  # noqa: B023 - awaited here
 
         assert await asyncio.wait_for(asyncio.shield(server), 20) == 1
     assert messages.EMBEDDED_REDIS_GAVE_UP in capsys.readouterr().err

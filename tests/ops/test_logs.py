@@ -139,3 +139,25 @@ async def test_a_failed_search_is_logged_without_its_query(
     [failed] = [record for record in caplog.records if "failed" in record.getMessage()]
     assert failed.levelno == logging.WARNING and "Search is down" in failed.getMessage()
     assert not any("balance billing" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    from tests.ops.test_metrics import moved, scrape
+
+    caplog.set_level(logging.INFO, logger="folio.turn")
+    dead = f"unix://{tmp_path}/no-redis.sock"
+    async with running_app(slack, fake_model, redis_url, corpus_index, redis=dead) as harness:
+        metrics_url = harness.url.replace("/slack/events", "/metrics")
+        before = await scrape(harness.http, metrics_url)
+        await harness.mention(QUESTION)
+        await harness.settle()
+        after = await scrape(harness.http, metrics_url)
+
+    [record] = [r for r in caplog.records if r.name == "folio.turn"]  # seen: none, and no metric either
+    turn = record.turn  # type: ignore[attr-defined]
+    assert (turn["outcome"], turn["user"], turn["channel"]) == ("store_unavailable", ALICE, CHANNEL)
+    assert turn["phases"]["first_feedback"] >= 0  # the thread was told
+    assert moved(before, after, "folio_turns_total", outcome="store_unavailable", profile="fast") == 1

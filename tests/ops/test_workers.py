@@ -29,6 +29,8 @@ from tests.ops.test_health import redis_pid
 from tests.ops.test_metrics import parse
 from tests.slack.harness import sign, wait_until
 
+pytestmark = pytest.mark.slow  # starts processes: `python3 dev.py test --quick` skips it
+
 CHANNEL = "C0SAMPLE01"
 SECRET = "a-signing-secret"
 ANSWER = "Refunds are accepted within 30 days [S1]."
@@ -129,7 +131,7 @@ async def test_two_workers_answer_mentions_and_metrics_add_up_across_them(
             ts = f"1800000000.{len(asked) + 1:06d}"
             await mention(served.base, ts)
             asked.append(ts)
-            await wait_until(lambda: answers(slack, ts) == 1 and len(served.turn_records()) == len(asked))
+            await wait_until(lambda: answers(slack, ts) == 1 and len(served.turn_records()) == len(asked))  # noqa: B023 - awaited here
         scrapes = [await scrape(served.base) for _ in range(4)]  # each on its own connection, to either worker
 
     assert {record["process"] for record in served.turn_records()} == set(served.workers)

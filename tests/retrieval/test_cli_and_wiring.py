@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import SAMPLE_CORPUS
+from bot.app.builders import retriever as build_retriever
+from bot.app.sample import ensure_sample_index
 from bot.cli import main
 from bot.config import load_settings
 from bot.errors import ConfigurationError
 from bot.models import Scope, Tag
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.local import LocalRetriever
-from bot.app import SAMPLE_CORPUS
-from bot.app.builders import retriever as build_retriever
-from bot.app.sample import ensure_sample_index
 
 
 def test_index_then_search_json_returns_northwind_pages(

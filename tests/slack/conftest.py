@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from bot.app.builders import slack_client, slack_http_session
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.services import SlackFolio
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -46,11 +48,13 @@ def fake_model() -> Iterator[FakeResponses]:
 async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
-    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None, **overrides: Any,
+    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None,
+    channel_policy: ChannelPolicy | None = None, clock: Callable[[], float] = time.time, **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
     the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the
-    policy from that channels.yaml, as `folio serve` does, instead of `policy`; `overrides` (e.g.
+    policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
+    itself (e.g. one that counts its lookups); `clock`: what cached memberships age by; `overrides` (e.g.
     folio_log_content=True) go to Settings.
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
@@ -70,7 +74,8 @@ async def running_app(
     try:
         async with open_folio(
             settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
-            policy=None if policy_file else ChannelPolicy.model_validate(policy or POLICY), serving=True,
+            policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+            serving=True, clock=clock,
         ) as folio:  # fmt: skip
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()
@@ -80,7 +85,8 @@ async def running_app(
             try:
                 async with aiohttp.ClientSession() as http:
                     url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
-                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http)
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http,
+                                  folio=SlackFolio.of(folio))
             finally:
                 await folio.tasks.drain()
                 await runner.cleanup()

@@ -21,8 +21,9 @@ import aiohttp
 
 from bot.models import Chunk, Scope
 from bot.retrieval import Retriever, SearchIndex
-from bot.tasks import BackgroundTasks
+from bot.slack.services import SlackFolio
 from bot.store import ConversationStore, ThreadKey
+from bot.tasks import BackgroundTasks
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 
@@ -40,6 +41,16 @@ POLICY = {
     },
     "dm": {"container": "benefits"},
 }
+
+
+class Clock:
+    """Time that moves only when a test moves it (`clock.now += 61`), for the code that takes a clock."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class RecordingRetriever(Retriever):
@@ -97,6 +108,7 @@ class Harness:
     retriever: RecordingRetriever
     http: aiohttp.ClientSession
     responses: list[tuple[int, str]] = field(default_factory=list)
+    folio: SlackFolio | None = None  # the app's services, for a test that runs a turn the way a consumer would
 
     async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
         sent = {"Content-Type": content_type, **sign(body), **(headers or {})}

@@ -6,7 +6,6 @@ cites what it was shown, so what reached the model and the thread is exactly wha
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from bot import messages
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, shown_sources, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import ALICE, BOB, CHANNEL, Harness
+from tests.slack.harness import ALICE, BOB, CHANNEL, Clock, Harness
 
 FINANCE_GROUP = "S0FIN0001"
 FIN_CHANNEL = "C0FINANCE1"
@@ -109,11 +108,13 @@ async def test_a_membership_change_takes_effect_within_the_ttl(
 ) -> None:
     fake_model.respond_with(searching_model)
     slack.add_usergroup(FINANCE_GROUP, "finance-team", [])
-    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1) as app:
+    clock = Clock()
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1,
+                           clock=clock) as app:  # fmt: skip
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)
         slack.usergroups[FINANCE_GROUP].users.append(BOB)
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)  # within the TTL: the cached answer holds
-        await asyncio.sleep(1.1)
+        clock.now += 1.1
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)
 
         assert [scope.containers for scope in app.retriever.scopes] == [
@@ -137,9 +138,11 @@ async def test_slack_unreachable_falls_back_to_the_cached_membership(
 ) -> None:
     fake_model.respond_with(searching_model)
     slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
-    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1) as app:
+    clock = Clock()
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1,
+                           clock=clock) as app:  # fmt: skip
         await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM)
-        await asyncio.sleep(1.1)
+        clock.now += 1.1
         for method in ("usergroups.list", "usergroups.users.list"):
             slack.fail(method, "service_unavailable", status=503, times=3)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot import messages
 from bot.models import Tag
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
@@ -136,5 +135,8 @@ async def test_a_thread_stops_when_its_channel_is_disconnected(
         await harness.message("And out of network?", thread_ts=ts)
         await harness.settle()
 
-        assert harness.texts(ts)[-1] == messages.channel_not_connected(CHANNEL)
+        assert harness.texts(ts)[-1] == (
+            "This channel is not connected to any documents. An admin can connect it by adding C0BENEFIT1 with a "
+            "container under `channels:` in the channel policy file."
+        )
         assert harness.retriever.scopes == []

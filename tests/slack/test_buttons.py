@@ -64,7 +64,10 @@ async def test_only_the_starter_or_an_admin_may_delete(harness: Harness) -> None
 
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts, user=ADMIN)
     await harness.settle()
-    assert harness.ephemeral(ADMIN) == [messages.deleted(messages=1, responses=2)]
+    assert harness.ephemeral(ADMIN) == [(
+        "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
+        "and my record of this conversation."
+    )]
 
 
 async def test_delete_removes_messages_stored_responses_and_the_record(harness: Harness) -> None:
@@ -98,7 +101,10 @@ async def test_a_half_failed_deletion_keeps_what_is_left_and_resumes(harness: Ha
     await harness.settle()
 
     assert stuck in harness.model.deleted and not await harness.store.exists(harness.thread_key(ts))
-    assert harness.ephemeral()[-1] == messages.deleted(messages=0, responses=1)  # what this second click did
+    assert harness.ephemeral()[-1] == (
+        "Deleted: no messages of mine in this thread, 1 response stored by the model service, "
+        "and my record of this conversation."
+    )  # what this second click did
     assert [call["ts"] for call in harness.slack.calls_of("chat.delete")] == [answer_ts]  # not deleted twice
 
 
@@ -129,4 +135,7 @@ async def test_delete_also_removes_failure_messages_of_later_turns(
         await harness.settle()
 
         # the second turn was cut off while the model was still answering: its response never reached Folio
-        assert harness.texts(ts) == [] and harness.ephemeral() == [messages.deleted(messages=2, responses=2)]
+        assert harness.texts(ts) == [] and harness.ephemeral() == [(
+        "Deleted: 2 messages of mine in this thread, 2 responses stored by the model service, "
+        "and my record of this conversation."
+    )]

@@ -20,7 +20,6 @@ def status_cleared(harness: Harness) -> bool:
 
 
 async def test_when_the_model_fails_the_thread_gets_quoted_passages_and_says_why(harness: Harness) -> None:
-    harness.model.script(error(500), error(500), error(500))
     harness.model.respond_with(lambda request: error(500))
 
     ts = await harness.mention(QUESTION)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from bot import messages
 from tests.fakes.openai_responses import raw_call, reply, search, tools
 from tests.slack.harness import Harness
 
@@ -69,7 +68,7 @@ async def test_a_question_longer_than_the_cap_is_refused_with_a_clear_message(ha
     status, body = await harness.command(long_question)
     await harness.settle()
 
-    assert harness.texts(ts) == [messages.question_too_long(len(long_question.strip()), limit=4000)]
-    assert status == 200 and json.loads(body) == {"response_type": "ephemeral",
-                                                  "text": messages.question_too_long(6399, limit=4000)}  # fmt: skip
+    too_long = "Your question is 6,399 characters long; I take questions of up to 4,000. Ask it more briefly, or in parts."
+    assert len(long_question.strip()) == 6399 and harness.texts(ts) == [too_long]
+    assert status == 200 and json.loads(body) == {"response_type": "ephemeral", "text": too_long}
     assert harness.model.requests == [] and len(harness.slack.calls_of("chat.postMessage")) == 1  # nothing public

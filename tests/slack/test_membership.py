@@ -16,21 +16,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import Memberships, grant_for
 from bot.app.builders import slack_client, slack_http_session
-from bot.config import Settings
-from bot.config import AccessRules
+from bot.config import AccessRules, Settings
 from bot.errors import AccessUnavailable
 from tests.fakes.slack_api import TEAM, FakeSlack
+from tests.slack.harness import Clock
 
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
 RULES = AccessRules.model_validate({"groups": {"finance-team": ["finance"], "S0LEGAL01": ["legal"]}})
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
-from tests.fakes.openai_responses import reply, search, tools
-from tests.fakes.slack_api import BOT_ID
-from tests.slack.harness import CHANNEL, Harness, wait_until
+from pydantic import PrivateAttr
+
+from bot.config import ChannelPolicy
+from bot.models import Scope, Tag
+from bot.slack.turns import run_slack_turn
+from bot.turns import TurnRequest
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+from tests.fakes.slack_api import BOT_ID, FakeSlack
+from tests.slack.conftest import running_app
+from tests.slack.harness import ALICE, CHANNEL, POLICY, Harness, user_ts, wait_until
 
 
 def answer_script(topic: str = "balance billing protection", text: str = "You are protected [S1].") -> tuple:
@@ -122,3 +130,41 @@ async def test_the_slack_calls_of_a_turn_share_one_kept_alive_connection(harness
     await harness.settle()
 
     assert len(harness.slack.calls) >= 3 and harness.slack.connections == 1
+
+
+class CountingPolicy(ChannelPolicy):
+    """The real policy, noting each channel it resolves a scope for."""
+
+    _resolved: list[str] = PrivateAttr(default_factory=list)
+
+    def scope_for(self, channel_id: str, *, is_dm: bool = False, tags: tuple[Tag, ...] = ()) -> Scope:
+        self._resolved.append(channel_id)
+        return super().scope_for(channel_id, is_dm=is_dm, tags=tags)
+
+
+async def test_a_new_threads_scope_is_resolved_once_after_the_lock(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    policy = CountingPolicy.model_validate(POLICY)
+    async with running_app(slack, fake_model, redis_url, corpus_index, channel_policy=policy) as harness:
+        harness.model.script(*answer_script())
+        ts = await harness.mention("What protection is there against balance billing?")
+        await harness.settle()
+
+        assert "You are protected" in harness.texts(ts)[0]
+        assert policy._resolved == [CHANNEL]  # seen: twice, before the ack and again after the lock
+
+
+async def test_a_delivery_run_again_edits_the_message_its_first_attempt_showed(harness: Harness) -> None:
+    """The seam with the durable intake: a turn picked up again (its first worker died) reuses what it showed."""
+    harness.model.script(*answer_script())
+    ts = user_ts()
+    assert harness.folio is not None
+    shown = await harness.folio.slack.chat_postMessage(channel=CHANNEL, thread_ts=ts, text="Working on it…")
+    request = TurnRequest(thread=harness.thread_key(ts), question="What protection is there against balance billing?",
+                          user=ALICE, delivery="Ev0RESUMED")  # fmt: skip
+
+    await run_slack_turn(harness.folio, request, resumed_ts=str(shown["ts"]))
+
+    [answer] = harness.texts(ts)  # one message: the first attempt's, now showing the answer
+    assert "You are protected" in answer and harness.slack.thread(CHANNEL, ts)[0].ts == shown["ts"]

@@ -146,7 +146,7 @@ async def test_a_base_url_that_is_not_the_responses_api_is_a_misconfiguration_no
 
 
 async def test_an_outage_still_falls_back_to_quoted_passages(harness: Harness) -> None:
-    harness.model.script(error(503), error(502))
+    harness.model.script(error(503))  # one call: an outage is not retried, the turn quotes passages at once
 
     ts = await harness.mention(QUESTION)
     await harness.settle()

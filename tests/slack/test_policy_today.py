@@ -187,7 +187,10 @@ async def test_feedback_and_delete_in_a_direct_message_work_as_in_a_channel(harn
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts, channel=DM)
     await harness.settle()
     assert harness.texts(ts, channel=DM) == [] and harness.model.stored_ids() == []
-    assert harness.ephemeral() == [messages.FEEDBACK_THANKS, messages.deleted(messages=1, responses=2)]
+    assert harness.ephemeral() == [messages.FEEDBACK_THANKS, (
+        "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
+        "and my record of this conversation."
+    )]
 
 
 async def test_an_edit_of_channels_yaml_reaches_the_next_turn_without_a_restart_and_a_broken_edit_changes_nothing(

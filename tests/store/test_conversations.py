@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from bot.app import open_folio
 from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.models import Answer, Conversation, Scope, Tag
 from bot.store import THIRTY_DAYS, ConversationStore, ThreadKey
-from bot.app import open_folio
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1700000000.000100")
 

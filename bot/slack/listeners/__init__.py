@@ -7,10 +7,10 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from bot.slack.listeners import actions, ask, assistant, messages, subteams
-from bot.app import Folio
+from bot.slack.services import SlackFolio
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     """Attach every listener to `app`."""
     for module in (messages, ask, actions, assistant, subteams):
         module.register(app, folio)

@@ -15,15 +15,15 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import Folio
 from bot.slack import thread_actions
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_NOT_HELPFUL, ACTION_THINK_HARDER
+from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
 
 
-Work = Callable[[Folio, AsyncWebClient, ThreadKey, str, int], Coroutine[Any, Any, None]]
+Work = Callable[[SlackFolio, AsyncWebClient, ThreadKey, str, int], Coroutine[Any, Any, None]]
 
 # What each button starts after the ack: (folio, client, thread, clicker, turn) -> the work.
 BUTTONS: dict[str, Work] = {
@@ -42,12 +42,12 @@ BUTTONS: dict[str, Work] = {
 }
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     for action_id, work in BUTTONS.items():
         app.action(action_id)(_listener(folio, action_id, work))
 
 
-def _listener(folio: Folio, action_id: str, work: Work) -> Callable[..., Awaitable[None]]:
+def _listener(folio: SlackFolio, action_id: str, work: Work) -> Callable[..., Awaitable[None]]:
     """The listener of one button: ack, then run its work in the background for the clicked answer's thread."""
 
     async def on_click(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,

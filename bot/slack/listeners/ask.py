@@ -15,22 +15,22 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.app import Folio
 from bot.config import ChannelPolicy, narrow
 from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.render import escape, render_question
-from bot.slack.scope import new_thread_scope, scope_for_turn
+from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ThreadKey
+from bot.turns.scope import new_thread_scope, scope_for_turn
 
 log = logging.getLogger(__name__)
 
 ACCESS_WORD = "access"  # `/ask access`, that single word: what the person may search
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.command("/ask")
     async def on_ask(
         ack: AsyncAck, command: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient, respond: AsyncRespond
@@ -39,7 +39,7 @@ def register(app: AsyncApp, folio: Folio) -> None:
         is_dm = channel.startswith("D")
         team = context.team_id or command.get("team_id") or "-"
         policy = folio.channel_policy()
-        by_asker = is_dm and folio.access is not None  # the asker's access decides: look it up after the ack
+        by_asker = is_dm  # the asker's access decides: look it up after the ack
         if (command.get("text") or "").strip().lower() == ACCESS_WORD:
             await ack()
             folio.tasks.spawn(_tell(respond, access_text(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
@@ -77,11 +77,11 @@ def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
     return messages.ask_help(list(policy.tag_keys), [str(tag) for tag in rule.tags], rule.container)
 
 
-async def access_text(folio: Folio, *, team: str, channel: str, user: str, is_dm: bool) -> str:
+async def access_text(folio: SlackFolio, *, team: str, channel: str, user: str, is_dm: bool) -> str:
     """`/ask access`: what this channel searches (in a channel), and what the person may search in a DM."""
     policy = folio.channel_policy()
     lines = [] if is_dm else [_channel_line(policy, channel)]
-    if policy.access is not None and folio.access is not None:
+    if policy.access is not None:
         try:
             grant = await folio.access.grant(policy, team=team, user=user)
         except AccessUnavailable as error:  # the channel's line above needs no Slack lookup: keep it
@@ -103,7 +103,7 @@ def _channel_line(policy: ChannelPolicy, channel: str) -> str:
     return messages.channel_access_line(channel, escape(rule.container), [escape(str(tag)) for tag in rule.tags])
 
 
-async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
+async def _dm_help(folio: SlackFolio, *, team: str, channel: str, user: str) -> str:
     """`/ask help` in a DM where the asker's access decides: the syntax and the person's containers."""
     policy = folio.channel_policy()
     try:
@@ -114,7 +114,7 @@ async def _dm_help(folio: Folio, *, team: str, channel: str, user: str) -> str:
     return messages.ask_help(list(policy.tag_keys), tags, containers)
 
 
-async def _asker_scope(folio: Folio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
+async def _asker_scope(folio: SlackFolio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
     """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters; InvalidInput
     for a filter outside it, as in a channel."""
     thread, policy = ThreadKey(team=team, channel=channel, thread_ts="-"), folio.channel_policy()
@@ -135,10 +135,9 @@ async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
 
 
 async def _ask_in_channel(
-    folio: Folio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope | None, *,
+    folio: SlackFolio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope | None, *,
     team: str, channel: str, user: str, is_dm: bool,
 ) -> None:  # fmt: skip
-    assert folio.store is not None
     try:
         if scope is None:  # a DM where the asker's access decides
             scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)

@@ -13,8 +13,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import Folio
 from bot.slack import assistant
+from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
@@ -22,10 +22,10 @@ log = logging.getLogger(__name__)
 CHANNEL_ENTITY = "slack#/types/channel_id"
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.event("assistant_thread_started")
     async def on_thread_started(event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient) -> None:
-        if folio.access is None or (found := _assistant_thread(event, context)) is None:
+        if (found := _assistant_thread(event, context)) is None:
             return
         thread, user, viewing = found
         await folio.access.thread_started(thread, user=user, viewing=viewing)
@@ -33,14 +33,14 @@ def register(app: AsyncApp, folio: Folio) -> None:
 
     @app.event("assistant_thread_context_changed")
     async def on_thread_context_changed(event: dict[str, Any], context: AsyncBoltContext) -> None:
-        if folio.access is not None and (found := _assistant_thread(event, context)) is not None:
+        if (found := _assistant_thread(event, context)) is not None:
             thread, user, viewing = found
             await folio.access.thread_viewing(thread, user=user, viewing=viewing)
 
     @app.event("app_context_changed")
     async def on_app_context_changed(event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext) -> None:
         user = event.get("user") or _person(body)
-        if folio.access is not None and user:
+        if user:
             await folio.access.person_viewing(_team(context, body), user, _viewed_channel(event))
 
     @app.event("app_home_opened")

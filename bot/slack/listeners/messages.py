@@ -15,18 +15,18 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import Folio
 from bot.errors import StoreUnavailable
 from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
 from bot.slack.middleware import DELIVERY
+from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, start_turn
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.event("app_mention")
     async def on_mention(event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient) -> None:
         await on_message_event(folio, client, context, event, mentioned=True)
@@ -37,7 +37,7 @@ def register(app: AsyncApp, folio: Folio) -> None:
 
 
 async def on_message_event(
-    folio: Folio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
+    folio: SlackFolio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
 ) -> None:
     """Decide whether a person's message (the middleware let only those through) may be a question for Folio, and
     if so take it on after the ack."""
@@ -58,18 +58,17 @@ async def on_message_event(
 
 
 async def _take_on(
-    folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None, reply: bool
+    folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None, reply: bool
 ) -> None:
     if reply and not await _continues_a_conversation(folio, request.thread):
         return
     await start_turn(folio, client, request, delivery=delivery)
-    if request.is_dm and folio.access is not None:  # an assistant thread's first question becomes its title
+    if request.is_dm:  # an assistant thread's first question becomes its title
         folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
                           name="title")  # fmt: skip
 
 
-async def _continues_a_conversation(folio: Folio, thread: ThreadKey) -> bool:
-    assert folio.store is not None
+async def _continues_a_conversation(folio: SlackFolio, thread: ThreadKey) -> bool:
     try:
         return await folio.store.exists(thread)
     except StoreUnavailable:  # cannot tell whether this is Folio's thread, so stay quiet rather than intrude

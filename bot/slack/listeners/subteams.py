@@ -8,14 +8,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.access import Memberships
-from bot.app import Folio
+from bot.slack.services import SlackFolio
 
 
-def register(app: AsyncApp, folio: Folio) -> None:
+def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.event("subteam_members_changed")
     async def on_members_changed(event: dict[str, Any], context: AsyncBoltContext) -> None:
         group = event.get("subteam_id")
-        if folio.access is not None and group:
+        if group:
             team = context.team_id or event.get("team_id") or "-"
             work = folio.access.memberships.refresh_group(team, group, removed=event.get("removed_users") or ())
             folio.tasks.spawn(work, name=f"subteam {group}")
@@ -23,7 +23,7 @@ def register(app: AsyncApp, folio: Folio) -> None:
     @app.event("subteam_updated")
     async def on_updated(event: dict[str, Any], context: AsyncBoltContext) -> None:
         group = (event.get("subteam") or {}).get("id")
-        if folio.access is not None and group:
+        if group:
             team = context.team_id or event.get("team_id") or "-"
             work = _updated(folio.access.memberships, team, group, disabled=bool(event["subteam"].get("date_delete")))
             folio.tasks.spawn(work, name=f"subteam {group}")

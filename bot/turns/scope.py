@@ -1,14 +1,17 @@
 """Which documents a turn may search: resolved for every turn, from today's policy, never from the model or the words.
 
-Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`. A thread stores only
-its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy as it is now:
-the channel's rule in a channel, and in DMs and the assistant container the person asking this turn (`bot.access`)
-where the policy has an `access:` section.
+Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`, once per turn, after
+the thread's lock (`PolicyScopes`); the terminal searches the scope named on its command line (`FixedScope`). A thread
+stores only its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy
+as it is now: the channel's rule in a channel, and in DMs and the assistant container the person asking this turn
+(`bot.access`) where the policy has an `access:` section.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from bot.access import Access
 from bot.config import ChannelPolicy
@@ -16,6 +19,7 @@ from bot.config.channels import narrow
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 from bot.store import ThreadKey
+from bot.turns.request import TurnRequest
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,33 @@ def _still_allowed(policy: ChannelPolicy, rule: Scope, tag: Tag) -> bool:
     except InvalidInput:
         return False
     return True
+
+
+class Scopes(Protocol):
+    """Resolves the scope of a turn (called once per turn, after the thread's lock)."""
+
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope: ...
+
+
+@dataclass(frozen=True)
+class PolicyScopes:
+    """Today's channel policy, or the asker's access rules in DMs and the assistant (Slack)."""
+
+    policy: Callable[[], ChannelPolicy]
+    access: Access | None
+
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+        return await scope_for_turn(
+            self.policy(), self.access, thread=request.thread, user=request.user, is_dm=request.is_dm,
+            narrowing=narrowing,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FixedScope:
+    """The scope named on the command line (the terminal)."""
+
+    scope: Scope
+
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+        return TurnScope(self.scope)

@@ -1,0 +1,45 @@
+"""`SlackFolio`: what serving Slack needs, each part required: the Folio `open_folio` built, plus its conversation
+store, Slack Web API client, channel policy and access rules, and the memory of workspaces without streams.
+
+`SlackFolio.of(folio)` checks once, at start, that they are all there (else ConfigurationError saying what to set);
+listeners and turns then use them without asking again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.access import Access
+from bot.app import Folio
+from bot.config import ChannelPolicy
+from bot.config.policy_file import PolicyFile
+from bot.errors import ConfigurationError
+from bot.slack.stream import StreamMemory
+from bot.store import ConversationStore
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlackFolio(Folio):
+    """A Folio serving Slack."""
+
+    store: ConversationStore
+    slack: AsyncWebClient
+    access: Access
+    policy: ChannelPolicy | PolicyFile
+    streams: StreamMemory = field(default_factory=StreamMemory)  # this process's workspaces without streams
+
+    @classmethod
+    def of(cls, folio: Folio) -> SlackFolio:
+        """`folio` as a SlackFolio; ConfigurationError naming what is missing (the token, the policy file)."""
+        if isinstance(folio, SlackFolio):
+            return folio
+        if folio.slack is None or folio.store is None or folio.access is None:
+            raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
+        if folio.policy is None:  # a missing policy file stops Folio at start, with what to do
+            raise folio.no_policy()
+        parts = {each.name: getattr(folio, each.name) for each in dataclasses.fields(Folio)}
+        return cls(**{**parts, "store": folio.store, "slack": folio.slack, "access": folio.access,
+                      "policy": folio.policy})  # fmt: skip

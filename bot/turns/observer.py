@@ -1,0 +1,148 @@
+"""What watches a turn: the `TurnObserver` hooks, passed into `answer` (as openai-agents passes `RunHooks`), and the
+`TurnRecorder` that builds the one turn record, logs it and adds it to the metrics.
+
+    observer = TurnRecorder(request, content=settings.folio_log_content)
+    await answer(request, services=..., view=..., observer=observer)   # the record is logged when the turn ends
+
+The record says where and for whom (workspace, channel, hashed thread, user ID), with what (profile, scope), what it
+did (model calls, searches and their result counts, sources shown and cited, tokens), how long each phase took, and
+how it ended. Nothing here is ambient: no context variable, no registry; the turn calls the observer it was given.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot import metrics
+from bot.agent.events import ModelCalled, Step, TurnEvent
+from bot.models import Answer, Scope
+from bot.turns.record import Phases, SearchRecord, TurnRecord, outcome_of, thread_hash
+from bot.turns.request import TurnRequest
+
+log = logging.getLogger("folio.turn")
+
+
+class TurnObserver:
+    """The hooks of a turn, in the order they happen; each does nothing here (a turn nobody records: the terminal)."""
+
+    def lock_taken(self, waited: float) -> None:
+        """The turn holds its thread after waiting `waited` seconds."""
+
+    def admitted(self, waited: float) -> None:
+        """The busy event loop let the turn start after `waited` seconds."""
+
+    def scoped(self, scope: Scope) -> None:
+        """The scope the turn searches (resolved once, after the lock)."""
+
+    def shown(self) -> None:
+        """The person saw something of the turn (its first call counts: the first feedback)."""
+
+    def event(self, event: TurnEvent) -> None:
+        """A step, a model call, a response id, a piece of answer text (see `bot.agent.events`)."""
+
+    def answered(self, answer: Answer) -> None:
+        """The agent's final answer."""
+
+    def failed(self, error: BaseException) -> None:
+        """The turn failed (or was cancelled) with `error`."""
+
+    def finished(self) -> None:
+        """The turn is over, however it ended."""
+
+
+@dataclass
+class TurnRecorder(TurnObserver):
+    """Builds the turn's record from its hooks; `finished()` logs it and adds it to the metrics."""
+
+    request: TurnRequest
+    content: bool = False  # FOLIO_LOG_CONTENT: the question, answer and search queries go into the record
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(init=False)
+    scope: Scope | None = None
+    answer: Answer | None = None
+    error: BaseException | None = None
+    model_calls: int = 0
+    model_seconds: float = 0.0
+    lock_wait: float = 0.0
+    admission_wait: float = 0.0
+    first_feedback: float | None = None  # seconds after `started`
+    searches: list[SearchRecord] = field(default_factory=list)
+    _step_started: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def lock_taken(self, waited: float) -> None:
+        self.lock_wait += waited  # the lock itself adds it to the lock-wait histogram
+
+    def admitted(self, waited: float) -> None:
+        self.admission_wait += waited
+
+    def scoped(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def shown(self) -> None:
+        if self.first_feedback is None:
+            self.first_feedback = self.clock() - self.started
+
+    def event(self, event: TurnEvent) -> None:
+        if isinstance(event, ModelCalled):
+            self.model_calls += 1
+            self.model_seconds += event.seconds
+            metrics.model_call(event.profile, event.outcome, event.seconds)
+        elif isinstance(event, Step) and event.kind == "search":
+            self._search(event)
+
+    def answered(self, answer: Answer) -> None:
+        self.answer = answer
+
+    def failed(self, error: BaseException) -> None:
+        self.error = self.error or error
+
+    def finished(self) -> None:
+        try:
+            record = self.record()
+            log.info(record.line(), extra={"turn": record.fields()})
+            metrics.turn_finished(record.figures())
+        except Exception:  # a broken record must never break a turn that already answered
+            log.exception("could not record the turn")
+
+    def _search(self, step: Step) -> None:
+        if step.status == "started":
+            self._step_started[step.id] = self.clock()
+            return
+        seconds = self.clock() - self._step_started.pop(step.id, self.clock())
+        query = step.title if self.content else None  # "Searching: <the query>"
+        self.searches.append(SearchRecord(len(step.sources), seconds, step.status == "failed", query))
+
+    def record(self) -> TurnRecord:
+        """The record as it stands."""
+        thread, answer, scope = self.request.thread, self.answer, self.scope
+        phases = Phases(
+            total=self.clock() - self.started, first_feedback=self.first_feedback, lock_wait=self.lock_wait,
+            admission_wait=self.admission_wait, model=self.model_seconds,
+            search=sum(search.seconds for search in self.searches),
+        )  # fmt: skip
+        return TurnRecord(
+            workspace=thread.team,
+            channel=thread.channel,
+            thread=thread_hash(thread.team, thread.channel, thread.thread_ts),
+            user=self.request.user,
+            profile=answer.profile if answer else (self.request.profile or "fast"),
+            containers=scope.containers if scope else (),
+            tags=tuple(str(tag) for tag in scope.tags) if scope else (),
+            outcome=outcome_of(answer, self.error),
+            model_calls=self.model_calls,
+            searches=tuple(self.searches),
+            sources_shown=sum(search.results for search in self.searches),
+            sources_cited=len(answer.citations) if answer else 0,
+            citations_removed=len(answer.removed_markers) if answer else 0,
+            input_tokens=answer.usage.input_tokens if answer else 0,
+            output_tokens=answer.usage.output_tokens if answer else 0,
+            phases=phases,
+            question=self.request.question if self.content else None,
+            answer=answer.text if self.content and answer else None,
+        )

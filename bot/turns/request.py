@@ -1,0 +1,43 @@
+"""What a turn is asked: `TurnRequest`, the same value whichever surface (Slack, the terminal, an eval) asks it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from bot.models import Profile, Tag
+from bot.store import ThreadKey
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnRequest:
+    """A question to answer in a thread. `tags` and `root_is_ours` matter only when the thread is new."""
+
+    thread: ThreadKey
+    question: str
+    user: str
+    is_dm: bool = False
+    tags: tuple[Tag, ...] = ()
+    profile: Profile | None = None
+    root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
+    delivery: str | None = None  # the delivery's identity (Slack's event or trigger): the dedupe key end to end
+
+    def to_json(self) -> str:
+        """The request as plain JSON (for a durable record of an accepted delivery)."""
+        thread = self.thread
+        return json.dumps({
+            "thread": [thread.team, thread.channel, thread.thread_ts], "question": self.question, "user": self.user,
+            "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
+            "root_is_ours": self.root_is_ours, "delivery": self.delivery,
+        })  # fmt: skip
+
+    @classmethod
+    def from_json(cls, text: str) -> TurnRequest:
+        """The request `to_json` wrote."""
+        data = json.loads(text)
+        team, channel, thread_ts = data["thread"]
+        return cls(
+            thread=ThreadKey(team=team, channel=channel, thread_ts=thread_ts), question=data["question"],
+            user=data["user"], is_dm=data["is_dm"], tags=tuple(Tag.parse(tag) for tag in data["tags"]),
+            profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
+        )  # fmt: skip

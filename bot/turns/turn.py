@@ -1,0 +1,171 @@
+"""One turn, for every surface: `answer(request, services=..., view=..., observer=...)`.
+
+    take the thread's lock -> wait for room on the event loop -> load the conversation -> resolve the scope (once)
+    -> forget sources out of scope or of removed documents -> run the agent -> show the answer -> save
+
+Slack (mention, DM, `/ask`, the assistant, "Think harder"), `folio ask`, `folio chat` and `folio eval` all call it
+with their own view and observer. A failure is shown by the view and noted by the observer, then raised for the
+caller; a cancellation (shutdown, hand-back, Ctrl-C) is noted and raised, and shows nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+from bot import messages
+from bot.agent import run_turn
+from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, TurnEvent
+from bot.errors import FolioError, StoreUnavailable
+from bot.ingest.lifecycle import forget_removed
+from bot.models import Answer, Conversation, Scope
+from bot.turns.observer import TurnObserver
+from bot.turns.request import TurnRequest
+from bot.turns.scope import TurnScope
+from bot.turns.services import TurnServices
+from bot.turns.view import TurnView
+
+log = logging.getLogger(__name__)
+
+# The scope of a thread taken on before its first turn ran: never searched, since every turn resolves its own scope
+# (after the lock) before the agent runs. Taking a thread on therefore reads no policy.
+UNRESOLVED = Scope(container="(unresolved)")
+
+
+@dataclass
+class _Shown:
+    """The failure the turn already showed and noted inside the lock (so `answer` does not show it twice)."""
+
+    error: BaseException | None = None
+
+
+def claim(request: TurnRequest) -> Conversation:
+    """The conversation saved when a surface takes a new thread on, before its first turn (see `UNRESOLVED`)."""
+    roots = [request.thread.thread_ts] if request.root_is_ours else []
+    return Conversation(scope=UNRESOLVED, narrowing=request.tags, started_by=request.user, message_ts=roots)
+
+
+async def answer(
+    request: TurnRequest, *, services: TurnServices, view: TurnView, observer: TurnObserver,
+    lock: AbstractAsyncContextManager[object] | None = None,
+) -> Answer:  # fmt: skip
+    """Answer `request` in its thread; `lock` is the thread's lock when the surface took its place in line already."""
+    held = lock if lock is not None else services.conversations.lock(request.thread)
+    shown = _Shown()
+    try:
+        waited = time.monotonic()
+        async with held:
+            observer.lock_taken(time.monotonic() - waited)
+            return await _in_turn(request, services, view, observer, shown)
+    except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
+        observer.failed(cancelled)
+        raise
+    except Exception as error:  # the store or the lock failed: every failure must reach the person
+        if error is not shown.error:
+            await _show(error, view, observer)
+        raise
+    finally:
+        observer.finished()
+
+
+async def _in_turn(
+    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown
+) -> Answer:
+    admitted = time.monotonic()
+    await services.admit()  # after the lock, so a thread's turns keep their order
+    observer.admitted(time.monotonic() - admitted)
+    conversations, thread = services.conversations, request.thread
+    existing = await conversations.load(thread)
+    try:
+        return await _answer(request, existing, services, view, observer)
+    except Exception as error:
+        shown.error = error
+        ts = await _show(error, view, observer)
+        if ts and existing is not None:  # so that deleting the conversation removes this message too
+            await _remember(services, request, ts)
+        raise
+
+
+async def _answer(
+    request: TurnRequest, existing: Conversation | None, services: TurnServices, view: TurnView,
+    observer: TurnObserver,
+) -> Answer:  # fmt: skip
+    turn = await _scope(request, existing, services)
+    observer.scoped(turn.scope)
+    conversation = existing or claim(request)
+    changed = conversation.rescope(turn.scope) and bool(conversation.turns)  # a first turn changes nothing
+    await forget_removed(conversation, services.retriever)  # a document taken out is not cited again
+    await view.working(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
+    observer.shown()
+    async with asyncio.timeout(services.timeout):
+        answer = await run_turn(
+            request.question, conversation, model=services.model, retriever=services.retriever,
+            options=services.options, profile=request.profile, stream=view.writes_text(),
+            events=_listener(request, services, view, observer),
+        )  # fmt: skip
+    observer.answered(answer)
+    if changed:  # said once: the conversation saved below holds the new scope
+        answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
+    turn_index = len(conversation.turns)
+    conversation.record(request.question, answer, asked_by=request.user)
+    ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=turn.basis)
+    if ts is not None:
+        conversation.message_ts.append(ts)
+    try:
+        await services.conversations.save(request.thread, conversation)
+    except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
+        log.exception("could not save %s", request.thread)
+        await view.notice(messages.NOT_SAVED)
+    return answer
+
+
+async def _scope(request: TurnRequest, existing: Conversation | None, services: TurnServices) -> TurnScope:
+    """The turn's scope, resolved once; a thread taken on whose very first turn is refused is given back to people
+    (its replies are not Folio's to answer)."""
+    try:
+        return await services.scopes.resolve(request, narrowing=existing.narrowing if existing else request.tags)
+    except FolioError:
+        if existing is not None and not existing.turns:
+            await _give_back(services, request)
+        raise
+
+
+async def _give_back(services: TurnServices, request: TurnRequest) -> None:
+    try:
+        await services.conversations.delete(request.thread)
+    except StoreUnavailable:
+        log.warning("could not give %s back; its record expires by itself", request.thread)
+
+
+def _listener(request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver) -> Listener:
+    """The turn's events: each response id recorded the moment it exists; steps and answer text to the view."""
+    conversations, thread = services.conversations, request.thread
+
+    async def hear(event: TurnEvent) -> None:
+        observer.event(event)
+        if isinstance(event, ResponseCreated):  # before the turn can fail: deleting the thread must reach it
+            await conversations.add_response(thread, event.response_id)
+        elif isinstance(event, Step):
+            await (view.step_started(event) if event.status == "started" else view.step_ended(event))
+        elif isinstance(event, AnswerText):
+            await view.text(event)
+
+    return hear
+
+
+async def _show(error: Exception, view: TurnView, observer: TurnObserver) -> str | None:
+    observer.failed(error)
+    shown = await view.failed(error)
+    if shown is not None:
+        observer.shown()
+    return shown
+
+
+async def _remember(services: TurnServices, request: TurnRequest, ts: str) -> None:
+    try:
+        await services.conversations.remember_message(request.thread, ts)
+    except StoreUnavailable:
+        log.warning("could not record message %s of %s", ts, request.thread)
