@@ -4,7 +4,6 @@ run shows its progress: a bar on a terminal, one line per file otherwise."""
 from __future__ import annotations
 
 import os
-import sys
 from datetime import datetime
 from pathlib import Path
 
