@@ -32,7 +32,8 @@ _S = "[SsＳｓЅѕ]"
 MARKER = re.compile(rf"[{_OPEN}]{_GAP}{_S}{_GAP}{_DIGIT}{{1,20}}(?:[^{_BRACKETS}\n]{{0,60}}[{_CLOSE}])?")
 # A bracketed number the model writes itself ([1], [2, 3], ［4］): with links off a checked citation shows as a plain
 # [1], so one the model wrote could pin a claim on a real source. Removed, like a marker naming no shown source.
-LABEL = re.compile(rf"[{_OPEN}]{_GAP}{_DIGIT}{{1,20}}(?:{_GAP}[,;\-–—]{_GAP}{_DIGIT}{{1,20}}){{0,10}}{_GAP}[{_CLOSE}]")
+_NUMBERS = rf"{_DIGIT}{{1,20}}(?:{_GAP}[,;\-–—]{_GAP}{_DIGIT}{{1,20}}){{0,10}}"
+LABEL = re.compile(rf"[{_OPEN}]{_GAP}{_NUMBERS}{_GAP}[{_CLOSE}]")
 # The instructions ask the model to start with this when the sources do not answer the question.
 NOT_ANSWERED = "[NOT_IN_DOCUMENTS]"
 _SANDBOX = r"(?:sandbox:)?/mnt/data/"
