@@ -52,7 +52,8 @@ class PolicyFile:
 
     def _tell(self) -> None:
         self._told = self._clock()
-        log.error("%s. The channel policy read before stays in force until the file is fixed.", self._broken.rstrip("."))
+        broken = (self._broken or "").rstrip(".")
+        log.error("%s. The channel policy read before stays in force until the file is fixed.", broken)
 
 
 def _stamp(path: Path) -> Stamp:
