@@ -16,6 +16,16 @@ Profile = Literal["fast", "thorough"]
 Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
 
 
+# Every kind of file `folio index` takes, by suffix, and the media type its kept copy is served as: one table, so the
+# reader and the document route cannot disagree (converted files end in .pdf: orders.xlsx.pdf).
+INDEXABLE: dict[str, str] = {
+    ".pdf": "application/pdf",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+}
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
