@@ -72,21 +72,42 @@ LinkFor = Callable[[Chunk], "str | None"]
 def undecided_from(text: str) -> int:
     """Where the tail of `text` that more text could still turn into a link, marker, label or sandbox path starts;
     `len(text)` when everything is decided. `text` starts where a reader of TOKEN would start (not inside a token)."""
+    if MAY_HOLD_TOKEN.search(text) is None:  # most deltas: plain words
+        return _sandbox_begun(text)
+    limit = _sandbox_begun(text)
     pos = 0
     while True:
         token = TOKEN.search(text, pos)
-        end = token.start() if token else len(text)
+        if token is not None and token.start() >= limit:
+            token = None
+        end = token.start() if token else limit
         for candidate in _CANDIDATE.finditer(text, pos, end):  # where no token starts yet, one may once more comes
             if _open_at(text, candidate.start()):
                 return candidate.start()
         if token is None:
-            return len(text)
+            return limit
         if not _decided(token, text) and _open_at(text, token.start()):
             return token.start()
         pos = max(token.end(), token.start() + 1)
 
 
-_CANDIDATE = re.compile(rf"[{_OPEN}!s/]")
+def _sandbox_begun(text: str) -> int:
+    """Where `text` ends with the beginning of a sandbox path (`sandbox:/mn`, `/mnt/da`); `len(text)` if it does not."""
+    begun = _SANDBOX_BEGUN.search(text, max(0, len(text) - len(_PREFIXES[0])))
+    return begun.start() if begun else len(text)
+
+
+def _proper_prefixes(word: str) -> str:
+    """A pattern matching every proper prefix of `word`, at least one character: s(?:a(?:n)?)? for "sand"."""
+    pattern = ""
+    for char in reversed(word[:-1]):
+        pattern = f"{re.escape(char)}(?:{pattern})?" if pattern else re.escape(char)
+    return pattern
+
+
+_SANDBOX_BEGUN = re.compile(rf"(?:{'|'.join(_proper_prefixes(prefix) for prefix in _PREFIXES)})\Z")
+_CANDIDATE = re.compile(rf"[{_OPEN}!]")
+MAY_HOLD_TOKEN = re.compile(rf"[{_OPEN}!/]")  # every token holds one of these (a sandbox path its "/")
 _CLOSED = ("not_answered", "marker", "label")
 
 
@@ -100,11 +121,9 @@ def _decided(token: re.Match[str], text: str) -> bool:
 
 def _open_at(text: str, place: int) -> bool:
     """Whether the text from `place` on is the beginning of something that more text could still complete."""
-    char, left = text[place], len(text) - place
-    if char in "s/":
-        if text.startswith(_PREFIXES, place):
-            return bool(_SANDBOX_PATH_SO_FAR.fullmatch(text, place))
-        return left < len(_PREFIXES[0]) and any(text.startswith(p[:left], place) for p in _PREFIXES)
+    char = text[place]
+    if char in "s/":  # a sandbox path running to the end of the text: more of its name may come
+        return bool(_SANDBOX_PATH_SO_FAR.fullmatch(text, place))
     if char in "![" and _LINK_SO_FAR.fullmatch(text, place):
         return True
     return char != "!" and bool(_MARKER_SO_FAR.fullmatch(text, place) or _LABEL_SO_FAR.fullmatch(text, place))

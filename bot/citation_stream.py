@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bot.citation_marks import TOKEN, LinkFor, labels_for, refs_in, undecided_from
+from bot.citation_marks import MAY_HOLD_TOKEN, TOKEN, LinkFor, labels_for, refs_in, undecided_from
 from bot.models import Chunk, Citation, MarkerSpan
 
 Piece = str | Citation
@@ -73,6 +73,9 @@ class CitationStream:
 
     def _decide(self, raw: str) -> list[Piece]:
         pieces: list[Piece] = []
+        if MAY_HOLD_TOKEN.search(raw) is None:  # plain words, as most deltas are
+            self._text(raw, pieces)
+            return pieces
         cursor = 0
         for match in TOKEN.finditer(raw):
             self._text(raw[cursor : match.start()], pieces)
