@@ -81,7 +81,7 @@ def undecided_from(text: str) -> int:
         if token is not None and token.start() >= limit:
             token = None
         end = token.start() if token else limit
-        for candidate in _CANDIDATE.finditer(text, pos, end):  # where no token starts yet, one may once more comes
+        for candidate in _CANDIDATE.finditer(text, pos, end):  # no token starts here yet: more text may make one
             if _open_at(text, candidate.start()):
                 return candidate.start()
         if token is None:
@@ -108,15 +108,14 @@ def _proper_prefixes(word: str) -> str:
 _SANDBOX_BEGUN = re.compile(rf"(?:{'|'.join(_proper_prefixes(prefix) for prefix in _PREFIXES)})\Z")
 _CANDIDATE = re.compile(rf"[{_OPEN}!]")
 MAY_HOLD_TOKEN = re.compile(rf"[{_OPEN}!/]")  # every token holds one of these (a sandbox path its "/")
-_CLOSED = ("not_answered", "marker", "label")
 
 
 def _decided(token: re.Match[str], text: str) -> bool:
     """Whether more text could not change this token: it ends in its closing bracket or parenthesis, or (a path)
     something after it ends it."""
-    if token.lastgroup in ("sandbox_path",):
+    if token.lastgroup == "sandbox_path":
         return token.end() < len(text)
-    return token.group()[-1] in CLOSERS + ")" if token.lastgroup not in _CLOSED else token.group()[-1] in CLOSERS
+    return token.group()[-1] in CLOSERS + ")"  # a marker left unclosed ends in its digits: a closer may still come
 
 
 def _open_at(text: str, place: int) -> bool:

@@ -28,10 +28,6 @@ from bot.models import Chunk, Citation, MarkerSpan
 
 __all__ = ["MARKER", "NOT_ANSWERED", "LinkFor", "citation_for", "display_name", "kind_of", "marker_refs", "refs_in"]
 
-_SANDBOX_LINK = re.compile(r"!?\[([^\]]{0,200})\]\((?:sandbox:)?/mnt/data/[^)]{0,500}\)")
-_SANDBOX_PATH = re.compile(r"(?:sandbox:)?/mnt/data/(?:[^\s)\]]*/)?([^\s)\]/]*)")
-
-
 @dataclass(frozen=True)
 class Rendered:
     """An answer ready to show: text with [n] labels, its unique citations and where each label stands."""
@@ -90,9 +86,3 @@ def needs_correction(text: str, known: Mapping[str, Chunk], *, sources_shown: bo
     if unknown_refs(text, known):
         return True
     return sources_shown and not marker_refs(text) and not says_not_answered(text) and bool(text.strip())
-
-
-def scrub_sandbox(text: str) -> str:
-    """Remove code-sandbox paths (`sandbox:/mnt/data/x.csv`, `/mnt/data/x.csv`): a reader cannot open them."""
-    text = _SANDBOX_LINK.sub(lambda m: m.group(1), text)
-    return _SANDBOX_PATH.sub(lambda m: m.group(1), text)
