@@ -21,7 +21,9 @@ FRAGMENTS = [
     "[NOT_IN_DOCUMENTS]", "[the policy]", "(https://example.org/a)", "https://example.org/p?q=1", "](", "[", "]",
     "(", ")", "!", "![chart](https://x.example/c.png)", "[a](https://x.example/a \"t)\")", "[S1](https://e.example)",
     "sandbox:/mnt/data/", "/mnt/data/out/t.csv", "/mnt/da", "sand", "[x](sandbox:/mnt/data/a b.csv)", "[](/mnt/data/z)",
-    " ", "  ", "\n", "\n\n", ".", ",", "\"", "S1", "Leave is 20 days", " fees", "a", "é",
+    " ", "  ", "\n", "\n\n", ".", ",", "\"", "S1", "Leave is 20 days", " fees", "a", "é", "\t", "\u200b", "[S", "3",
+    "］", "【", "[S1 and an aside that runs on for longer than any marker would ever be written", "[1 -", "-", "x" * 70,
+    "![", "[NOT_IN", "(sandbox:/mnt/data/q.csv)",
 ]  # fmt: skip
 TEXTS = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
