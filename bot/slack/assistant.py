@@ -10,6 +10,7 @@ silently). Everything here is best effort: a failure is logged, and the person c
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -69,15 +70,19 @@ async def clear_thread(folio: Folio, client: AsyncWebClient, thread: ThreadKey) 
     if folio.access is None:
         return
     titled, greeting = await folio.access.forget_thread(thread)
+    if greeting is not None:
+        await _cleared("the greeting", thread, client.chat_delete(channel=thread.channel, ts=greeting))
+    if titled:
+        await _cleared("the title", thread, client.assistant_threads_setTitle(
+            channel_id=thread.channel, thread_ts=thread.thread_ts, title=messages.DELETED_TITLE))  # fmt: skip
+
+
+async def _cleared(what: str, thread: ThreadKey, call: Awaitable[object]) -> None:
     try:
-        if greeting is not None:
-            await client.chat_delete(channel=thread.channel, ts=greeting)
-        if titled:
-            await client.assistant_threads_setTitle(channel_id=thread.channel, thread_ts=thread.thread_ts,
-                                                    title=messages.DELETED_TITLE)  # fmt: skip
+        await call
     except SlackApiError as exc:
-        if exc.response.get("error") != "message_not_found":
-            log.warning("could not clear the assistant thread %s: %s", thread, exc.response.get("error"))
+        if exc.response.get("error") != "message_not_found":  # gone already is cleared
+            log.warning("could not clear %s of %s: %s", what, thread, exc.response.get("error"))
 
 
 async def _searchable(folio: Folio, thread: ThreadKey, user: str) -> tuple[str, ...] | None:
