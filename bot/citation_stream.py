@@ -1,34 +1,35 @@
-"""Citations checked while the answer is written: model text in, pieces safe to show out. Pure, no I/O.
+"""The citation rule, applied as the answer is written: model text in, pieces safe to show out. Pure, no I/O.
 
     stream = CitationStream(conversation.sources, link_for=options.link_for)
     stream.feed("Refunds within 14 days [S")   # -> ["Refunds within 14 days"]  ("[S" is held back)
     stream.feed("1].")                          # -> [" ", Citation(label=1, ...), "."]
     stream.close()                              # -> []  (trailing whitespace is never shown)
 
-A piece is plain text or one checked citation. Text from the last unclosed `[` (or `［`, `【`, `〔`) on is held back
-until its closing bracket arrives, so a half-written marker (`[S`, `[S1`) is never shown; a complete marker is shown
-only when it names a source already shown in this conversation, and is dropped otherwise. Labels, dedupe and
-whitespace follow `bot.citations.render` exactly, so `stream.text` equals the rendered answer when the final text is
-the streamed one (the surface compares the two to decide whether the streamed text must be replaced).
+A piece is plain text or one checked citation. This is the ONE implementation of "which marker is valid and what it
+becomes": `bot.citations.render` feeds the whole answer through it, the streaming answer feeds it delta by delta, and
+the tail that more text could still turn into a marker, label, link or sandbox path (`undecided_from`) is held back
+until it is decided. So a half-written marker (`[S`, `[S1`) is never shown, and `stream.text` equals the rendered
+answer however the text was cut (the surface compares the two to decide whether the streamed text must be replaced).
+
+What the rule does with each thing the model writes:
+- `[S3]` naming a source shown in this conversation: citation `[n]`, one label per document page, in order of use;
+  naming none: removed (with the space before it: "fact [S9]." shows "fact.");
+- a bracketed number the model writes itself (`[1]`, `[2, 3]`): removed the same way, never passed for a citation;
+- a Markdown link or image: its label and its real address, `label (https://...)`; `[S1](url)` is a citation
+  followed by the address in plain text;
+- a sandbox file (`sandbox:/mnt/data/x.csv`, or a link to one): its file name, or its link's label;
+- `[NOT_IN_DOCUMENTS]`: removed; whitespace at the start and end of the answer: never shown.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-from bot.citations import (
-    CLOSERS,
-    MARKER,
-    NOT_ANSWERED,
-    OPENERS,
-    LinkFor,
-    _labels_for,  # the labelling rule `render` uses: one definition, so the two agree
-    marker_refs,
-)
-from bot.models import Chunk, Citation
+from bot.citation_marks import MAY_HOLD_TOKEN, TOKEN, LinkFor, labels_for, refs_in, undecided_from
+from bot.models import Chunk, Citation, MarkerSpan
 
 Piece = str | Citation
-HOLD_LIMIT = 120  # an opening `[` further back than this is prose, not a marker still being written
 
 
 class CitationStream:
@@ -38,12 +39,13 @@ class CitationStream:
         self._known = known
         self._link_for = link_for
         self._pending = ""  # raw model text not yet decided
-        self._space = ""  # whitespace held back: shown only when more text follows (render strips and rstrips)
+        self._space = ""  # whitespace held back: shown only when more text follows
         self._started = False  # leading whitespace of the answer is never shown
         self._after_label: int | None = None  # the label just shown, when nothing has followed it yet
         self._citations: dict[tuple[str, int | None], Citation] = {}
         self._dropped: list[str] = []
-        self.text = ""  # everything shown so far, as `render` writes it: `[n]` in place of each valid marker
+        self.markers: list[MarkerSpan] = []  # where each label stands in `text`
+        self.text = ""  # everything shown so far: `[n]` in place of each valid marker
 
     @property
     def citations(self) -> tuple[Citation, ...]:
@@ -51,35 +53,61 @@ class CitationStream:
 
     @property
     def dropped(self) -> tuple[str, ...]:
-        """Refs of markers removed because they named no shown source, first occurrence order."""
+        """Markers and labels removed because they named no shown source, first occurrence order."""
         return tuple(dict.fromkeys(self._dropped))
 
     def feed(self, delta: str) -> list[Piece]:
         """The pieces `delta` makes safe to show (possibly none, while a marker may still be written)."""
         self._pending += delta
-        cut = _hold_from(self._pending)
+        cut = undecided_from(self._pending)
         ready, self._pending = self._pending[:cut], self._pending[cut:]
         return self._decide(ready)
 
-    def close(self) -> list[Piece]:
-        """The response ended: what was held back is plain text after all (a `[S` never closed is not a marker)."""
-        ready, self._pending = self._pending, ""
+    def close(self, last: str = "") -> list[Piece]:
+        """The response ended (with `last`): what was held back is decided as it stands (a `[S` never closed is not a
+        marker)."""
+        ready, self._pending = self._pending + last, ""
         pieces = self._decide(ready)
         self._space = ""
         return pieces
 
     def _decide(self, raw: str) -> list[Piece]:
         pieces: list[Piece] = []
+        if MAY_HOLD_TOKEN.search(raw) is None:  # plain words, as most deltas are
+            self._text(raw, pieces)
+            return pieces
         cursor = 0
-        for match in MARKER.finditer(raw):
+        for match in TOKEN.finditer(raw):
             self._text(raw[cursor : match.start()], pieces)
             cursor = match.end()
-            self._marker(match.group(0), pieces)
+            self._token(match, pieces)
         self._text(raw[cursor:], pieces)
         return pieces
 
+    def _token(self, match: re.Match[str], pieces: list[Piece]) -> None:
+        kind = match.lastgroup
+        if kind == "marker":
+            self._labels(refs_in(match.group()), pieces)
+        elif kind == "label":
+            self._dropped.append(match.group())
+            self._labels([], pieces)
+        elif kind == "sandbox_link":
+            self._replaced(match.group("sandbox_label"), pieces)
+        elif kind == "sandbox_path":
+            self._replaced(match.group("sandbox_file"), pieces)
+        elif kind == "link":
+            label, url = match.group("link_label").strip(), match.group("url")
+            self._replaced(url if label in ("", url) else f"{label} ({url})", pieces)
+        # not_answered: removed
+
+    def _replaced(self, text: str, pieces: list[Piece]) -> None:
+        """What a link or sandbox path becomes, read by the same rule (a label may hold a marker)."""
+        if text:
+            pieces.extend(self._decide(text))
+        else:
+            self._labels([], pieces)
+
     def _text(self, raw: str, pieces: list[Piece]) -> None:
-        raw = raw.replace(NOT_ANSWERED, "")
         if not self._started:
             raw = raw.lstrip()
             self._started = bool(raw)
@@ -90,9 +118,9 @@ class CitationStream:
         else:
             self._space += raw
 
-    def _marker(self, marker: str, pieces: list[Piece]) -> None:
+    def _labels(self, refs: list[str], pieces: list[Piece]) -> None:
         self._started = True
-        labels = _labels_for(marker_refs(marker), self._known, self._citations, self._link_for, self._dropped)
+        labels = labels_for(refs, self._known, self._citations, self._link_for, self._dropped)
         if not labels:  # every source it names is unknown: "fact [S9]." shows as "fact."
             self._space = self._space.rstrip(" \t")
             return
@@ -104,20 +132,12 @@ class CitationStream:
                 self._show(self._space, pieces)
                 self._space = ""
             pieces.append(by_label[label])
-            self.text += f"[{label}]"
+            piece = f"[{label}]"
+            self.markers.append(MarkerSpan(start=len(self.text), end=len(self.text) + len(piece), label=label))
+            self.text += piece
             self._after_label = label
 
     def _show(self, text: str, pieces: list[Piece]) -> None:
         pieces.append(text)
         self.text += text
         self._after_label = None
-
-
-def _hold_from(pending: str) -> int:
-    """Where the undecided tail starts: the last opening bracket (`[`, `［`, `【`, ...) with no closing one after it,
-    unless it is too far back to be a marker."""
-    opening = max(pending.rfind(bracket) for bracket in OPENERS)
-    if opening == -1 or any(bracket in pending[opening:] for bracket in CLOSERS) or len(pending) - opening > HOLD_LIMIT:
-        return len(pending)
-    return opening
-

@@ -3,8 +3,10 @@
     configure(settings)                     # once, by the `folio` command, before any subcommand runs
 
 Every line goes to stderr. `json` prints one object a line (`time`, `level`, `logger`, `message`, and the per-turn
-record under `turn`: see `bot.turns.observer`). Every secret Settings holds (tokens, keys, the Redis password) is
-replaced by `***` in whatever a line says, whichever library wrote it, tracebacks included.
+record under `turn`: see `bot.turns.observer`). Every secret Settings holds (tokens, keys, the Redis password in the
+URL's user part or its `?password=`) is replaced by `***` in whatever a line says, whichever library wrote it,
+tracebacks included: in the message before it is escaped for JSON, and in the finished line in every form a line can
+write it (JSON- or repr-escaped, URL-quoted: `bot.config.secrets.written_forms`).
 """
 
 from __future__ import annotations
@@ -13,17 +15,15 @@ import json
 import logging
 import sys
 from datetime import datetime, timezone
-from typing import TextIO
-from urllib.parse import urlsplit
+from typing import Any, TextIO
 
 from pydantic import SecretStr
 
 from bot.config import Settings
+from bot.config.secrets import MASK, redis_passwords, written_forms
 
 # Libraries that log every request at INFO: quiet unless the operator asked for DEBUG.
 CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "azure", "slack_sdk", "slack_bolt", "aiohttp.access")
-MASK = "***"
-_SHORTEST_SECRET = 6  # shorter values would mask ordinary words
 
 
 def configure(settings: Settings | None, *, verbose: bool = False, stream: TextIO | None = None) -> logging.Handler:
@@ -52,13 +52,14 @@ def secrets_of(settings: Settings | None) -> tuple[str, ...]:
     if settings is None:
         return ()
     found = [value.get_secret_value() for value in dict(settings).values() if isinstance(value, SecretStr)]
-    if settings.redis_url:
-        found.append(urlsplit(settings.redis_url).password or "")
-    return tuple(sorted({value for value in found if len(value) >= _SHORTEST_SECRET}, key=len, reverse=True))
+    found += redis_passwords(settings.redis_url)
+    forms = {form for secret in found for form in written_forms(secret)}
+    return tuple(sorted(forms, key=len, reverse=True))
 
 
 class Redacting(logging.Formatter):
-    """Formats with `inner`, then masks every secret in the finished line (message, extra fields, traceback)."""
+    """Masks every secret in the record's message, traceback and turn record before `inner` formats (and escapes)
+    them, then once more in the finished line, in every form it may be written there."""
 
     def __init__(self, inner: logging.Formatter, secrets: tuple[str, ...]) -> None:
         super().__init__()
@@ -66,7 +67,29 @@ class Redacting(logging.Formatter):
         self._secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
-        return mask(self._inner.format(record), self._secrets)
+        if not self._secrets:
+            return self._inner.format(record)
+        masked = logging.makeLogRecord(record.__dict__)  # the record itself goes on to other handlers unchanged
+        masked.msg, masked.args = mask(record.getMessage(), self._secrets), None
+        if record.exc_info:
+            masked.exc_text = mask(record.exc_text or self._inner.formatException(record.exc_info), self._secrets)
+            masked.exc_info = None
+        if record.stack_info:
+            masked.stack_info = mask(record.stack_info, self._secrets)
+        if getattr(record, "turn", None) is not None:
+            masked.turn = _masked(record.turn, self._secrets)  # type: ignore[attr-defined]
+        return mask(self._inner.format(masked), self._secrets)
+
+
+def _masked(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` (a turn record: dicts, lists, strings) with every secret masked in its strings."""
+    if isinstance(value, str):
+        return mask(value, secrets)
+    if isinstance(value, dict):
+        return {key: _masked(item, secrets) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item, secrets) for item in value]
+    return value
 
 
 def mask(text: str, secrets: tuple[str, ...]) -> str:
@@ -96,6 +119,6 @@ class JsonFormatter(logging.Formatter):
         if turn is not None:  # the fields say it all; the text line would repeat them
             line["message"] = "turn"
             line["turn"] = turn
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
+        if record.exc_info or record.exc_text:
+            line["exception"] = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
         return json.dumps(line, ensure_ascii=False, default=str)

@@ -10,6 +10,11 @@ from __future__ import annotations
 NO_MODEL = "No model is set up, so I quote the documents instead of writing an answer."
 MODEL_DOWN = "The model is not answering right now, so I quote the documents instead of writing an answer."
 NOT_IN_DOCUMENTS = "The documents I can search do not answer this."
+DELETED_TITLE = "Deleted conversation"  # an assistant thread's title once its conversation is deleted
+EARLIER_ANSWERS_FORGOTTEN = (
+    "Earlier answers in this thread relied on a document that has since been removed or that this thread may no "
+    "longer search, so I set them aside and did not use them for this answer."
+)
 HISTORY_RESTORED = "The earlier context of this thread had expired; I restored it from the saved history."
 HISTORY_EXPIRED = "The history of this thread has expired, so I answered it as a new question."
 

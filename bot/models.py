@@ -16,6 +16,16 @@ Profile = Literal["fast", "thorough"]
 Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
 
 
+# Every kind of file `folio index` takes, by suffix, and the media type its kept copy is served as: one table, so the
+# reader and the document route cannot disagree (converted files end in .pdf: orders.xlsx.pdf).
+INDEXABLE: dict[str, str] = {
+    ".pdf": "application/pdf",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+}
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -206,6 +216,9 @@ class Turn(_Value):
     asked_by: str | None = None
     at: str = Field(default_factory=utc_now)
     feedback: Feedback | None = None
+    # The answer relied on a document since removed or out of this thread's scope: its text and references are gone
+    # (a claim cannot be told apart from the source that backed it), and the history sent to the model skips it.
+    set_aside: bool = False
 
 
 class Conversation(BaseModel):
@@ -228,6 +241,7 @@ class Conversation(BaseModel):
     response_ids: list[str] = Field(default_factory=list)  # every id created, for deletion at the provider
     started_by: str | None = None
     message_ts: list[str] = Field(default_factory=list)  # Folio's own messages in the thread, for deletion
+    answers_set_aside: bool = False  # earlier answers were set aside (see `forget`): the next answer says so once
 
     @model_validator(mode="before")
     @classmethod
@@ -252,13 +266,27 @@ class Conversation(BaseModel):
     def forget(self, gone: Callable[[Chunk], bool]) -> bool:
         """Forget the sources `gone` names (outside today's scope, or of a document removed since), so no marker can
         cite them again; when any were, the chain restarts from the saved turns, so the model's context no longer
-        holds their passages. True when any were forgotten."""
+        holds their passages, and every earlier answer that cited their documents is set aside: its claims, titles
+        and labels are neither kept nor sent to the model again. True when any were forgotten."""
         outside = [ref for ref, chunk in self.sources.items() if gone(chunk)]
+        documents = {(self.sources[ref].container, self.sources[ref].file) for ref in outside}
         for ref in outside:
             del self.sources[ref]
         if outside:
             self.last_response_id = None
+            self._set_aside(documents)
         return bool(outside)
+
+    def _set_aside(self, documents: set[tuple[str, str]]) -> None:
+        for index, turn in enumerate(self.turns):
+            if any((citation.container, citation.file) in documents for citation in turn.citations):
+                self.turns[index] = turn.model_copy(update={"answer": "", "citations": (), "set_aside": True})
+                self.answers_set_aside = True
+
+    def tell_set_aside(self) -> bool:
+        """Whether this answer must say that earlier answers were set aside; it is said once."""
+        told, self.answers_set_aside = self.answers_set_aside, False
+        return told
 
     def record(self, question: str, answer: Answer, *, asked_by: str | None = None) -> Turn:
         """Append a finished turn; the chain moves on only when the model gave a final answer."""

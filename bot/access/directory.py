@@ -10,6 +10,7 @@ Which channel a person is viewing comes from Slack's events: `assistant_thread_s
 
     {prefix}:thread:{team}:{channel}:{thread_ts}   the assistant thread's person and the channel they view
     {prefix}:titled:{team}:{channel}:{thread_ts}   set once the first question has named the thread
+    {prefix}:greeting:{team}:{channel}:{thread_ts} the ts of Folio's greeting in the assistant thread
     {prefix}:viewing:{team}:{user}                 the channel a person views beside the agent (agent_view)
 """
 
@@ -153,6 +154,23 @@ class Access:
             return False
         async with redis_errors():
             return bool(await self._redis.set(self._key(f"titled:{thread}"), "1", nx=True, ex=THIRTY_DAYS))
+
+    async def greeted(self, thread: ThreadKey, ts: str) -> None:
+        """Remember the greeting's message, so deleting the conversation removes it too."""
+        async with redis_errors():
+            await self._redis.set(self._key(f"greeting:{thread}"), ts, ex=THIRTY_DAYS)
+
+    async def forget_thread(self, thread: ThreadKey) -> tuple[bool, str | None]:
+        """The conversation is deleted: drop every key this thread has here. Returns (whether it was an assistant
+        thread Folio titled, the greeting's ts), for the caller to clear them in Slack."""
+        keys = [self._thread_key(thread), self._key(f"titled:{thread}"), self._key(f"greeting:{thread}")]
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.exists(keys[1])
+                pipe.get(keys[2])
+                pipe.delete(*keys)
+                titled, greeting, _ = await pipe.execute()
+        return bool(titled), greeting.decode() if isinstance(greeting, bytes) else greeting
 
     async def _save(self, thread: ThreadKey, record: AssistantThread) -> None:
         raw = json.dumps({"user": record.user, "viewing": record.viewing})

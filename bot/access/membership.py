@@ -35,12 +35,18 @@ log = logging.getLogger(__name__)
 KEEP_STALE = 24 * 3600  # seconds an answer is kept beyond its TTL, for when Slack cannot be asked
 SLACK_PATIENCE = 4.0  # seconds one lookup may take while a turn waits (the client would sleep out each Retry-After)
 _PAGE = 1000  # conversations.members' largest page
+MAX_PAGES = 50  # pages one channel lookup reads (50,000 members): past it, Slack is answering in circles
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, TimeoutError)  # SlackApiError is a SlackClientError
 _NO_SUCH_GROUP = {"no_such_subteam"}  # Slack's definite "no such group": no members, not an outage
 
 
 class SlackUnreachable(Exception):
     """Slack did not answer the question (outage, rate limit after retries, missing scope)."""
+
+
+class SlackMalformed(SlackUnreachable):
+    """Slack's answer cannot be read as one: a list that is not a list, a cursor that repeats, pages without end.
+    Never cached; like an outage, the last good answer is used, or nobody is let in."""
 
 
 def is_group_id(key: str) -> bool:
@@ -118,7 +124,7 @@ class Memberships:
 
     async def _fetch_handles(self, team: str) -> dict[str, str]:
         response = await self._ask(lambda: self._slack.usergroups_list(include_disabled=False))
-        groups = response.get("usergroups") or []
+        groups = _listed(response, "usergroups.list", "usergroups", dict)
         return {str(group["handle"]): str(group["id"]) for group in groups if group.get("handle") and group.get("id")}
 
     async def _fetch_members(self, group_id: str) -> list[str]:
@@ -128,7 +134,7 @@ class Memberships:
             if isinstance(exc.__cause__, SlackApiError) and exc.__cause__.response.get("error") in _NO_SUCH_GROUP:
                 return []
             raise
-        return [str(user) for user in response.get("users") or []]
+        return _listed(response, "usergroups.users.list", "users", str)
 
     # --- channels -----------------------------------------------------------------------------------------------
     async def in_channel(self, team: str, channel: str, user: str) -> bool:
@@ -140,15 +146,20 @@ class Memberships:
 
     async def _find(self, channel: str, user: str) -> bool:
         cursor: str | None = None
-        while True:
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
             response = await self._ask(
                 lambda: self._slack.conversations_members(channel=channel, cursor=cursor, limit=_PAGE)
             )
-            if user in (response.get("members") or []):
+            if user in _listed(response, "conversations.members", "members", str):
                 return True
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if cursor is None:
                 return False
+            if not isinstance(cursor, str) or cursor in seen:
+                raise SlackMalformed(f"conversations.members gave the cursor {str(cursor)[:40]!r} twice")
+            seen.add(cursor)
+        raise SlackMalformed(f"conversations.members had more than {MAX_PAGES} pages of {_PAGE} for {channel}")
 
     # --- the cache ----------------------------------------------------------------------------------------------
     async def _cached(self, name: str, fetch: Callable[[], Awaitable[Any]]) -> Any:
@@ -194,3 +205,14 @@ class Memberships:
         entry = json.dumps({"at": self._clock() if at is None else at, "value": value})
         async with redis_errors():
             await self._redis.set(self._key(name), entry, ex=int(self._ttl + KEEP_STALE))
+
+
+def _listed(response: Any, method: str, field: str, kind: type) -> list[Any]:
+    """`response[field]`, a list of `kind` (absent: empty); SlackMalformed when it is anything else (a string of
+    IDs would otherwise be searched as a substring)."""
+    value = response.get(field)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, kind) for item in value):
+        raise SlackMalformed(f"{method} answered {field} that is not a list of {kind.__name__}: {str(value)[:60]!r}")
+    return value

@@ -13,7 +13,7 @@ HISTORY_TURNS = 10  # the most recent turns resent; older ones rarely matter and
 def history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
     """Input items restating the recent turns: a note, then each question and its answer with its references."""
     items = [{"role": "developer", "content": prompts.load("history")}]
-    for turn in turns[-HISTORY_TURNS:]:
+    for turn in [turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:]:  # see Conversation.forget
         items.append({"role": "user", "content": turn.question})
         items.append({"role": "assistant", "content": _answer_with_references(turn)})
     return items
@@ -33,6 +33,6 @@ def _reference(citation: Citation) -> str:
 def trimmed_history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
     """The history once more after the model found it too long: without its passages, and without the older half of
     the recent turns (none at all when there is only one)."""
-    recent = list(turns[-HISTORY_TURNS:])
+    recent = [turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:]
     kept = recent[len(recent) // 2 + len(recent) % 2 :]
     return history_items(kept) if kept else []

@@ -93,10 +93,12 @@ async def run_turn(
     if len(question) > options.max_question_chars:
         raise InvalidInput(messages.question_too_long(len(question), limit=options.max_question_chars))
     profile = profile or conversation.profile
+    set_aside = conversation.tell_set_aside()  # earlier answers relied on a document removed or out of scope
     if model is None:
-        return await search_only(
+        answer = await search_only(
             question, conversation, retriever=retriever, options=options, notice=messages.NO_MODEL, profile=profile
         )
+        return _telling(answer, set_aside)
     sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
     turn = _Turn(question, conversation, model, options, profile, tools, stream=stream)
@@ -109,7 +111,14 @@ async def run_turn(
         )
         answer = turn.charged(fallback)
     _log_trace(turn, answer)
-    return answer
+    return _telling(answer, set_aside)
+
+
+def _telling(answer: Answer, set_aside: bool) -> Answer:
+    """`answer`, saying first that earlier answers of the thread were set aside, when they were."""
+    if not set_aside:
+        return answer
+    return answer.model_copy(update={"notices": (messages.EARLIER_ANSWERS_FORGOTTEN, *answer.notices)})
 
 
 async def _answer(turn: _Turn) -> Answer:

@@ -28,7 +28,7 @@ from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, StepIds
-from bot.agent.wire import CodeRun, ModelReply, NotAResponse, request_body
+from bot.agent.wire import CodeRun, MalformedReply, ModelReply, NotAResponse, request_body
 from bot.citation_stream import CitationStream, Piece
 from bot.citations import LinkFor
 from bot.errors import ModelUnavailable
@@ -106,11 +106,27 @@ class ServerSentEvents:
         for block in complete:
             payload = b"\n".join(line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:"))
             if payload and payload != b"[DONE]":
-                event = json.loads(payload)
+                event = _decoded(payload)
                 if isinstance(event, dict):
                     if event.get("type") in _FINAL:
                         self.final = ModelReply.read(event.get("response"))
                     yield event
+
+
+def _decoded(payload: bytes) -> object:
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
+        glimpse = " ".join(payload[:60].decode(errors="replace").split())
+        raise MalformedReply(f"a stream event is not JSON ({glimpse})") from exc
+
+
+def _field(event: dict[str, Any], name: str) -> dict[str, Any]:
+    """The object `event` must carry in `name`: a `response.created` its response, an `output_item.done` its item."""
+    value = event.get(name)
+    if not isinstance(value, dict):
+        raise MalformedReply(f"{event.get('type')} came without its {name}")
+    return value
 
 
 async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: AnswerWriter) -> ModelReply:
@@ -186,8 +202,11 @@ async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> boo
             await writer.write("".join(text))
             text.clear()
         if kind == "response.created":
-            await writer.response_created(str(event["response"]["id"]))
-        elif kind == "response.output_item.done" and event["item"].get("type") == "code_interpreter_call":
+            response_id = _field(event, "response").get("id")
+            if not isinstance(response_id, str):
+                raise MalformedReply("response.created came without a response id")
+            await writer.response_created(response_id)
+        elif kind == "response.output_item.done" and _field(event, "item").get("type") == "code_interpreter_call":
             await writer.calculated(CodeRun.read(event["item"]))
         elif kind == "error":
             raise ModelUnavailable(f"The model service failed while answering: {event.get('message')}")

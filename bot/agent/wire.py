@@ -32,6 +32,14 @@ class NotAResponse(ModelUnavailable):
     `provider_errors.model_call` makes it the configuration error it is."""
 
 
+class MalformedReply(ModelUnavailable):
+    """A reply or stream event broken on the way (a field missing, a line that is not JSON, a count that is not a
+    number): the turn answers search-only, as when the service is down, and the log names what was wrong."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"The model service sent a malformed reply: {what}.")
+
+
 @dataclass(frozen=True)
 class CodeRun:
     """One code_interpreter run the service executed: its code and what it printed."""
@@ -81,12 +89,24 @@ class ModelReply:
                 for item in output if item.get("type") == "function_call"
             ),  # fmt: skip
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
-            input_tokens=int(usage.get("input_tokens") or 0) if usage else 0,
-            output_tokens=int(usage.get("output_tokens") or 0) if usage else 0,
+            input_tokens=_count(usage, "input_tokens"),
+            output_tokens=_count(usage, "output_tokens"),
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
         )
+
+
+def _count(usage: Json | None, key: str) -> int:
+    """A token count of `usage`: 0 when absent; MalformedReply when it is not a whole number of tokens."""
+    value = usage.get(key) if usage else None
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MalformedReply(f"usage.{key} is {_glimpse(value)!r}, not a number of tokens")
+    return value
 
 
 def _glimpse(data: object) -> str:

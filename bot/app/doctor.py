@@ -14,7 +14,6 @@ import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import openai
@@ -44,6 +43,7 @@ from bot.app.verdicts import (
     slack_scopes_check,
 )
 from bot.config import ChannelPolicy, Settings, load_policy
+from bot.config.secrets import redacted_url
 from bot.errors import ConfigurationError, FolioError, ModelMisconfigured
 from bot.models import Profile
 from bot.retrieval.azure import AzureSearchRetriever
@@ -123,7 +123,7 @@ async def _index_check(settings: Settings, folio: Folio, policy: ChannelPolicy |
 # --- Redis ----------------------------------------------------------------------------------------------------------
 async def _redis_check(settings: Settings) -> Check:
     if settings.redis_url:
-        shown = _without_password(settings.redis_url)
+        shown = redacted_url(settings.redis_url)
         fix = "check REDIS_URL (redis://HOST:6379/0) and that Redis runs and accepts Folio's connections"
         return await _ping(settings.redis_url, f"REDIS_URL {shown}", fix)
     folder = settings.folio_data_dir
@@ -158,15 +158,6 @@ async def _ping(url: str, where: str, fix: str) -> Check:
         await client.aclose()
     rtt = statistics.median(times)
     return Check("redis", "ok", f"{where} answers PING in {rtt:.1f} ms", facts={"rtt_ms": round(rtt, 2)})
-
-
-def _without_password(url: str) -> str:
-    """`url` with its password shown as ***; the rest as written (a bad port too: the line must still be said)."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    _, where = parts.netloc.rsplit("@", 1)
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{where}"))
 
 
 # --- the model ------------------------------------------------------------------------------------------------------

@@ -18,12 +18,12 @@ from aiohttp import web
 
 from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, Links, check_link
+from bot.models import INDEXABLE
 from bot.slack.site import ReadyCheck, ops_routes, running_site
 
 log = logging.getLogger(__name__)
 
 ROUTE = ROUTE_PREFIX + "/{container}/{file}"
-_TEXT_TYPES = {".txt": "text/plain", ".md": "text/markdown"}
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,9 @@ class DocumentServer:
 
 
 def _headers(file: str) -> dict[str, str]:
-    kind = _TEXT_TYPES.get(PurePath(file).suffix.lower(), "application/pdf")
+    kind = INDEXABLE.get(PurePath(file).suffix.lower(), "application/octet-stream")  # never guessed to be a PDF
     return {
-        "Content-Type": kind if kind == "application/pdf" else f"{kind}; charset=utf-8",
+        "Content-Type": f"{kind}; charset=utf-8" if kind.startswith("text/") else kind,
         # inline: the browser shows it (and honours #page=N) instead of downloading it; RFC 6266 name encoding.
         "Content-Disposition": f"inline; filename*=UTF-8''{quote(file, safe='')}",
         "X-Content-Type-Options": "nosniff",

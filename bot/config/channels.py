@@ -224,9 +224,11 @@ def load_policy(path: Path) -> ChannelPolicy:
             "Folio may read (see channels.example.yaml)."
         ) from exc
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         raise ConfigurationError(_yaml_problem(path, exc)) from exc
+    except Exception as exc:  # whatever else the parser raises is still the file's fault: file, line, what
+        raise ConfigurationError(f"{path}: not valid YAML ({type(exc).__name__}: {str(exc)[:200]}).") from exc
     if node is None:
         return ChannelPolicy()
     lines: dict[tuple[str, ...], int] = {}
@@ -241,6 +243,28 @@ def load_policy(path: Path) -> ChannelPolicy:
         line = _nearest_line(loc, lines)
         where = ".".join(loc) or "file"
         raise ConfigurationError(f"{path} line {line}: {where}: {error['msg']}") from exc
+
+
+MAX_DEPTH = 50  # levels of nesting a policy may have (it needs about five): deeper, the parser would recurse away
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing nesting past MAX_DEPTH with the line where it happens (unchecked, 3,000 levels of
+    `[[[...]]]` in 6 KB raise RecursionError in the composer)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
 
 
 class _Aliases:

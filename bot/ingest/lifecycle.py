@@ -2,7 +2,8 @@
 
 `folio remove` names the files; `folio index PATH --prune` removes the files of a container that came from PATH and
 are no longer there (`pipeline.gone_files`). Links posted before then answer 410 Gone (see `DocumentStore.remove`),
-and a thread that cited one forgets it on its next turn (`forget_removed`).
+and a thread that cited one forgets it on its next turn (`forget_removed`): its passages, and the earlier answers
+that cited it, which are set aside (`Conversation.forget`).
 """
 
 from __future__ import annotations

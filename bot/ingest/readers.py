@@ -15,11 +15,11 @@ from bot import messages
 from bot.errors import UnreadableFile
 from bot.ingest.decoding import decode_text
 from bot.ingest.pdf_text import read_pdf
-from bot.models import file_title
+from bot.models import INDEXABLE, file_title
 
-PDF_SUFFIXES = frozenset({".pdf"})
-TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
-SUPPORTED = PDF_SUFFIXES | TEXT_SUFFIXES
+PDF_SUFFIXES = frozenset(suffix for suffix, kind in INDEXABLE.items() if kind == "application/pdf")
+TEXT_SUFFIXES = frozenset(suffix for suffix, kind in INDEXABLE.items() if kind.startswith("text/"))
+SUPPORTED = frozenset(INDEXABLE)
 # Office files converted to PDF keep their real extension in front of `.pdf` (orders.xlsx.pdf).
 SPREADSHEETS = frozenset({".xlsx", ".xls", ".xlsm", ".csv", ".ods"})
 

@@ -10,6 +10,7 @@ silently). Everything here is best effort: a failure is logged, and the person c
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -31,11 +32,13 @@ async def greet(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: s
     containers = await _searchable(folio, thread, user)
     text = messages.assistant_greeting(None if containers is None else [escape(name) for name in containers])
     try:
-        await client.chat_postMessage(channel=thread.channel, thread_ts=thread.thread_ts, text=text)
+        greeting = await client.chat_postMessage(channel=thread.channel, thread_ts=thread.thread_ts, text=text)
+        if folio.access is not None:  # deleting the conversation deletes the greeting too
+            await folio.access.greeted(thread, str(greeting["ts"]))
         if containers:
             await _offer(folio, client, channel=thread.channel, thread_ts=thread.thread_ts, containers=containers)
-    except SlackApiError as exc:
-        log.warning("could not greet in %s: %s", thread, exc.response.get("error"))
+    except (SlackApiError, FolioError) as exc:
+        log.warning("could not greet in %s: %s", thread, exc)
 
 
 async def offer_prompts(folio: Folio, client: AsyncWebClient, *, team: str, channel: str, user: str) -> None:
@@ -59,6 +62,25 @@ async def name_thread(access: Access, client: AsyncWebClient, thread: ThreadKey,
         await client.assistant_threads_setTitle(channel_id=thread.channel, thread_ts=thread.thread_ts, title=title)
     except (FolioError, SlackApiError) as exc:
         log.warning("could not title %s: %s", thread, exc)
+
+
+async def clear_thread(access: Access, client: AsyncWebClient, thread: ThreadKey) -> None:
+    """The conversation was deleted: its greeting goes, its title no longer shows the first question, and the
+    thread's keys go (a failure in Slack is logged; the deletion goes on)."""
+    titled, greeting = await access.forget_thread(thread)
+    if greeting is not None:
+        await _cleared("the greeting", thread, client.chat_delete(channel=thread.channel, ts=greeting))
+    if titled:
+        await _cleared("the title", thread, client.assistant_threads_setTitle(
+            channel_id=thread.channel, thread_ts=thread.thread_ts, title=messages.DELETED_TITLE))  # fmt: skip
+
+
+async def _cleared(what: str, thread: ThreadKey, call: Awaitable[object]) -> None:
+    try:
+        await call
+    except SlackApiError as exc:
+        if exc.response.get("error") != "message_not_found":  # gone already is cleared
+            log.warning("could not clear %s of %s: %s", what, thread, exc.response.get("error"))
 
 
 async def _searchable(folio: Folio, thread: ThreadKey, user: str) -> tuple[str, ...] | None:

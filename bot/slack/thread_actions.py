@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.agent import delete_responses
 from bot.models import Feedback
+from bot.slack.assistant import clear_thread
 from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ConversationStore, ThreadKey
@@ -79,6 +80,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
                 await store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
                 await tell(client, thread, user, messages.delete_incomplete(len(left_ids) + len(left_ts)))
                 return
+            await clear_thread(folio.access, client, thread)  # the assistant thread's greeting, title and keys
             await store.delete(thread)
     except Exception as error:
         log.warning("deleting %s failed", thread, exc_info=True)

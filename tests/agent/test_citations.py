@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from bot.citations import display_name, needs_correction, render, scrub_sandbox, unknown_refs
+from bot.citations import display_name, needs_correction, render, unknown_refs
 from tests.agent.doubles import chunk, link
 
 KNOWN = {
@@ -53,7 +53,7 @@ def test_sandbox_paths_are_scrubbed() -> None:
 
     assert "/mnt/data" not in rendered.text and "sandbox:" not in rendered.text
     assert rendered.text == "Total is 42 [1]. Download the table or open chart.png."
-    assert scrub_sandbox("see sandbox:/mnt/data/a.csv") == "see a.csv"
+    assert render("see sandbox:/mnt/data/a.csv", KNOWN, link_for=link).text == "see a.csv"
 
 
 def test_correction_is_needed_for_unknown_markers_or_uncited_facts() -> None:

@@ -37,6 +37,25 @@ async def test_a_fabricated_marker_is_sent_back_once_then_stripped(
     assert answer.response_ids == tuple(r.response_id for r in fake_model.requests)
 
 
+async def test_a_plain_label_the_model_writes_is_sent_back_and_never_shown_as_a_citation(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    # Issue 18, item 2: "[1]" in model text passed as is (with links off, a checked citation is a plain [1] too), and
+    # no correction round ran.
+    retriever = ScriptedRetriever(default=[chunk(1), chunk(2, file="plan.pdf")])
+    fake_model.script(
+        tools(search("notice")),
+        reply("Notice is one month [S1]; probation is a week [2]."),
+        reply("Notice is one month [S1]; probation is a week [2]."),  # the correction did not help
+    )
+
+    answer = await run_turn("notice?", conversation, model=model, retriever=retriever, options=options)
+
+    assert "[2]" in fake_model.requests[2].user_text  # the correction round names it
+    assert answer.text == "Notice is one month [1]; probation is a week."
+    assert [c.file for c in answer.citations] == ["handbook.pdf"] and answer.removed_markers == ("[2]",)
+
+
 async def test_a_corrected_answer_replaces_the_first_one(
     fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
@@ -9,7 +10,7 @@ from bot.agent import AgentOptions, run_turn
 from bot.agent.events import AnswerText, ModelCalled, ResponseCreated, Step, TurnEvent
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
-from tests.fakes.openai_responses import Code, FakeResponses, error, reply, search, tools
+from tests.fakes.openai_responses import Code, FakeResponses, error, mangled, reply, search, tools
 
 QUESTION = "What is the notice period?"
 
@@ -93,3 +94,43 @@ async def test_a_calculation_shows_before_the_text_that_uses_it_and_only_once(
     first_text = next(i for i, e in enumerate(events) if isinstance(e, AnswerText))
     assert len(calculations) == 1 and calculations[0] < first_text
     assert events[calculations[0]].detail.strip() == "42" and answer.text == "That is 42 days [1]."
+
+
+def _without(kind: str, field: str):
+    return lambda event: {k: v for k, v in event.items() if k != field} if event["type"] == kind else event
+
+
+def _usage(response: dict) -> dict:
+    return {**response, "usage": {**response["usage"], "input_tokens": "many", "output_tokens": "lots"}}
+
+
+HOSTILE_STREAMS = {  # issue 18, item 9: what a broken proxy or a hostile server sent
+    "response.created without response": _without("response.created", "response"),
+    "output_item.done without item": _without("response.output_item.done", "item"),
+    "a data line that is not JSON": lambda e: "{not json" if e["type"] == "response.output_text.delta" else e,
+    "non-numeric token counts": lambda e: {**e, "response": _usage(e["response"])} if e["type"] == "response.completed"
+    else e,
+}
+
+
+@pytest.mark.parametrize("mangle", HOSTILE_STREAMS.values(), ids=HOSTILE_STREAMS.keys())
+async def test_a_malformed_model_stream_is_a_named_failure_with_the_search_only_answer(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation, mangle,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    fake_model.script(tools(search("notice period")), mangled(reply("One month [S1]."), mangle))
+
+    answer, _ = await run(model, options, conversation)
+
+    assert answer.mode == "search_only" and messages.MODEL_DOWN in answer.notices
+    assert "malformed" in caplog.text
+
+
+async def test_a_plain_reply_with_non_numeric_token_counts_gets_the_search_only_answer_too(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    fake_model.script(tools(search("notice period")), mangled(reply("One month [S1]."), _usage))
+
+    answer, _ = await run(model, options, conversation, stream=False)
+
+    assert answer.mode == "search_only" and messages.MODEL_DOWN in answer.notices

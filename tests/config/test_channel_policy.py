@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import load_policy, narrow
+from bot.config.policy_file import REMIND_EVERY, PolicyFile
 from bot.errors import ConfigurationError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 
@@ -106,3 +107,37 @@ def test_shipped_example_is_valid() -> None:
     policy = load_policy(ROOT / "channels.example.yaml")
     assert policy.tag_keys == ("department", "year", "doc_type")
     assert policy.scope_for("C0FINANCE1").containers == ("sample",)
+
+
+NESTED = "channels:\n  C0FINANCE1:\n    container: " + "[" * 3000 + "]" * 3000 + "\n"  # 6 KB, 3,000 levels
+
+
+def test_a_deeply_nested_file_names_its_file_and_line_instead_of_a_recursion_error(tmp_path: Path) -> None:
+    # Issue 18, item 4: RecursionError escaped the loader: `folio serve` died with a traceback.
+    path = write(tmp_path, NESTED)
+
+    with pytest.raises(ConfigurationError) as error:
+        load_policy(path)
+
+    assert str(error.value).startswith(f"{path} line 3: ") and "nested" in str(error.value)
+
+
+def test_a_live_re_read_of_a_broken_file_keeps_the_policy_and_keeps_saying_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(tmp_path, GOOD)
+    now = [0.0]
+    policy_file = PolicyFile(path, clock=lambda: now[0])
+    before = policy_file.current()
+
+    path.write_text(NESTED)
+    assert policy_file.current() is before  # the turn goes on under the policy in force
+    now[0] += REMIND_EVERY + 1
+    assert policy_file.current() is before
+    now[0] += 1
+    assert policy_file.current() is before
+
+    said = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert len(said) == 2 and all(f"{path} line 3:" in line for line in said)  # again while broken, not every turn
+    path.write_text(GOOD.replace("finance\n", "money\n"))
+    assert policy_file.current().scope_for("C0FINANCE1").containers == ("money",)

@@ -177,3 +177,26 @@ async def test_slack_answers_never_carry_file_links_of_the_server(
     assert answer.blocks[0]["text"]["text"].startswith("Monthly plans: 14 days [1]")
     assert "file://" not in json.dumps(answer.blocks)
     assert status == 404  # no FOLIO_PUBLIC_URL: Folio serves no documents
+
+
+@pytest.mark.parametrize(
+    ("file", "kind"),
+    [("notes.markdown", "text/markdown; charset=utf-8"), ("notes.md", "text/markdown; charset=utf-8"),
+     ("notes.txt", "text/plain; charset=utf-8"), ("orders.xlsx.pdf", "application/pdf")],
+)  # fmt: skip
+async def test_each_indexable_kind_of_document_is_served_as_what_it_is(tmp_path: Path, file: str, kind: str) -> None:
+    # Issue 18, item 11: `folio index` accepts .markdown, but the route answered every suffix but .txt and .md as a PDF.
+    from bot.cli.document_links import DocumentServer, serve_documents
+    from bot.documents import DocumentStore
+
+    source = tmp_path / file
+    source.write_text("# Notes\n\nRefunds within 14 days.\n")
+    store = DocumentStore(tmp_path / "documents")
+    assert await store.keep("hr", file, source)
+    key, ports = b"k" * 32, []
+    async with serve_documents(DocumentServer(store=store, key=key), "127.0.0.1", 0, started=ports.append):
+        async with aiohttp.ClientSession() as http:
+            link = f"http://127.0.0.1:{ports[0]}" + signed_path(key, "hr", file, expires=int(time.time()) + 60)
+            status, headers, content = await fetch(http, link)
+
+    assert (status, headers["Content-Type"], content) == (200, kind, source.read_bytes())

@@ -38,7 +38,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,6 +86,8 @@ class Step:
     tokens: tuple[str, ...] | None = None  # how a streamed text is cut into deltas (default: word pieces)
     token_delay: float | None = None  # seconds between streamed text deltas; None = the server's default
     broken_after: int | None = None  # streamed: the connection drops after this many text deltas
+    # A hostile or broken server: each stream event (or the plain reply) as it goes out; a str is sent as it stands.
+    mangle: Callable[[Json], Json | str] | None = None
 
 
 def call(name: str, **arguments: Any) -> Call:
@@ -124,6 +126,11 @@ def reply(
 def broken(text: str, *, after: int, token_delay: float | None = None) -> Step:
     """A streamed answer whose connection drops after `after` text deltas (no final event, no end of the body)."""
     return Step(text=text, broken_after=after, token_delay=token_delay)
+
+
+def mangled(step: Step, mangle: Callable[[Json], Json | str]) -> Step:
+    """`step` as a broken proxy or server sends it: every stream event (or the plain reply) through `mangle`."""
+    return replace(step, mangle=mangle)
 
 
 def stopped(reason: str, text: str = "") -> Step:
@@ -316,6 +323,7 @@ class FakeResponses:
             stream = EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
                                  check=self._record_problems if self.validate else None)  # fmt: skip
             stream.broken_after = step.broken_after
+            stream.mangle = step.mangle
             return 200, stream
         time.sleep(latency)
         if step.status is not None:
@@ -323,6 +331,8 @@ class FakeResponses:
             return _error(step.status, message, code=step.error_code, kind=step.error_kind, param=step.error_param)
         response = self._respond(body, step, depth)
         request.response_id = response["id"]
+        if step.mangle is not None:
+            return 200, step.mangle(response)  # type: ignore[return-value]
         if step.text and delay:  # unstreamed, the whole text is written before the response is sent
             self.first_token(response["id"])
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
@@ -532,8 +542,8 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
                 return None, None
             return "responses", (parts[2] if len(parts) == 3 else None)
 
-        def _send(self, status: int, payload: Json) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: Json | str) -> None:
+            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
             self.send_response(status, HTTPStatus(status).phrase)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -550,7 +560,9 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             for event, delay in stream.events():
                 if delay:
                     time.sleep(delay)
-                data = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+                sent = stream.mangle(event) if stream.mangle else event
+                payload = sent if isinstance(sent, str) else json.dumps(sent)
+                data = f"event: {event['type']}\ndata: {payload}\n\n".encode()
                 self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
                 if event["type"] == "response.output_text.delta":

@@ -53,6 +53,7 @@ class EventStream:
         self.token_delay = token_delay
         self.check = check  # hears each event's schema violations; None = not checked
         self.broken_after: int | None = None  # text deltas written before the connection drops (None: never)
+        self.mangle: Callable[[Json], Json | str] | None = None  # each event as a broken server sends it
         self._sequence = itertools.count(0)
 
     def events(self) -> Iterator[tuple[Json, float]]:

@@ -29,6 +29,7 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -114,6 +115,8 @@ class FakeSlack:
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
+        # A broken or hostile Slack: method -> (params, the answer the fake would give) -> the answer sent instead.
+        self.hostile: dict[str, Callable[[Json, Json], Json]] = {}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -186,7 +189,8 @@ class FakeSlack:
             answer = getattr(self, "_" + method.replace(".", "_"), None)
             if answer is None:
                 return 200, {"ok": False, "error": "unknown_method"}, None
-            return 200, answer(params), None
+            hostile = self.hostile.get(method)
+            return 200, (hostile(params, answer(params)) if hostile else answer(params)), None
 
     def _next_ts(self) -> str:
         return f"1700000000.{next(self._ts):06d}"
@@ -315,7 +319,10 @@ class FakeSlack:
         if members is None:
             return {"ok": False, "error": "channel_not_found"}
         limit = int(params.get("limit") or 100)
-        start = int(params.get("cursor") or 0)
+        cursor = str(params.get("cursor") or "0")
+        if not cursor.isdigit():
+            return {"ok": False, "error": "invalid_cursor"}
+        start = int(cursor)
         if not 1 <= limit <= 1000:
             return {"ok": False, "error": "invalid_limit"}
         end = start + limit

@@ -204,3 +204,23 @@ def test_a_base_url_answering_a_web_page_fails_naming_openai_base_url(
         check = checks[f"model ({profile})"]
         assert check["status"] == "fail" and "not a Responses API reply" in check["summary"]
         assert "OPENAI_BASE_URL" in check["fix"]
+
+
+@pytest.mark.parametrize("written", ["{url}/0?password={pw}", "redis://:{pw_quoted}@{where}/0"])
+def test_a_redis_password_in_any_form_redis_accepts_is_never_printed(
+    configured: None, doctor: Doctor, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    redis_url: str, written: str,
+) -> None:  # fmt: skip
+    # Issue 18, item 8: `?password=` (redis-py reads it) was printed by `folio doctor` and `--json` as it stood.
+    password = "s3cret/pa@ss"
+    where = redis_url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
+    url = written.format(url=redis_url.rsplit("/", 1)[0], pw=password, pw_quoted="s3cret%2Fpa%40ss", where=where)
+    monkeypatch.setenv("REDIS_URL", url)
+
+    _, checks = doctor()
+    assert main(["doctor"]) in (0, 1)
+    shown = json.dumps(checks) + capsys.readouterr().out
+
+    assert "REDIS_URL" in shown
+    for form in (password, "s3cret%2Fpa%40ss", "s3cret/pa%40ss"):
+        assert form not in shown

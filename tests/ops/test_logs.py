@@ -161,3 +161,29 @@ async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
     assert (turn["outcome"], turn["user"], turn["channel"]) == ("store_unavailable", ALICE, CHANNEL)
     assert turn["phases"]["first_feedback"] >= 0  # the thread was told
     assert moved(before, after, "folio_turns_total", outcome="store_unavailable", profile="fast") == 1
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+@pytest.mark.usefixtures("restore_logging")
+def test_a_secret_is_masked_however_a_line_writes_it(log_format: str) -> None:
+    # Issue 18, item 8: JSON escaping ran before masking, and %r wrote a secret in its escaped form.
+    password, key = 'pa"ss\\word', "sk-key'with\"both"
+    settings = Settings(openai_api_key=key, redis_url=f"redis://127.0.0.1:6379/0?password={password}",
+                        folio_log_format=log_format)  # fmt: skip
+    written = io.StringIO()
+    logs.configure(settings, stream=written)
+    careless = logging.getLogger("somewhere")
+
+    careless.warning("plain %s, repr %r, in a dict %s", password, password, {"key": key})
+    careless.warning("the url: %s", settings.redis_url)
+    try:
+        raise ValueError(f"refused {key!r}")
+    except ValueError:
+        careless.exception("failed")
+
+    text = written.getvalue()
+    if log_format == "json":  # and what a reader of the JSON sees, decoded
+        text += " ".join(str(value) for line in json_lines(text) for value in line.values())
+    for secret in (password, key):
+        for form in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]):
+            assert form not in text, form
+    assert text.count("***") >= 5

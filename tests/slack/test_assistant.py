@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
+from bot import messages
+from bot.slack.render import ACTION_DELETE
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.slack.conftest import running_app
@@ -160,3 +163,24 @@ async def test_ask_filters_narrow_the_viewed_channels_scope_too(app: Harness) ->
 
     searched = [(scope.containers, [str(tag) for tag in scope.tags]) for scope in app.retriever.scopes]
     assert searched == [(("finance",), ["year:2026"])] * 2
+
+
+async def test_deleting_an_assistant_conversation_clears_its_title_greeting_and_every_key_of_the_thread(
+    app: Harness, redis_url: str
+) -> None:
+    # Issue 18, item 7: the first question stayed as the thread's title in Slack's history list, with the greeting
+    # and the thread's access and title keys in Redis for 30 days.
+    thread_ts = await open_assistant(app, user=ALICE, channel=ALICE_DM, viewing=FIN_CHANNEL)
+    await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM, thread_ts=thread_ts)
+    assert app.slack.titles[(ALICE_DM, thread_ts)] == QUESTION
+    answer = app.slack.thread(ALICE_DM, thread_ts)[-1]
+
+    await app.click(ACTION_DELETE, thread_ts=thread_ts, message_ts=answer.ts, channel=ALICE_DM)
+    await app.settle()
+
+    assert app.texts(thread_ts, ALICE_DM) == []  # the greeting too
+    assert app.slack.titles[(ALICE_DM, thread_ts)] == messages.DELETED_TITLE
+    redis = Redis.from_url(redis_url)
+    left = [key.decode() async for key in redis.scan_iter(match=f"*{thread_ts}*")]
+    await redis.aclose()
+    assert [key for key in left if ":seen:" not in key] == []  # dedupe markers of deliveries expire on their own

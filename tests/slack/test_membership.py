@@ -185,3 +185,44 @@ async def test_events_about_groups_nobody_looked_up_cost_no_slack_call(
 
     assert len(slack.calls_of("usergroups.users.list")) == asked + 1  # only the group a lookup cached
     assert await groups(memberships, ALICE) == set()
+
+
+# Issue 18, item 3: a repeated cursor kept a turn calling Slack until its timeout (and the greeting for ever), and a
+# `members` string was matched as a substring and cached as membership.
+HOSTILE_MEMBERS = {
+    "a cursor that repeats": lambda params, answer: {"ok": True, "members": ["U0P000001"],
+                                                     "response_metadata": {"next_cursor": "5"}},
+    "a cursor that never ends": lambda params, answer: {"ok": True, "members": ["U0P000001"],
+                                                        "response_metadata": {"next_cursor": f"{params.get('cursor')}1"}},
+    "members as a string": lambda params, answer: {**answer, "members": f"U0P000001,{ALICE}"},
+    "members holding an object": lambda params, answer: {**answer, "members": [{"id": ALICE}]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_MEMBERS.values(), ids=HOSTILE_MEMBERS.keys())
+async def test_a_hostile_channel_member_list_ends_promptly_as_not_a_member_and_is_not_cached(
+    slack: FakeSlack, memberships: Memberships, hostile, caplog: pytest.LogCaptureFixture
+) -> None:
+    slack.channel_members["C0FINANCE1"] = ["U0P000001"]
+    slack.hostile["conversations.members"] = hostile
+
+    assert not await memberships.in_channel(TEAM, "C0FINANCE1", ALICE)
+
+    assert len(slack.calls_of("conversations.members")) <= 100  # a page cap, not the turn's timeout
+    assert "conversations.members" in caplog.text  # named in the log
+    del slack.hostile["conversations.members"]
+    slack.channel_members["C0FINANCE1"].append(ALICE)
+    assert await memberships.in_channel(TEAM, "C0FINANCE1", ALICE)  # nothing was cached: Slack is asked again
+
+
+async def test_a_group_member_list_that_is_not_a_list_is_refused_and_not_cached(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
+    slack.hostile["usergroups.users.list"] = lambda params, answer: {**answer, "users": ALICE}
+
+    with pytest.raises(AccessUnavailable):
+        await groups(memberships, ALICE)
+
+    del slack.hostile["usergroups.users.list"]
+    assert await groups(memberships, ALICE) == {"finance-team"}

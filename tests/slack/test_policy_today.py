@@ -109,7 +109,9 @@ async def test_a_thread_moved_to_other_documents_searches_them_and_cites_nothing
         assert "docs.example" not in answer  # the old benefits passage is no longer citable here
         [restarted] = [request for request in fake_model.requests if request.user_text == "Is that still so?"]
         assert "previous_response_id" not in restarted.body  # the model's context no longer holds those passages
-        assert "Protected [1]." in str(restarted.body["input"])  # rebuilt from the thread's visible turns
+        # Issue 18, item 1: the earlier answer relied on a document this thread may no longer see: rebuilt without it
+        assert "Protected" not in str(restarted.body["input"]) and "References" not in str(restarted.body["input"])
+        assert messages.EARLIER_ANSWERS_FORGOTTEN in answer
         conversation = await harness.store.load(harness.thread_key(ts))
         assert all(chunk.container == "legal" for chunk in conversation.sources.values())
 
@@ -138,6 +140,19 @@ async def test_a_document_removed_after_a_thread_cited_it_is_not_cited_there_aga
         assert "previous_response_id" not in asked.body  # the model's context no longer holds its passages
         conversation = await harness.store.load(harness.thread_key(ts))
         assert all(chunk.file != cited.file for chunk in conversation.sources.values())
+        # Issue 18, item 1: nor its name, the claim it backed or its label, in what the model is sent or what is kept
+        sent = str(asked.body["input"])
+        assert cited.file not in sent and "Protected" not in sent and "References" not in sent
+        redis = Redis.from_url(redis_url)
+        stored = await redis.get(harness.store._key(harness.thread_key(ts)))
+        await redis.aclose()
+        assert cited.file.encode() not in stored and b"Protected [1]" not in stored
+        assert harness.texts(ts)[-1].count(messages.EARLIER_ANSWERS_FORGOTTEN) == 1  # said once, in this answer
+
+        fake_model.script(reply("[NOT_IN_DOCUMENTS] Still nothing."))
+        await harness.message("And now?", thread_ts=ts)
+        await harness.settle()
+        assert messages.EARLIER_ANSWERS_FORGOTTEN not in harness.texts(ts)[-1]  # and not again
 
 
 async def test_a_thread_stored_before_narrowing_was_kept_apart_still_loads_and_keeps_its_filters(

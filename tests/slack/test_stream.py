@@ -296,3 +296,18 @@ async def test_a_reply_in_a_streamed_thread_streams_its_own_answer_and_chains(st
     assert streaming.model.requests[-1].body["previous_response_id"] == first.last_response_id
     conversation = await streaming.store.load(streaming.thread_key(ts))
     assert conversation.message_ts == [m.ts for m in messages_in_thread]
+
+
+async def test_a_streamed_answer_with_a_link_ends_as_streamed_without_a_rewrite_notice(streaming: Harness) -> None:
+    # Issue 18, item 10: the final render and the streaming check disagreed on links and sandbox paths.
+    text = "See [the rules](https://example.org/rules) and sandbox:/mnt/data/out/totals.csv for more [S1]."
+    tokens = [text[i : i + 3] for i in range(0, len(text), 3)]
+    streaming.model.script(tools(search("balance billing protection")), reply(text, tokens=tokens))
+
+    ts = await streaming.mention(QUESTION)
+    await streaming.settle()
+
+    message, views = streamed(streaming, ts)
+    assert all("](https://example.org" not in view.markdown and "/mnt/data" not in view.markdown for view in views)
+    assert message.markdown.startswith("See the rules (https://example.org/rules) and totals.csv for more [[1]](")
+    assert not streaming.texts(ts) or messages.STREAM_REPLACED not in streaming.texts(ts)[0]
