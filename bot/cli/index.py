@@ -1,4 +1,5 @@
-"""`folio index PATH... --container NAME [--tag KEY=VALUE ...] [--date YYYY-MM-DD] [--prune] [--follow-symlinks]`"""
+"""`folio index PATH... --container NAME [--tag KEY=VALUE ...] [--date YYYY-MM-DD] [--prune] [--follow-symlinks]
+[--ocr auto|off|force]`"""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from bot import messages
-from bot.app import open_folio
+from bot.app import builders, open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import ProgressBar
 from bot.errors import InvalidInput
@@ -20,10 +21,12 @@ from bot.models import Scope
 from bot.retrieval.filters import check_tag_keys
 
 DESCRIPTION = """\
-Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively; hidden files
-are left out, and so are symbolic links unless --follow-symlinks. A file already indexed from the same place with the
-same content, tags and date is skipped; a changed one replaces its old passages. Converted spreadsheets keep their
-real name (orders.xlsx.pdf) and are marked as tables.
+Index documents into a container, page by page: PDFs (scanned pages OCR'd), text and Markdown, Word, PowerPoint and
+Excel files and their OpenDocument kin (through LibreOffice, kept as a PDF named orders.xlsx.pdf), CSV, web pages
+and e-mail (.eml, attachments as files of their own). Spreadsheets and CSV files are indexed as tables, whole rows
+under their header. Folders are searched recursively; hidden files are left out, and so are symbolic links unless
+--follow-symlinks. A file already indexed from the same place with the same content, tags and date is skipped; a
+changed one replaces its old passages. Files whose converter is not installed are skipped with the package to install.
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
@@ -48,6 +51,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--prune", action="store_true", help="remove files of the container that left the folders named"
     )
     parser.add_argument("--follow-symlinks", action="store_true", help="index symbolic links inside folders too")
+    parser.add_argument(
+        "--ocr", choices=("auto", "off", "force"), default=None,
+        help="OCR pages without text: auto (when Tesseract is installed; FOLIO_OCR), off, force (OCR every page)",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -66,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
                 report = await index_files(
                     collected.files, folio.retriever, container=container, tags=scope.tags, date=day,
                     on_file=bar.advance, documents=folio.documents, max_chars=settings.folio_max_file_chars,
+                    converters=builders.converters(settings, ocr=args.ocr),
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,

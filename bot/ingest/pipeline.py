@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot import messages
-from bot.errors import InvalidInput, UnreadableFile
+from bot.errors import InvalidInput, MissingConverter, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
+from bot.ingest.converters import Converters
+from bot.ingest.formats import read_file
+from bot.ingest.kinds import SUPPORTED
 from bot.ingest.margins import strip_running_lines
-from bot.ingest.readers import SUPPORTED, Document, read_document
+from bot.ingest.readers import Document
+from bot.ingest.tables import table_passages
 from bot.models import CONTAINER_NAME, Chunk, Tag
 from bot.retrieval import IndexedFile, IndexWriter
 
@@ -205,12 +209,15 @@ class IndexOptions:
     overlap_chars: int = OVERLAP_CHARS
     documents: DocumentStore | None = None  # keeps a copy of each indexed file, for citation links
     max_chars: int | None = None  # a file with more text is refused by name (FOLIO_MAX_FILE_CHARS)
+    converters: Converters = field(default_factory=Converters)  # LibreOffice, OCR (FOLIO_SOFFICE, --ocr, ...)
 
 
 def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
     """Every passage of every page (running headers and footers left out), each keeping its page number."""
     chunks = []
     doc_date = document_date(document, options.date)
+    if document.sheets:
+        return table_chunks(document, options, context=context, doc_date=doc_date)
     heading = ""  # the section a page starts in is the one the previous page ended in
     for page in strip_running_lines(document.pages):
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
@@ -232,6 +239,19 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
     return chunks
 
 
+def table_chunks(document: Document, options: IndexOptions, *, context: str, doc_date: str) -> list[Chunk]:
+    """A spreadsheet's passages: whole rows under their header, the sheet named in the context, no page number."""
+    passages = [(sheet.name, text) for sheet in document.sheets for text in table_passages(sheet)]
+    return [
+        Chunk(
+            id=chunk_id(options.container, document.file, None, position), file=document.file, page=None,
+            container=options.container, tags=options.tags, doc_date=doc_date, text=text,
+            context=f"{context} | sheet {name}", tabular=True,
+        )  # fmt: skip
+        for position, (name, text) in enumerate(passages)
+    ]
+
+
 async def index_files(
     files: Sequence[Path],
     writer: IndexWriter,
@@ -245,6 +265,7 @@ async def index_files(
     overlap_chars: int = OVERLAP_CHARS,
     documents: DocumentStore | None = None,
     max_chars: int | None = None,
+    converters: Converters | None = None,
 ) -> IndexReport:
     """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced.
 
@@ -252,7 +273,7 @@ async def index_files(
     check_container_name(container)
     options = IndexOptions(
         container=container, tags=tuple(tags), date=date, describe=describe, chunk_chars=chunk_chars,
-        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars,
+        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars, converters=converters or Converters(),
     )  # fmt: skip
     report = IndexReport()
     known = {held.file: held for held in await writer.files(container)}
@@ -262,7 +283,9 @@ async def index_files(
             if path.name in seen:
                 raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
             seen.add(path.name)
-            await _index_one(path, writer, options, known.get(path.name), report)
+            await _index_one(path, writer, options, known, report)
+        except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
+            report.skipped.append(str(exc))
         except UnreadableFile as exc:
             report.failed.append(str(exc))
         if on_file:
@@ -271,23 +294,45 @@ async def index_files(
 
 
 async def _index_one(
-    path: Path, writer: IndexWriter, options: IndexOptions, known: IndexedFile | None, report: IndexReport
+    path: Path, writer: IndexWriter, options: IndexOptions, indexed: dict[str, IndexedFile], report: IndexReport
 ) -> None:
-    document = await asyncio.to_thread(read_document, path, max_chars=options.max_chars)
+    document = await asyncio.to_thread(read_file, path, max_chars=options.max_chars, converters=options.converters)
+    await _index_document(document, path, writer, options, indexed.get(document.file), report)
+    for part in document.parts:  # a mail's attachments: files of their own, from the same source
+        try:
+            await _index_document(part, path, writer, options, indexed.get(part.file), report)
+        except UnreadableFile as exc:
+            report.notes.append(str(exc))
+
+
+async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
+    """Keep Folio's copy: the converted, OCR'd or extracted bytes when reading made some, else the file itself."""
+    if options.documents is None:
+        return
+    if document.copy is None:
+        await options.documents.keep(options.container, document.file, path)
+    else:
+        await options.documents.keep_data(options.container, document.file, document.copy)
+    await options.documents.note_read(options.container, document.file, document.read)
+
+
+async def _index_document(
+    document: Document, path: Path, writer: IndexWriter, options: IndexOptions, known: IndexedFile | None,
+    report: IndexReport,
+) -> None:  # fmt: skip
     version, source = fingerprint(document, options), source_of(path)
     if known is not None and (known.fingerprint, known.source) == (version, source):
         report.unchanged += 1
         if options.documents is not None and not options.documents.stored(options.container, document.file):
-            await options.documents.keep(options.container, document.file, path)  # indexed before copies were kept
+            await _keep(options, document, path)  # indexed before copies were kept
         return
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
-        raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
+        raise UnreadableFile(f"{document.file}: no text found")
     pages = sum(1 for page in document.pages if page.number is not None) or None
     await writer.replace_file(options.container, document.file, version, chunks, source=source, pages=pages)
-    if options.documents is not None:
-        await options.documents.keep(options.container, document.file, path)  # replaces the old copy
+    await _keep(options, document, path)  # replaces the old copy
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)

@@ -38,6 +38,15 @@ class Page:
 
 
 @dataclass(frozen=True)
+class Sheet:
+    """One table: a spreadsheet's sheet or a CSV file. Cells as text; the first non-empty row is the header."""
+
+    name: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
 class Document:
     file: str  # the name as stored and shown, e.g. orders.xlsx.pdf
     title: str
@@ -47,6 +56,10 @@ class Document:
     modified_date: str  # the file's mtime, ISO date
     tabular: bool
     notes: tuple[str, ...] = ()  # what a person should know about how it was read ("read as Windows-1252")
+    copy: bytes | None = None  # kept instead of the file itself: a converted or OCR'd PDF, a web page's text
+    sheets: tuple[Sheet, ...] = ()  # a spreadsheet's tables: its passages are whole rows under their header
+    parts: tuple[Document, ...] = ()  # a mail's attachments, each indexed as a file of its own
+    read: str = ""  # how it was read when not as itself ("LibreOffice", "OCR (3 pages)"), for `folio list`
 
 
 def is_tabular(name: str) -> bool:

@@ -1,0 +1,56 @@
+"""OCRmyPDF with Tesseract: a PDF whose pages have no text layer -> the same PDF with one (the canonical copy).
+
+Blocking; called in a worker thread. `--skip-text` OCRs only the pages without text (`--ocr auto`); `--ocr force`
+rasterises and OCRs every page (`--force-ocr`), for scans that carry a little text such as a stamp.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MissingConverter, UnreadableFile
+from bot.ingest import kinds
+from bot.ingest.converters import Converters
+
+_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:\s*(.+)", re.I)
+
+
+def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:
+    """The bytes of `path` with a text layer on every page that had none (every page with `--ocr force`)."""
+    program = converters.find(converters.ocrmypdf)
+    if program is None or converters.find(converters.tesseract) is None:
+        raise MissingConverter(messages.needs_converter(name, "OCRmyPDF and Tesseract", kinds.OCR_PACKAGES))
+    with tempfile.TemporaryDirectory(prefix="folio-ocr-") as work:
+        out = Path(work) / "ocr.pdf"
+        command = [
+            program, "--force-ocr" if converters.ocr == "force" else "--skip-text", "-l", converters.languages,
+            "--output-type", "pdf", "--optimize", "0", "--jobs", str(max(1, converters.jobs)), "--quiet",
+            str(path), str(out),
+        ]  # fmt: skip
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)  # fmt: skip
+        try:
+            _, err = child.communicate(timeout=converters.timeout)
+        except subprocess.TimeoutExpired as exc:
+            os.killpg(child.pid, signal.SIGKILL)  # OCRmyPDF runs Tesseract and Ghostscript as children
+            child.communicate()
+            raise UnreadableFile(messages.conversion_timeout(name, "OCR", converters.timeout)) from exc
+        if child.returncode != 0 or not out.is_file():
+            raise _failure(name, err or "", child.returncode)
+        return out.read_bytes()
+
+
+def _failure(name: str, said: str, code: int) -> UnreadableFile:
+    languages = _MISSING_LANGUAGE.search(said)
+    if languages:
+        wanted = [word for word in re.split(r"[\s,+]+", languages.group(1)) if word.isidentifier()]
+        packages = " ".join(kinds.tesseract_package(language) for language in wanted)
+        return MissingConverter(messages.needs_converter(name, "Tesseract language data", packages))
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
+    return UnreadableFile(messages.ocr_failed(name, lines[-1][:200] if lines else f"exit {code}"))
