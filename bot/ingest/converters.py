@@ -79,7 +79,10 @@ def _version(path: str, _mtime: float, name: str, args: tuple[str, ...]) -> Prob
     lines = (done.stdout or done.stderr).strip().splitlines()
     if done.returncode != 0 or not lines:
         return Probe(name, path, problem=f"exit {done.returncode}: {' '.join(lines[-1:])[:200]}")
-    return Probe(name, path, version=lines[0].strip())
+    version = lines[0].strip()  # "LibreOffice 7.4.7.2 40(Build:2)", "tesseract 5.3.0", "14.0.1"
+    if version.lower().startswith(name.lower()):
+        version = version[len(name) :].strip()
+    return Probe(name, path, version=version)
 
 
 def tesseract_languages(tesseract: str) -> tuple[str, ...]:

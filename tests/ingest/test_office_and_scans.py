@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,3 +136,17 @@ def test_a_word_document_keeps_its_pages(folio: Path, capsys: pytest.CaptureFixt
     assert made_files.DOCX_FACT in page_text(first["url"])
     odt = ask(capsys, "Where is the fire assembly point?")["citations"][0]
     assert (odt["title"], odt["page"]) == ("safety.odt", 1)
+
+
+def test_doctor_shows_each_converter_its_version_and_the_ocr_languages(
+    office_run: tuple[Path, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["doctor", "--json"])
+
+    [check] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "converters"]
+    assert check["status"] == "ok"
+    assert re.fullmatch(
+        r"LibreOffice \d+\.\d+[^;]*; OCRmyPDF \d+\.\d+[^;]*; Tesseract \d+\.\d+[^;]*; OCR auto, languages (\w+, )*eng.*",
+        check["summary"],
+    ), check["summary"]
+    assert "eng" in check["facts"]["ocr_languages"]
