@@ -329,7 +329,9 @@ def converters_check(settings: Settings) -> Check:
     facts = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
     facts["ocr_languages"] = list(languages)
     if packages or any(found.problem for found in (office, ocr, tesseract)):
-        fix = f"apt-get install {' '.join(packages)}" if packages else "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"
+        fix = "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"
+        if packages:
+            fix = f"apt-get install {' '.join(packages)}"
         why = " (those files are skipped)" if packages else ""
         return Check("converters", "warn", summary + why, fix, facts)
     return Check("converters", "ok", summary, facts=facts)

@@ -91,7 +91,9 @@ def tesseract_languages(tesseract: str) -> tuple[str, ...]:
     if path is None:
         return ()
     try:
-        done = subprocess.run([path, "--list-langs"], capture_output=True, text=True, timeout=PROBE_SECONDS)
+        done = subprocess.run(
+            [path, "--list-langs"], capture_output=True, text=True, timeout=PROBE_SECONDS, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ()
     lines = done.stdout.strip().splitlines()[1:]  # the first line says where the data lives

@@ -18,7 +18,7 @@ from bot.errors import MissingConverter, UnreadableFile
 from bot.ingest import kinds
 from bot.ingest.converters import Converters
 
-_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:\s*(.+)", re.I)
+_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:\s*(.+)", re.IGNORECASE)
 
 
 def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:

@@ -242,14 +242,14 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
 def table_chunks(document: Document, options: IndexOptions, *, context: str, doc_date: str) -> list[Chunk]:
     """A spreadsheet's passages: whole rows under their header, the sheet named in the context, no page number."""
     passages = [(sheet.name, text) for sheet in document.sheets for text in table_passages(sheet)]
-    return [
-        Chunk(
+    chunks = []
+    for position, (name, text) in enumerate(passages):
+        chunks.append(Chunk(
             id=chunk_id(options.container, document.file, None, position), file=document.file, page=None,
             container=options.container, tags=options.tags, doc_date=doc_date, text=text,
             context=f"{context} | sheet {name}", tabular=True,
-        )  # fmt: skip
-        for position, (name, text) in enumerate(passages)
-    ]
+        ))  # fmt: skip
+    return chunks
 
 
 async def index_files(

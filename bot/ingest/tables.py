@@ -76,7 +76,8 @@ def table_passages(sheet: Sheet, *, size: int = TABLE_CHARS) -> list[str]:
 
 def read_xlsx(data: bytes, name: str) -> tuple[Sheet, ...]:
     """Every worksheet with cells, in workbook order (values as last calculated, not formulas)."""
-    from openpyxl import load_workbook  # imported here: only spreadsheet runs pay for it
+    # Imported here: only runs that meet a spreadsheet pay for it.
+    from openpyxl import load_workbook
 
     try:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)

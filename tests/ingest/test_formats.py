@@ -72,7 +72,7 @@ def test_a_mail_is_indexed_with_its_date_and_its_attachment_as_a_file_of_its_own
     assert files["offer.eml.txt"]["read"] == "mail" and files["offer - terms.txt"]["source"].endswith("offer.eml")
 
     (tmp_path / "offer.eml").unlink()  # the mail gone: its attachment goes with it
-    code, out, err = index(capsys, str(tmp_path), "--prune")
+    code, out, _ = index(capsys, str(tmp_path), "--prune")
     assert "Removed 2 files no longer in the folder: offer - terms.txt, offer.eml.txt." in out
 
 
@@ -134,7 +134,8 @@ def test_a_scan_without_ocr_is_reported_never_indexed_empty(
     )
     code, out, err = index(capsys, str(tmp_path / "scan.pdf"), "--ocr", "force")
     assert code == 0 and out.endswith(
-        "skipped 1: scan.pdf (needs OCRmyPDF and Tesseract: apt-get install ocrmypdf tesseract-ocr tesseract-ocr-eng).\n"
+        "skipped 1: scan.pdf (needs OCRmyPDF and Tesseract: apt-get install ocrmypdf tesseract-ocr "
+        "tesseract-ocr-eng).\n"
     )
 
 

@@ -88,7 +88,8 @@ def test_list_shows_each_file_as_stored_and_how_it_was_read(folio: Path, capsys:
     files = {held["file"]: (held["pages"], held["read"]) for held in json.loads(capsys.readouterr().out)}
     assert files == {
         "deck.pptx.pdf": (2, "LibreOffice"), "guide.html.txt": (None, "web page"),
-        "offer - terms.txt": (None, None), "offer.eml.txt": (None, "mail"), "orders.xlsx.pdf": (None, "LibreOffice, tables"),
+        "offer - terms.txt": (None, None), "offer.eml.txt": (None, "mail"),
+        "orders.xlsx.pdf": (None, "LibreOffice, tables"),
         "report.docx.pdf": (2, "LibreOffice"), "safety.odt.pdf": (1, "LibreOffice"), "scan.pdf": (1, "OCR (1 page)"),
         "stock.csv": (None, "table"),
     }  # fmt: skip
@@ -146,7 +147,8 @@ def test_doctor_shows_each_converter_its_version_and_the_ocr_languages(
     [check] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "converters"]
     assert check["status"] == "ok"
     assert re.fullmatch(
-        r"LibreOffice \d+\.\d+[^;]*; OCRmyPDF \d+\.\d+[^;]*; Tesseract \d+\.\d+[^;]*; OCR auto, languages (\w+, )*eng.*",
+        r"LibreOffice \d+\.\d+[^;]*; OCRmyPDF \d+\.\d+[^;]*; Tesseract \d+\.\d+[^;]*; "
+        r"OCR auto, languages (\w+, )*eng.*",
         check["summary"],
     ), check["summary"]
     assert "eng" in check["facts"]["ocr_languages"]
