@@ -18,7 +18,9 @@ from bot.errors import MissingConverter, UnreadableFile
 from bot.ingest import kinds
 from bot.ingest.converters import Converters
 
-_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:\s*(.+)", re.IGNORECASE)
+# "OCR engine does not have language data for the following requested languages: \ndeu\nfra\nNote: ..."
+_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:(.*?)(?:^Note|\Z)",
+                               re.IGNORECASE | re.DOTALL | re.MULTILINE)  # fmt: skip
 
 
 def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:
@@ -53,4 +55,7 @@ def _failure(name: str, said: str, code: int) -> UnreadableFile:
         packages = " ".join(kinds.tesseract_package(language) for language in wanted)
         return MissingConverter(messages.needs_converter(name, "Tesseract language data", packages))
     lines = [line.strip() for line in said.splitlines() if line.strip()]
-    return UnreadableFile(messages.ocr_failed(name, lines[-1][:200] if lines else f"exit {code}"))
+    # OCRmyPDF names the error class ("InputFileError: ...") and may add advice about Docker after it.
+    named = [line for line in lines if re.match(r"^\w*Error\b", line)]
+    why = (named or lines[:1] or [f"exit {code}"])[0]
+    return UnreadableFile(messages.ocr_failed(name, why[:200]))

@@ -152,3 +152,17 @@ def test_doctor_shows_each_converter_its_version_and_the_ocr_languages(
         check["summary"],
     ), check["summary"]
     assert "eng" in check["facts"]["ocr_languages"]
+
+
+def test_an_ocr_language_without_its_data_skips_the_scan_naming_the_package(
+    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FOLIO_OCR_LANGUAGES", "eng+xqz")  # no Tesseract data is called xqz
+    made_files.scan(tmp_path / "scan.pdf")
+
+    assert main(["index", str(tmp_path / "scan.pdf"), "--container", "scans"]) == 0
+
+    assert capsys.readouterr().out.endswith(
+        "skipped 1: scan.pdf (needs Tesseract language data: apt-get install tesseract-ocr-xqz).\n"
+    )
