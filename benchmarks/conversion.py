@@ -20,15 +20,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.ingest.convert import convert  # noqa: E402
-from bot.ingest.converters import Converters  # noqa: E402
-from bot.ingest.ocr import ocr_pdf  # noqa: E402
-from tests.ingest import made_files  # noqa: E402
+from bot.ingest.convert import convert
+from bot.ingest.converters import Converters
+from bot.ingest.ocr import ocr_pdf
+from tests.ingest import made_files
 
 LEGACY = {"report.doc": "report.docx", "report.rtf": "report.docx", "deck.ppt": "deck.pptx", "deck.odp": "deck.pptx",
           "orders.xls": "orders.xlsx", "orders.ods": "orders.xlsx"}  # fmt: skip
@@ -39,7 +40,7 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def timed(action) -> tuple[float, float, object]:  # noqa: ANN001
+def timed(action: Callable[[], object]) -> tuple[float, float, object]:
     wall, cpu = time.perf_counter(), children_cpu()
     result = action()
     return time.perf_counter() - wall, children_cpu() - cpu, result
@@ -89,7 +90,7 @@ def main() -> int:
         for path in sorted(folder.iterdir()):
             if path.suffix.lower() in {".docx", ".doc", ".odt", ".rtf", ".pptx", ".ppt", ".odp", ".xlsx", ".xls",
                                        ".ods"}:  # fmt: skip
-                wall, cpu, _ = timed(lambda: convert(path, "pdf", converters))
+                wall, cpu, _ = timed(lambda path=path: convert(path, "pdf", converters))
                 walls.append(wall)
                 print(f"| {path.name} | {wall:.1f} | {cpu:.1f} |")
         print(f"\nmedian {sorted(walls)[len(walls) // 2]:.1f} s wall per Office file ({len(walls)} files)")

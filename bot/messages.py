@@ -307,7 +307,7 @@ def conversion_failed(name: str, why: str) -> str:
 
 def conversion_timeout(name: str, program: str, seconds: float) -> str:
     return (
-        f"{name}: {program} took longer than {seconds:.0f} s and was stopped (FOLIO_CONVERT_TIMEOUT); "
+        f"{name}: {program} took longer than {seconds:g} s and was stopped (FOLIO_CONVERT_TIMEOUT); "
         "save it again or split it, or raise the limit"
     )
 

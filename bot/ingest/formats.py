@@ -97,22 +97,33 @@ def _read_office(path: Path, converters: Converters, max_chars: int | None) -> D
     if package:
         raise MissingConverter(messages.needs_converter(path.name, "LibreOffice", package))
     data, digest, modified = _source(path, max_chars)
-    spreadsheet = kinds.suffix(path.name) in kinds.CALC
+    if kinds.suffix(path.name) in kinds.CALC:
+        return _read_spreadsheet(path, data, digest, modified, converters, max_chars)
     pdf = convert(path, "pdf", converters)
     with tempfile.TemporaryDirectory(prefix="folio-office-") as work:
-        canonical = Path(work) / kinds.stored_name(path.name)  # orders.xlsx.pdf: errors and notes name it so
+        canonical = Path(work) / kinds.stored_name(path.name)  # report.docx.pdf: errors and notes name it so
         canonical.write_bytes(pdf)
-        read = read_document(canonical, max_chars=None if spreadsheet else max_chars)
+        read = read_document(canonical, max_chars=max_chars)
         # The conversion's own dates say when it ran: the document's date is the original file's.
         document = replace(read, content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf,
-                           read="LibreOffice", tabular=spreadsheet)  # fmt: skip
-        if not spreadsheet:
-            return _with_ocr(document, canonical, converters, max_chars)
+                           read="LibreOffice")  # fmt: skip
+        return _with_ocr(document, canonical, converters, max_chars)
+
+
+def _read_spreadsheet(
+    path: Path, data: bytes, digest: str, modified: str, converters: Converters, max_chars: int | None
+) -> Document:
+    """The sheets' cells as tables (.xls and .ods through an .xlsx LibreOffice makes), and a PDF as the kept copy."""
     workbook = data if kinds.suffix(path.name) == ".xlsx" else convert(path, "xlsx", converters)
     sheets = read_xlsx(workbook, path.name)
     if max_chars is not None and sheet_chars(sheets) > max_chars:
         raise UnreadableFile(messages.file_too_long(path.name, max_chars))
-    return replace(document, pages=(), sheets=sheets, read="LibreOffice, tables")
+    stored = kinds.stored_name(path.name)
+    return Document(
+        file=stored, title=file_title(stored), pages=(), content_hash=digest, metadata_date=None,
+        modified_date=modified, tabular=True, copy=convert(path, "pdf", converters), sheets=sheets,
+        read="LibreOffice, tables",
+    )  # fmt: skip
 
 
 # --- tables, web pages and mail -------------------------------------------------------------------------------------

@@ -166,3 +166,18 @@ def test_an_ocr_language_without_its_data_skips_the_scan_naming_the_package(
     assert capsys.readouterr().out.endswith(
         "skipped 1: scan.pdf (needs Tesseract language data: apt-get install tesseract-ocr-xqz).\n"
     )
+
+
+def test_a_conversion_past_its_timeout_is_stopped_and_reported(
+    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FOLIO_CONVERT_TIMEOUT", "0.2")  # LibreOffice cannot even start in that time
+    made_files.odt(tmp_path / "safety.odt")
+
+    assert main(["index", str(tmp_path / "safety.odt"), "--container", "slow"]) == 1
+
+    assert capsys.readouterr().err.endswith(
+        "folio: not indexed: safety.odt: LibreOffice took longer than 0.2 s and was stopped (FOLIO_CONVERT_TIMEOUT); "
+        "save it again or split it, or raise the limit\n"
+    )
