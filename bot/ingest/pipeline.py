@@ -16,7 +16,7 @@ from bot.errors import InvalidInput, MissingConverter, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
 from bot.ingest.converters import Converters
 from bot.ingest.formats import read_file
-from bot.ingest.kinds import SUPPORTED
+from bot.ingest.kinds import SUPPORTED, stored_name
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.readers import Document
 from bot.ingest.tables import table_passages
@@ -280,9 +280,9 @@ async def index_files(
     seen: set[str] = set()
     for path in files:
         try:
-            if path.name in seen:
+            if stored_name(path.name) in seen:  # orders.xlsx and orders.xlsx.pdf would both be orders.xlsx.pdf
                 raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
-            seen.add(path.name)
+            seen.add(stored_name(path.name))
             await _index_one(path, writer, options, known, report)
         except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
             report.skipped.append(str(exc))
