@@ -321,8 +321,10 @@ def converters_check(settings: Settings) -> Check:
         for found in (office, ocr, tesseract)
     ]
     summary = "; ".join(shown) + f"; OCR {settings.folio_ocr}, languages {', '.join(languages) or 'none'}"
+    converters = builders.converters(settings)
+    parts = sorted({package for kind in kinds.OFFICE if (package := converters.missing(f"file{kind}"))})
     packages = [
-        *(sorted(set(kinds.PACKAGES.values())) if not office.path else ()),
+        *parts,
         *(kinds.OCR_PACKAGES.split() if not (ocr.path and tesseract.path) else ()),
         *(kinds.tesseract_package(language) for language in lacking),
     ]

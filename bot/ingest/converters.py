@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from bot.ingest import kinds
@@ -37,11 +38,19 @@ class Converters:
         return shutil.which(program)
 
     def missing(self, name: str) -> str | None:
-        """The Debian package to install when the program that reads `name` is not there, else None."""
-        package = kinds.PACKAGES.get(kinds.suffix(name))
-        if package is None or self.find(self.soffice):
-            return None
-        return package
+        """The Debian package to install when the program that reads `name` is not there, else None: LibreOffice
+        itself, or its part for this kind (Debian splits Writer, Calc and Impress into packages of their own)."""
+        kind = kinds.suffix(name)
+        package = kinds.PACKAGES.get(kind)
+        soffice = self.find(self.soffice)
+        if package is None or soffice is None:
+            return package
+        program = Path(os.path.realpath(soffice)).parent
+        parts = {program / library for library in kinds.LIBREOFFICE_PARTS.values()}
+        # Only where the parts lie beside soffice (Debian's layout) can their absence be told.
+        if any(part.exists() for part in parts) and not (program / kinds.LIBREOFFICE_PARTS[kind]).exists():
+            return package
+        return None
 
     def ocr_ready(self) -> bool:
         """Whether OCRmyPDF and Tesseract are both there."""

@@ -31,6 +31,13 @@ PACKAGES = {
     **dict.fromkeys(IMPRESS, "libreoffice-impress-nogui"),
     **dict.fromkeys(CALC, "libreoffice-calc-nogui"),
 }
+# The library of each LibreOffice part, beside `soffice` in its program folder: a part whose library is absent is not
+# installed (soffice alone then fails with "source file could not be loaded").
+LIBREOFFICE_PARTS = {
+    **dict.fromkeys(WRITER, "libswlo.so"),
+    **dict.fromkeys(IMPRESS, "libsdlo.so"),
+    **dict.fromkeys(CALC, "libsclo.so"),
+}
 OCR_PACKAGES = "ocrmypdf tesseract-ocr tesseract-ocr-eng"
 
 

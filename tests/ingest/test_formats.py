@@ -120,6 +120,25 @@ def test_office_files_without_libreoffice_are_skipped_naming_the_package(
     )
 
 
+def test_an_office_file_whose_libreoffice_part_is_missing_is_skipped_naming_that_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "libreoffice" / "program"  # LibreOffice as Debian lays it out, with Writer but no Calc
+    program.mkdir(parents=True)
+    (program / "soffice").write_text("#!/bin/sh\nexit 1\n")
+    (program / "soffice").chmod(0o755)
+    (program / "libswlo.so").write_bytes(b"")
+    monkeypatch.setenv("FOLIO_SOFFICE", str(program / "soffice"))
+    (tmp_path / "docs").mkdir()
+    made_files.xlsx(tmp_path / "docs" / "orders.xlsx")
+
+    code, out, _ = index(capsys, str(tmp_path / "docs"))
+
+    assert code == 0 and out.endswith(
+        "skipped 1: orders.xlsx (needs LibreOffice: apt-get install libreoffice-calc-nogui).\n"
+    )
+
+
 def test_a_scan_without_ocr_is_reported_never_indexed_empty(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -156,3 +175,22 @@ def test_doctor_names_each_missing_converter_and_its_package(
         "apt-get install libreoffice-calc-nogui libreoffice-impress-nogui libreoffice-writer-nogui "
         "ocrmypdf tesseract-ocr tesseract-ocr-eng"
     )
+
+
+def test_doctor_names_a_missing_libreoffice_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "program"  # Writer and Impress, no Calc
+    program.mkdir()
+    (program / "soffice").write_text("#!/bin/sh\necho 'LibreOffice 7.4.7.2 40(Build:2)'\n")
+    (program / "soffice").chmod(0o755)
+    for library in ("libswlo.so", "libsdlo.so"):
+        (program / library).write_bytes(b"")
+    monkeypatch.setenv("FOLIO_SOFFICE", str(program / "soffice"))
+    monkeypatch.setenv("FOLIO_OCRMYPDF", MISSING.format("ocrmypdf"))
+
+    main(["doctor", "--json"])
+
+    [check] = [check for check in json.loads(capsys.readouterr().out)["checks"] if check["part"] == "converters"]
+    assert check["status"] == "warn" and check["summary"].startswith("LibreOffice 7.4.7.2 40(Build:2); OCRmyPDF missing")
+    assert check["fix"].startswith("apt-get install libreoffice-calc-nogui ocrmypdf tesseract-ocr")

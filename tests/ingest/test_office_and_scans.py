@@ -79,7 +79,10 @@ def page_text(url: str) -> str:
 def test_every_kind_is_indexed_or_named_with_why_not(office_run: tuple[Path, str, str]) -> None:
     _, out, err = office_run
     assert out.startswith("9 files indexed") and "0 unchanged, 1 failed" in out
-    assert "folio: not indexed: broken.docx: LibreOffice could not convert it (" in err
+    assert (
+        "folio: not indexed: broken.docx: LibreOffice could not convert it (Error: source file could not be loaded); "
+        "open it in an office program and save it again\n"
+    ) in err
     assert "folio: note: scan.pdf: 1 page read by OCR" in err
 
 
