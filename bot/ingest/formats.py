@@ -23,7 +23,7 @@ from bot.ingest.converters import Converters
 from bot.ingest.decoding import decode_text
 from bot.ingest.html import page_text
 from bot.ingest.mail import read_mail
-from bot.ingest.ocr import ocr_pdf
+from bot.ingest.ocr import ocr_pdf, pages_with_pictures
 from bot.ingest.readers import Document, Page, read_document
 from bot.ingest.tables import read_csv, read_xlsx, sheet_chars
 from bot.models import file_title
@@ -64,21 +64,27 @@ def _source(path: Path, max_chars: int | None) -> tuple[bytes, str, str]:
 
 # --- PDFs and OCR ---------------------------------------------------------------------------------------------------
 def _with_ocr(document: Document, pdf: Path, converters: Converters, max_chars: int | None) -> Document:
-    """`document` (read from `pdf`) with its text-less pages OCR'd when OCR is on; reported when pages stay empty."""
-    blank = sum(1 for page in document.pages if not page.text.strip())
-    if not converters.ocr_on() or not (blank or converters.ocr == "force"):
-        return _checked(document, blank, ocr_ran=False)
+    """`document` (read from `pdf`) with its text-less pages OCR'd when OCR is on; reported when pages stay empty.
+
+    A page without text that draws no picture is blank (a text PDF's "intentionally left blank" page): it alone
+    never starts OCR, and is never reported; a document with no text at all is OCR'd whatever its pages draw
+    (its text may be drawn as outlines)."""
+    empty = [page.number for page in document.pages if page.number is not None and not page.text.strip()]
+    scanned = empty if len(empty) == len(document.pages) else sorted(pages_with_pictures(pdf, empty) if empty else ())
+    if not converters.ocr_on() or not (scanned or converters.ocr == "force"):
+        return _checked(document, len(scanned), ocr_ran=False)
     data = ocr_pdf(pdf, document.file, converters)
     with tempfile.TemporaryDirectory(prefix="folio-ocr-read-") as work:
         done = Path(work) / document.file
         done.write_bytes(data)
         redone = read_document(done, max_chars=max_chars)
-    read = len(document.pages) if converters.ocr == "force" else blank
+    read = len(document.pages) if converters.ocr == "force" else len(scanned)
     ocrd = replace(
         document, pages=redone.pages, copy=data, read=f"OCR ({read} page{'s' if read != 1 else ''})",
         notes=(*document.notes, messages.read_by_ocr(document.file, read)),
     )  # fmt: skip
-    return _checked(ocrd, sum(1 for page in ocrd.pages if not page.text.strip()), ocr_ran=True)
+    still = sum(1 for page in ocrd.pages if page.number in scanned and not page.text.strip())
+    return _checked(ocrd, still, ocr_ran=True)
 
 
 def _checked(document: Document, blank: int, *, ocr_ran: bool) -> Document:

@@ -13,6 +13,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from pypdf import PageObject, PdfReader
+from pypdf.errors import PyPdfError
+
 from bot import messages
 from bot.errors import MissingConverter, UnreadableFile
 from bot.ingest import kinds
@@ -21,6 +24,22 @@ from bot.ingest.converters import Converters
 # "OCR engine does not have language data for the following requested languages: \ndeu\nfra\nNote: ..."
 _MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:(.*?)(?:^Note|\Z)",
                                re.IGNORECASE | re.DOTALL | re.MULTILINE)  # fmt: skip
+
+
+def pages_with_pictures(path: Path, numbers: list[int]) -> set[int]:
+    """Which of the pages `numbers` (1-based) draw a picture (an image or form XObject): a page without text that
+    draws none is blank, and OCR would find nothing on it. Unsure (a damaged file): every one of them."""
+    try:
+        pages = PdfReader(path).pages
+        return {number for number in numbers if _draws_objects(pages[number - 1])}
+    except (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError, OSError):
+        return set(numbers)
+
+
+def _draws_objects(page: PageObject) -> bool:
+    resources = page.get("/Resources")
+    objects = resources.get_object().get("/XObject") if resources is not None else None
+    return bool(objects is not None and objects.get_object())
 
 
 def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:

@@ -184,3 +184,23 @@ def test_a_conversion_past_its_timeout_is_stopped_and_reported(
         "folio: not indexed: safety.odt: LibreOffice took longer than 0.2 s and was stopped (FOLIO_CONVERT_TIMEOUT); "
         "save it again or split it, or raise the limit\n"
     )
+
+
+def test_a_blank_page_of_a_text_pdf_starts_no_ocr(
+    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.cell(text="The library closes at six on Fridays.")
+    pdf.add_page()  # "this page intentionally left blank", without the words
+    pdf.output(str(tmp_path / "hours.pdf"))
+
+    assert main(["index", str(tmp_path / "hours.pdf"), "--container", "text"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("1 file indexed (2 pages, 1 passage)") and "note" not in captured.err
+    assert main(["list", "--container", "text", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["read"] is None  # read as itself: OCR never ran
