@@ -4,6 +4,7 @@ OCR run here: see test_office_and_scans.py for those)."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,25 @@ def test_doctor_names_a_missing_libreoffice_part(
     assert check["status"] == "warn"
     assert check["summary"].startswith("LibreOffice 7.4.7.2 40(Build:2); OCRmyPDF missing")
     assert check["fix"].startswith("apt-get install libreoffice-calc-nogui ocrmypdf tesseract-ocr")
+
+
+def test_a_mail_with_only_an_html_body_and_an_attachment_folio_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["Subject"], message["From"] = "Canteen menu", "kitchen@example.com"
+    message["Date"] = "not a date"
+    message.set_content("<p>Soup of the day: <b>lentil</b>.</p><script>track()</script>", subtype="html")
+    message.add_attachment(b"PK\x03\x04", maintype="application", subtype="zip", filename="photos.zip")
+    (tmp_path / "menu.eml").write_bytes(bytes(message))
+
+    code, out, err = index(capsys, str(tmp_path / "menu.eml"))
+
+    assert code == 0 and out.startswith("1 file indexed")
+    assert "folio: note: menu.eml: attachment photos.zip not indexed: not a type Folio reads\n" in err
+    [hit] = search(capsys, "soup of the day")
+    # The HTML body's text, no script; an unreadable Date header is left out, and the file's date stands in.
+    assert hit["text"] == "Subject: Canteen menu\nFrom: kitchen@example.com\n\nSoup of the day: lentil."
+    assert hit["doc_date"] == date.fromtimestamp((tmp_path / "menu.eml").stat().st_mtime).isoformat()
