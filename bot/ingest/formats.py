@@ -73,15 +73,15 @@ def _with_ocr(document: Document, pdf: Path, converters: Converters, max_chars: 
     scanned = empty if len(empty) == len(document.pages) else sorted(pages_with_pictures(pdf, empty) if empty else ())
     if not converters.ocr_on() or not (scanned or converters.ocr == "force"):
         return _checked(document, len(scanned), ocr_ran=False)
-    data = ocr_pdf(pdf, document.file, converters)
+    pages = len(document.pages) if converters.ocr == "force" else len(scanned)
+    data = ocr_pdf(pdf, document.file, converters, pages=pages)
     with tempfile.TemporaryDirectory(prefix="folio-ocr-read-") as work:
         done = Path(work) / document.file
         done.write_bytes(data)
         redone = read_document(done, max_chars=max_chars)
-    read = len(document.pages) if converters.ocr == "force" else len(scanned)
     ocrd = replace(
-        document, pages=redone.pages, copy=data, read=f"OCR ({read} page{'s' if read != 1 else ''})",
-        notes=(*document.notes, messages.read_by_ocr(document.file, read)),
+        document, pages=redone.pages, copy=data, read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
+        notes=(*document.notes, messages.read_by_ocr(document.file, pages)),
     )  # fmt: skip
     still = sum(1 for page in ocrd.pages if page.number in scanned and not page.text.strip())
     return _checked(ocrd, still, ocr_ran=True)

@@ -22,6 +22,7 @@ from bot.ingest import kinds
 from bot.ingest.converters import Converters
 
 # "OCR engine does not have language data for the following requested languages: \ndeu\nfra\nNote: ..."
+PAGE_SECONDS = 20.0  # OCR time allowed per page on top of FOLIO_CONVERT_TIMEOUT (about 2 s a page measured)
 _MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:(.*?)(?:^Note|\Z)",
                                re.IGNORECASE | re.DOTALL | re.MULTILINE)  # fmt: skip
 
@@ -42,11 +43,13 @@ def _draws_objects(page: PageObject) -> bool:
     return bool(objects is not None and objects.get_object())
 
 
-def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:
-    """The bytes of `path` with a text layer on every page that had none (every page with `--ocr force`)."""
+def ocr_pdf(path: Path, name: str, converters: Converters, *, pages: int = 1) -> bytes:
+    """The bytes of `path` with a text layer on every page that had none (every page with `--ocr force`); it may
+    take FOLIO_CONVERT_TIMEOUT plus PAGE_SECONDS for each of the `pages` it OCRs."""
     program = converters.find(converters.ocrmypdf)
     if program is None or converters.find(converters.tesseract) is None:
         raise MissingConverter(messages.needs_converter(name, "OCRmyPDF and Tesseract", kinds.OCR_PACKAGES))
+    timeout = converters.timeout + PAGE_SECONDS * max(pages, 1)  # a long scan is no stuck one
     with tempfile.TemporaryDirectory(prefix="folio-ocr-") as work:
         out = Path(work) / "ocr.pdf"
         command = [
@@ -57,11 +60,11 @@ def ocr_pdf(path: Path, name: str, converters: Converters) -> bytes:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True)  # fmt: skip
         try:
-            _, err = child.communicate(timeout=converters.timeout)
+            _, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             os.killpg(child.pid, signal.SIGKILL)  # OCRmyPDF runs Tesseract and Ghostscript as children
             child.communicate()
-            raise UnreadableFile(messages.conversion_timeout(name, "OCR", converters.timeout)) from exc
+            raise UnreadableFile(messages.conversion_timeout(name, "OCR", timeout)) from exc
         if child.returncode != 0 or not out.is_file():
             raise _failure(name, err or "", child.returncode)
         return out.read_bytes()

@@ -152,6 +152,11 @@ def test_a_scan_without_ocr_is_reported_never_indexed_empty(
     assert err.endswith(
         "folio: not indexed: scan.pdf: 1 page had no text: scanned? install tesseract-ocr or pass --ocr force\n"
     )
+    monkeypatch.delenv("FOLIO_OCRMYPDF")  # installed or not: --ocr off never runs it
+    code, out, err = index(capsys, str(tmp_path / "scan.pdf"), "--ocr", "off")
+    assert code == 1
+    assert err.endswith("scan.pdf: 1 page had no text: scanned? install tesseract-ocr or pass --ocr force\n")
+    monkeypatch.setenv("FOLIO_OCRMYPDF", MISSING.format("ocrmypdf"))
     code, out, err = index(capsys, str(tmp_path / "scan.pdf"), "--ocr", "force")
     assert code == 0 and out.endswith(
         "skipped 1: scan.pdf (needs OCRmyPDF and Tesseract: apt-get install ocrmypdf tesseract-ocr "
