@@ -23,7 +23,7 @@ from bot.slack.site import ReadyCheck, ops_routes, running_site
 log = logging.getLogger(__name__)
 
 ROUTE = ROUTE_PREFIX + "/{container}/{file}"
-_TEXT_TYPES = {".txt": "text/plain", ".md": "text/markdown"}
+_TEXT_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv"}  # page.html.txt, mail.eml.txt too
 
 
 @dataclass(frozen=True)
