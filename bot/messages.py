@@ -400,13 +400,34 @@ def pruned(files: list[str]) -> str:
     return f"Removed {_count(len(files), 'file')} no longer in the folder: {', '.join(files)}."
 
 
-def gone_from_folder(files: list[str], *, container: str, folders: str) -> str:
+def gone_from_folder(files: list[str], *, container: str, folders: str, command: str) -> str:
+    """`command` is the run's own command line with --prune added: the same tags, date and options."""
     held = _count(len(files), "file")
     return (
         f"folio: {held} of {container} came from {folders} and {'is' if len(files) == 1 else 'are'} no longer there: "
-        f"{', '.join(files)}. Remove {'it' if len(files) == 1 else 'them'} with: "
-        f"folio index {folders} --container {container} --prune"
+        f"{', '.join(files)}. Remove {'it' if len(files) == 1 else 'them'} with: {command}"
     )
+
+
+def name_clash(name: str, *, new: str, old: str, container: str) -> str:
+    return (
+        f"{name}: {new} has the name of {old}, already in {container}; rename one, index it into another container, "
+        f"or take the first out with: folio remove {name} --container {container}"
+    )
+
+
+def file_progress(done: int, total: int, name: str, state: str, *, pages: int, passages: int) -> str:
+    """A log line per file when indexing without a terminal: `folio: [2/5] travel.pdf: indexed, 2 pages, 9 passages`."""
+    what = {"indexed": "indexed", "unchanged": "unchanged", "failed": "not indexed", "skipped": "skipped"}[state]
+    if state == "indexed":
+        what += f", {_count(pages, 'page')}" if pages else ""
+        what += f", {_count(passages, 'passage')}"
+    return f"folio: [{done}/{total}] {name}: {what}"
+
+
+def index_progress(done: int, total: int, *, pages: int, passages: int) -> str:
+    """The counts on the terminal's progress bar: `3/5 files, 120 pages, 640 passages`."""
+    return f"{done}/{total} files, {_count(pages, 'page')}, {_count(passages, 'passage')}"
 
 
 NOTHING_INDEXED = "No documents are indexed yet. Add some with: folio index PATH --container NAME"

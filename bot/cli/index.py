@@ -1,10 +1,12 @@
-"""`folio index PATH... --container NAME [--tag KEY=VALUE ...] [--date YYYY-MM-DD] [--prune] [--follow-symlinks]
-[--ocr auto|off|force]`"""
+"""`folio index PATH... --container NAME [--tag KEY=VALUE ... | --clear-tags] [--date YYYY-MM-DD] [--prune]
+[--follow-symlinks] [--jobs N] [--ocr auto|off|force]`"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shlex
 import sys
 from datetime import date
 from pathlib import Path
@@ -12,12 +14,12 @@ from pathlib import Path
 from bot import messages
 from bot.app import builders, open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
-from bot.cli.progress import ProgressBar
+from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.pipeline import check_container_name
-from bot.models import Scope
+from bot.models import Scope, Tag
 from bot.retrieval.filters import check_tag_keys
 
 DESCRIPTION = """\
@@ -25,16 +27,22 @@ Index documents into a container, page by page: PDFs (scanned pages OCR'd), text
 Excel files and their OpenDocument kin (through LibreOffice, kept as a PDF named orders.xlsx.pdf), CSV, web pages
 and e-mail (.eml, attachments as files of their own). Spreadsheets and CSV files are indexed as tables, whole rows
 under their header. Folders are searched recursively; hidden files are left out, and so are symbolic links unless
---follow-symlinks. A file already indexed from the same place with the same content, tags and date is skipped; a
-changed one replaces its old passages. Files whose converter is not installed are skipped with the package to install.
+--follow-symlinks. A file already indexed from the same place with the same size, modification time, content, tags
+and date is skipped without being read; a changed one replaces its old passages. Without --tag, a file indexed before
+keeps its tags (--clear-tags removes them). A file named like one the container already holds from another path that
+still exists is refused: rename one, or use another container. Files whose converter is not installed are skipped
+with the package to install.
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
+
+MAX_JOBS = max(os.cpu_count() or 1, 1) * 2  # readers are CPU-bound: more processes than this only wait
 
 EPILOG = """\
 examples:
   folio index ./contracts --container legal --tag department=legal
   folio index ./contracts --container legal --prune          # also remove what left ./contracts
   folio index policy-2026.pdf --container finance --tag year=2026 --date 2026-01-12
+  folio index ./archive --container legal --jobs 4            # read files in 4 processes
   folio index ../shared/corpus --container benefits"""
 
 
@@ -45,12 +53,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a file or a folder")
     parser.add_argument("--container", required=True, metavar="NAME", help="the container the documents go into")
-    parser.add_argument("--tag", metavar="KEY=VALUE", action="append", default=[], help="label every file; repeatable")
+    tags = parser.add_mutually_exclusive_group()
+    tags.add_argument(
+        "--tag", metavar="KEY=VALUE", action="append", default=[],
+        help="label every file, replacing its tags; repeatable (default: files indexed before keep theirs)",
+    )  # fmt: skip
+    tags.add_argument("--clear-tags", action="store_true", help="index the files with no tags, removing theirs")
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="document date (default: PDF metadata, else file time)")
     parser.add_argument(
         "--prune", action="store_true", help="remove files of the container that left the folders named"
     )
     parser.add_argument("--follow-symlinks", action="store_true", help="index symbolic links inside folders too")
+    parser.add_argument(
+        "--jobs", type=_jobs, default=1, metavar="N", help=f"read files in N processes at once (up to {MAX_JOBS})"
+    )
     parser.add_argument(
         "--ocr", choices=("auto", "off", "force"), default=None,
         help="OCR pages without text: auto (when Tesseract is installed; FOLIO_OCR), off, force (OCR every page)",
@@ -69,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> IndexReport:
         async with open_folio(settings) as folio:
-            with ProgressBar(len(collected.files), "Indexing") as bar:
+            with IndexProgress(len(collected.files)) as progress:
                 report = await index_files(
-                    collected.files, folio.retriever, container=container, tags=scope.tags, date=day,
-                    on_file=bar.advance, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    converters=builders.converters(settings, ocr=args.ocr),
+                    collected.files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
+                    date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
+                    jobs=args.jobs, converters=builders.converters(settings, ocr=args.ocr),
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
@@ -98,7 +114,39 @@ def _print(report: IndexReport, args: argparse.Namespace, container: str) -> Non
         print(messages.pruned(names))
     elif names:
         folders = " ".join(str(path) for path in args.paths if path.is_dir())
-        print(messages.gone_from_folder(names, container=container, folders=folders), file=sys.stderr)
+        command = again(args, container, "--prune")
+        print(messages.gone_from_folder(names, container=container, folders=folders, command=command), file=sys.stderr)
+
+
+def again(args: argparse.Namespace, container: str, *extra: str) -> str:
+    """The command line of this run, quoted for a shell, with `extra` options: what a hint tells a person to run
+    keeps the run's tags, date and options (a hint without --tag would keep the tags, one with fewer would not)."""
+    words = ["folio"]
+    if getattr(args, "env_file", ".env") != ".env":
+        words += ["--env-file", args.env_file]
+    words += ["index", *map(str, args.paths), "--container", container]
+    for tag in args.tag:
+        words += ["--tag", tag]
+    words += ["--clear-tags"] * args.clear_tags
+    words += ["--date", args.date] if args.date else []
+    words += ["--follow-symlinks"] * args.follow_symlinks
+    words += ["--jobs", str(args.jobs)] if args.jobs != 1 else []
+    return shlex.join([*words, *extra])
+
+
+def _given_tags(args: argparse.Namespace, tags: tuple[Tag, ...]) -> tuple[Tag, ...] | None:
+    """The tags to give every file, or None: each file keeps the tags it was indexed with."""
+    return tags if tags or args.clear_tags else None
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if not 1 <= jobs <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes from 1 to {MAX_JOBS}")
+    return jobs
 
 
 def _iso_date(text: str | None) -> str | None:

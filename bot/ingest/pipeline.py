@@ -7,9 +7,10 @@ import hashlib
 import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from bot import messages
 from bot.errors import InvalidInput, MissingConverter, UnreadableFile
@@ -18,6 +19,7 @@ from bot.ingest.converters import Converters
 from bot.ingest.formats import read_file
 from bot.ingest.kinds import SUPPORTED, stored_name
 from bot.ingest.margins import strip_running_lines
+from bot.ingest.parsing import Stamp, read_documents, stamp_of
 from bot.ingest.readers import Document
 from bot.ingest.tables import table_passages
 from bot.models import CONTAINER_NAME, Chunk, Tag
@@ -30,8 +32,8 @@ if TYPE_CHECKING:
 Describe = Callable[[Document], Awaitable[str]]
 CONTEXT_CHARS = 160
 # Part of the fingerprint: a change in how chunks are made re-indexes every file. "margins-1": running page headers
-# and footers are stripped.
-CHUNKING_VERSION = "margins-1"
+# and footers are stripped; "pdfium-1": PDF text read with PDFium, and the file's size and time in the fingerprint.
+CHUNKING_VERSION = "pdfium-1"
 
 
 @dataclass
@@ -155,16 +157,19 @@ def _as_folder(path: Path) -> str:
     return source_of(path).rstrip(os.sep) + os.sep
 
 
-def fingerprint(document: Document, options: IndexOptions) -> str:
-    """Content hash plus the options that shape the chunks: re-tagging or re-chunking a file re-indexes it."""
+def fingerprint(stamp: Stamp, options: IndexOptions) -> str:
+    """The file as it is (size, modification time, content) plus the options that shape its chunks: a file whose
+    fingerprint is as indexed is skipped unread; re-tagging, re-dating or re-chunking one indexes it again."""
     shape = [
+        str(stamp.size),
+        str(stamp.modified_ns),  # the file's date is its document date when the PDF gives none and --date is not set
         options.container,
         ",".join(sorted(map(str, options.tags))),
         options.date or "",
         f"{options.chunk_chars}/{options.overlap_chars}",
         CHUNKING_VERSION,
     ]
-    return hashlib.sha256("\n".join([document.content_hash, *shape]).encode()).hexdigest()
+    return hashlib.sha256("\n".join([stamp.content_hash, *shape]).encode()).hexdigest()
 
 
 def document_date(document: Document, given: str | None) -> str:
@@ -252,57 +257,112 @@ def table_chunks(document: Document, options: IndexOptions, *, context: str, doc
     return chunks
 
 
+@dataclass(frozen=True)
+class FileEvent:
+    """What a run is doing with one file, for a progress bar or a log line: `reading` first, then one of the rest."""
+
+    name: str
+    state: Literal["reading", "indexed", "unchanged", "failed", "skipped"]
+    pages: int = 0  # numbered pages (0 for a text file)
+    passages: int = 0
+
+
+OnFile = Callable[[FileEvent], None]
+
+
 async def index_files(
     files: Sequence[Path],
     writer: IndexWriter,
     *,
     container: str,
-    tags: Sequence[Tag] = (),
+    tags: Sequence[Tag] | None = None,
     date: str | None = None,
     describe: Describe | None = None,
-    on_file: Callable[[str], None] | None = None,
+    on_file: OnFile | None = None,
     chunk_chars: int = CHUNK_CHARS,
     overlap_chars: int = OVERLAP_CHARS,
     documents: DocumentStore | None = None,
     max_chars: int | None = None,
+    jobs: int = 1,
     converters: Converters | None = None,
 ) -> IndexReport:
-    """Index `files` into `container`: unchanged files are skipped, unreadable ones reported, the rest replaced.
+    """Index `files` into `container`: unchanged files are skipped unread, unreadable ones reported, the rest read
+    (in `jobs` processes) and replaced. `tags` None keeps each indexed file's own tags (a new file gets none).
 
-    A file is unchanged when its fingerprint (content and options) and the path it came from are as indexed."""
+    A file is unchanged when its fingerprint (size, time, content and options) and the path it came from are as
+    indexed. A file named like one indexed from another path that still exists is refused: one would replace the
+    other."""
     check_container_name(container)
     options = IndexOptions(
-        container=container, tags=tuple(tags), date=date, describe=describe, chunk_chars=chunk_chars,
+        container=container, tags=tuple(tags or ()), date=date, describe=describe, chunk_chars=chunk_chars,
         overlap_chars=overlap_chars, documents=documents, max_chars=max_chars, converters=converters or Converters(),
     )  # fmt: skip
     report = IndexReport()
+    told: OnFile = on_file or (lambda event: None)
     known = {held.file: held for held in await writer.files(container)}
-    seen: set[str] = set()
+    pending: dict[Path, tuple[IndexOptions, str]] = {}
+    seen: dict[str, Path] = {}
     for path in files:
         try:
-            if stored_name(path.name) in seen:  # orders.xlsx and orders.xlsx.pdf would both be orders.xlsx.pdf
-                raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
-            seen.add(stored_name(path.name))
-            await _index_one(path, writer, options, known, report)
-        except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
-            report.skipped.append(str(exc))
+            held = _check_name(path, seen, known.get(stored_name(path.name)), container)
+            mine = options if tags is not None or held is None else replace(options, tags=held.tags)
+            version = fingerprint(await asyncio.to_thread(stamp_of, path), mine)
+            if held is not None and (held.fingerprint, held.source) == (version, source_of(path)):
+                await _unchanged(path, mine, report)
+                told(FileEvent(path.name, "unchanged"))
+            else:
+                pending[path] = (mine, version)
         except UnreadableFile as exc:
             report.failed.append(str(exc))
-        if on_file:
-            on_file(path.name)
+            told(FileEvent(path.name, "failed"))
+    reading = read_documents(list(pending), jobs=jobs, max_chars=max_chars, converters=options.converters)
+    async with aclosing(reading) as reads:
+        for path, (mine, version) in pending.items():
+            told(FileEvent(path.name, "reading"))
+            _, read = await anext(reads)
+            try:
+                if isinstance(read, UnreadableFile):
+                    raise read
+                told(await _index_one(path, read, writer, mine, version, report))
+            except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
+                report.skipped.append(str(exc))
+                told(FileEvent(path.name, "skipped"))
+            except UnreadableFile as exc:
+                report.failed.append(str(exc))
+                told(FileEvent(path.name, "failed"))
     return report
 
 
+def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, container: str) -> IndexedFile | None:
+    """The indexed file `path` would replace (None for a new one); UnreadableFile when it would replace another."""
+    first = seen.setdefault(stored_name(path.name), path)  # orders.xlsx and orders.xlsx.pdf are one name
+    if first != path:
+        raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
+    source = source_of(path)
+    if held is not None and held.source and held.source != source and Path(held.source).is_file():
+        raise UnreadableFile(messages.name_clash(path.name, new=source, old=held.source, container=container))
+    return held
+
+
+async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> None:
+    report.unchanged += 1
+    # A converted file's copy is made by reading it: only a file kept as itself is copied without reading.
+    if stored_name(path.name) != path.name:
+        return
+    if options.documents is not None and not options.documents.stored(options.container, path.name):
+        await options.documents.keep(options.container, path.name, path)  # indexed before copies were kept
+
+
 async def _index_one(
-    path: Path, writer: IndexWriter, options: IndexOptions, indexed: dict[str, IndexedFile], report: IndexReport
-) -> None:
-    document = await asyncio.to_thread(read_file, path, max_chars=options.max_chars, converters=options.converters)
-    await _index_document(document, path, writer, options, indexed.get(document.file), report)
-    for part in document.parts:  # a mail's attachments: files of their own, from the same source
+    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
+) -> FileEvent:
+    event = await _index_document(path, document, writer, options, version, report)
+    for part in document.parts:  # a mail's attachments: files of their own, from the same source and version
         try:
-            await _index_document(part, path, writer, options, indexed.get(part.file), report)
+            await _index_document(path, part, writer, options, version, report)
         except UnreadableFile as exc:
             report.notes.append(str(exc))
+    return event
 
 
 async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
@@ -317,23 +377,17 @@ async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
 
 
 async def _index_document(
-    document: Document, path: Path, writer: IndexWriter, options: IndexOptions, known: IndexedFile | None,
-    report: IndexReport,
-) -> None:  # fmt: skip
-    version, source = fingerprint(document, options), source_of(path)
-    if known is not None and (known.fingerprint, known.source) == (version, source):
-        report.unchanged += 1
-        if options.documents is not None and not options.documents.stored(options.container, document.file):
-            await _keep(options, document, path)  # indexed before copies were kept
-        return
+    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
+) -> FileEvent:
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
         raise UnreadableFile(f"{document.file}: no text found")
     pages = sum(1 for page in document.pages if page.number is not None) or None
-    await writer.replace_file(options.container, document.file, version, chunks, source=source, pages=pages)
+    await writer.replace_file(options.container, document.file, version, chunks, source=source_of(path), pages=pages)
     await _keep(options, document, path)  # replaces the old copy
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)
     report.notes.extend(document.notes)
+    return FileEvent(path.name, "indexed", pages=pages or 0, passages=len(chunks))

@@ -1,27 +1,20 @@
 """Reads one file into a Document: its pages (numbered for PDFs), title, date and whether it holds a table.
 
-Blocking (pypdf); the pipeline calls these in a worker thread. A file whose text passes `max_chars` is refused as
-soon as reading passes it (a huge file never stalls a run); pypdf's own warnings about a file become one note.
+Blocking (PDFium, see pdf_text.py); the pipeline calls these in a worker thread or process. A file whose text passes
+`max_chars` is refused as soon as reading passes it (a huge file never stalls a run).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
-import threading
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
-
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, PdfReadError, PdfReadWarning, PyPdfError
 
 from bot import messages
 from bot.errors import UnreadableFile
 from bot.ingest.decoding import decode_text
+from bot.ingest.pdf_text import read_pdf
 from bot.models import file_title
 
 PDF_SUFFIXES = frozenset({".pdf"})
@@ -112,77 +105,6 @@ def _read_text(name: str, data: bytes, max_chars: int | None) -> tuple[tuple[Pag
 
 
 def _read_pdf(path: Path, max_chars: int | None) -> tuple[tuple[Page, ...], str | None, str | None, tuple[str, ...]]:
-    with _pdf_warnings() as heard:
-        try:
-            reader = PdfReader(path)
-            if reader.is_encrypted and not reader.decrypt(""):
-                raise UnreadableFile(f"{path.name}: the PDF is encrypted with a password; save an unprotected copy")
-            pages = tuple(_pdf_pages(path.name, reader, max_chars))
-        except UnreadableFile:
-            raise
-        except (PyPdfError, DependencyError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
-            # pypdf raises a spread of exceptions on damaged files; all mean "cannot read this one".
-            raise UnreadableFile(f"{path.name}: the PDF cannot be read ({exc})") from exc
-        title, created = _metadata_title(reader), _metadata_date(reader)
-    notes = (messages.pdf_warnings(path.name, len(heard), heard[0]),) if heard else ()
-    return pages, title, created, notes
-
-
-def _pdf_pages(name: str, reader: PdfReader, max_chars: int | None) -> Iterator[Page]:
-    total = 0
-    for number, page in enumerate(reader.pages, start=1):
-        text = page.extract_text() or ""
-        total += len(text)
-        if max_chars is not None and total > max_chars:
-            raise UnreadableFile(messages.file_too_long(name, max_chars))
-        yield Page(number=number, text=text)
-
-
-# pypdf reports what it repaired through the `pypdf` loggers and `warnings`: collected per file, not logged raw.
-_PDF_LOGGER = logging.getLogger("pypdf")
-_PDF_LOCK = threading.Lock()  # the logger and the warnings filters are global: one PDF is read at a time
-
-
-class _Heard(logging.Handler):
-    def __init__(self, sink: list[str]) -> None:
-        super().__init__(level=logging.WARNING)
-        self.sink = sink
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.sink.append(" ".join(record.getMessage().split()))
-
-
-@contextmanager
-def _pdf_warnings() -> Iterator[list[str]]:
-    heard: list[str] = []
-    handler = _Heard(heard)
-    with _PDF_LOCK, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        propagate, _PDF_LOGGER.propagate = _PDF_LOGGER.propagate, False
-        _PDF_LOGGER.addHandler(handler)
-        try:
-            yield heard
-        finally:
-            _PDF_LOGGER.removeHandler(handler)
-            _PDF_LOGGER.propagate = propagate
-            heard.extend(" ".join(str(w.message).split()) for w in caught if issubclass(w.category, PdfReadWarning))
-
-
-def _metadata_title(reader: PdfReader) -> str | None:
-    try:
-        title = reader.metadata.title if reader.metadata else None
-    except (PdfReadError, ValueError, KeyError, TypeError):
-        return None
-    title = str(title or "").strip()
-    # Word and similar tools often leave placeholder titles that say nothing about the document.
-    if not title or title.lower() in {"untitled", "document", "microsoft word"} or title.lower().endswith(".docx"):
-        return None
-    return title
-
-
-def _metadata_date(reader: PdfReader) -> str | None:
-    try:
-        created = reader.metadata.creation_date if reader.metadata else None
-    except (PdfReadError, ValueError, KeyError, TypeError):
-        return None
-    return created.date().isoformat() if isinstance(created, datetime) else None
+    read = read_pdf(path, max_chars)
+    pages = tuple(Page(number=number, text=text) for number, text in enumerate(read.pages, start=1))
+    return pages, read.title, read.created, ()
