@@ -11,6 +11,17 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PORT=3000 \
     FOLIO_METRICS_PORT=9090
 
+# LibreOffice (Office files -> PDF) and OCRmyPDF + Tesseract (scans), README "Indexing". A slim image without them:
+# `docker build --build-arg CONVERTERS=0 ...` (Office files and scans are then skipped, naming the package).
+ARG CONVERTERS=1
+ARG OCR_LANGUAGES="tesseract-ocr-eng"
+RUN if [ "$CONVERTERS" = 1 ]; then \
+        apt-get update \
+        && apt-get install -y --no-install-recommends libreoffice-writer-nogui libreoffice-calc-nogui \
+            libreoffice-impress-nogui ocrmypdf tesseract-ocr $OCR_LANGUAGES fonts-dejavu-core \
+        && rm -rf /var/lib/apt/lists/*; \
+    fi
+
 WORKDIR /app
 COPY pyproject.toml README.md manifest.yaml ./
 COPY bot ./bot

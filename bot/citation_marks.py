@@ -144,10 +144,16 @@ def refs_in(marker: str) -> list[str]:
     return refs
 
 
+_KEPT_AS_TEXT = (".html", ".htm", ".eml")
+
+
 def display_name(file: str) -> str:
-    """`orders.xlsx.pdf` -> `orders.xlsx` (a converted file shows its original name); `handbook.pdf` unchanged."""
+    """`orders.xlsx.pdf` -> `orders.xlsx` (a converted file shows its original name), `page.html.txt` -> `page.html`
+    (a web page or mail kept as its text); `handbook.pdf` unchanged."""
     stem, dot, ext = file.rpartition(".")
     if dot and ext.lower() == "pdf" and "." in stem:
+        return stem
+    if dot and ext.lower() == "txt" and stem.lower().endswith(_KEPT_AS_TEXT):
         return stem
     return file
 

@@ -2,6 +2,7 @@
 
     FOLIO_DATA_DIR/documents/<container>/<file>            one copy per indexed file, replaced on re-index
     FOLIO_DATA_DIR/documents/.removed/<container>/<file>   when a removed file was taken out (links answer 410)
+    FOLIO_DATA_DIR/documents/.read/<container>/<file>      how a copy was made: "OCR (3 pages)", "LibreOffice"
     /documents/<container>/<file>?expires=<unix>&signature=<hex>
 
 The copy lets a citation keep working after the source file moves; removing a document deletes it and leaves a
@@ -21,6 +22,7 @@ import logging
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 ROUTE_PREFIX = "/documents"
 KEY_FILE = "link.key"
 REMOVED = ".removed"  # beside the containers; no container name starts with a dot
+READ = ".read"  # how each copy was made ("OCR (3 pages)", "LibreOffice"), for `folio list`
 _FORBIDDEN = ("/", "\\", "\0")
 _MAX_NAME = 255  # the longest file name common file systems allow
 
@@ -176,11 +179,36 @@ class DocumentStore:
             return False
         return True
 
+    async def keep_data(self, container: str, file: str, data: bytes) -> bool:
+        """Keep `data` (a converted or OCR'd PDF, a web page's text) as the copy of `file`; False when it cannot."""
+        with tempfile.TemporaryDirectory(prefix="folio-copy-") as work:
+            source = Path(work) / "copy"
+            await asyncio.to_thread(source.write_bytes, data)
+            return await self.keep(container, file, source)
+
+    async def note_read(self, container: str, file: str, how: str) -> None:
+        """Remember how the copy of `file` was made (nothing when it was read as itself)."""
+        note = self._inside(self.folder / READ, container, file)
+        if note is None:
+            return
+        if how:
+            await asyncio.to_thread(_write_private, note, how)
+        else:
+            await asyncio.to_thread(note.unlink, missing_ok=True)
+
+    def read_as(self, container: str, file: str) -> str:
+        """How the copy of `file` was made ("OCR (3 pages)", "LibreOffice"), or "" when read as itself."""
+        note = self._inside(self.folder / READ, container, file)
+        try:
+            return note.read_text(encoding="utf-8").strip() if note is not None and note.is_file() else ""
+        except OSError:
+            return ""
+
     async def delete(self, container: str, file: str) -> None:
-        """Remove the copy of `file`, if there is one."""
-        path = self.path_for(container, file)
-        if path is not None:
-            await asyncio.to_thread(path.unlink, missing_ok=True)
+        """Remove the copy of `file`, if there is one (and the note of how it was made)."""
+        for path in (self.path_for(container, file), self._inside(self.folder / READ, container, file)):
+            if path is not None:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
 
     async def remove(self, container: str, file: str, *, at: str) -> None:
         """Delete the copy of `file` and note that it was removed `at` (links to it then answer 410 Gone)."""

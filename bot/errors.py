@@ -5,6 +5,7 @@
     │   └── ModelMisconfigured  the model service refused a setting: key, model or deployment, reasoning, code tool
     ├── InvalidInput            a question, filter or command the user can correct
     │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
+    │       └── MissingConverter  the program that reads this kind of file is not installed: skipped, package named
     ├── NotConnected            this channel or DM may not search any documents
     ├── SearchUnavailable       the search service failed or refused the request
     ├── ModelUnavailable        the model service failed after the SDK's retries (timeout, connection, 5xx)
@@ -39,6 +40,11 @@ class InvalidInput(FolioError):
 
 class UnreadableFile(InvalidInput):
     """A file that cannot be read (corrupt, encrypted, not text); the run reports it and goes on."""
+
+
+class MissingConverter(UnreadableFile):
+    """The program that reads a file of this kind (LibreOffice, OCRmyPDF) is not installed: the file is skipped,
+    and the message names the Debian package to install."""
 
 
 class NotConnected(FolioError):

@@ -301,6 +301,44 @@ def pdf_warnings(name: str, count: int, first: str) -> str:
     return f"{name}: the PDF reader repaired {problems} (first: {first[:120]}); check that its passages read right"
 
 
+# --- converting and OCR (issue 20) ----------------------------------------------------------------------------------
+def needs_converter(name: str, program: str, packages: str) -> str:
+    """A file skipped because the program that reads it is missing: `deck.pptx (needs LibreOffice: apt-get ...)`."""
+    return f"{name} (needs {program}: apt-get install {packages})"
+
+
+def conversion_failed(name: str, why: str) -> str:
+    return f"{name}: LibreOffice could not convert it ({why}); open it in an office program and save it again"
+
+
+def conversion_timeout(name: str, program: str, seconds: float) -> str:
+    return (
+        f"{name}: {program} took longer than {seconds:g} s and was stopped (FOLIO_CONVERT_TIMEOUT); "
+        "save it again or split it, or raise the limit"
+    )
+
+
+def pages_without_text(name: str, count: int) -> str:
+    """Pages with no text where OCR did not run (the issue's own wording)."""
+    return f"{name}: {_count(count, 'page')} had no text: scanned? install tesseract-ocr or pass --ocr force"
+
+
+def no_text_after_ocr(name: str, count: int) -> str:
+    return f"{name}: {_count(count, 'page')} had no text, even after OCR (blank pages, or too faint to read)"
+
+
+def ocr_failed(name: str, why: str) -> str:
+    return f"{name}: OCR failed ({why}); check FOLIO_OCR_LANGUAGES, or pass --ocr off to index it without OCR"
+
+
+def read_by_ocr(name: str, count: int) -> str:
+    return f"{name}: {_count(count, 'page')} read by OCR"
+
+
+def attachment_of(mail: str, attachment: str, why: str) -> str:
+    return f"{mail}: attachment {attachment} not indexed: {why}"
+
+
 def bad_container(name: str) -> str:
     return (
         f"{name!r} cannot be a container name: use letters, digits, '-', '_' and '.', starting with a letter or digit, "
@@ -386,7 +424,7 @@ def name_clash(name: str, *, new: str, old: str, container: str) -> str:
 
 def file_progress(done: int, total: int, name: str, state: str, *, pages: int, passages: int) -> str:
     """A log line per file when indexing without a terminal: `folio: [2/5] travel.pdf: indexed, 2 pages, 9 passages`."""
-    what = {"indexed": "indexed", "unchanged": "unchanged", "failed": "not indexed"}[state]
+    what = {"indexed": "indexed", "unchanged": "unchanged", "failed": "not indexed", "skipped": "skipped"}[state]
     if state == "indexed":
         what += f", {_count(pages, 'page')}" if pages else ""
         what += f", {_count(passages, 'passage')}"

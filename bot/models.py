@@ -16,13 +16,15 @@ Profile = Literal["fast", "thorough"]
 Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
 
 
-# Every kind of file `folio index` takes, by suffix, and the media type its kept copy is served as: one table, so the
-# reader and the document route cannot disagree (converted files end in .pdf: orders.xlsx.pdf).
+# The media type each kept copy is served as, by the suffix of the kept file: one table, so the document route never
+# guesses (converted Office files end in .pdf: orders.xlsx.pdf; web pages and mail in .txt: page.html.txt). What
+# `folio index` reads, and how, is bot.ingest.kinds.
 INDEXABLE: dict[str, str] = {
     ".pdf": "application/pdf",
     ".txt": "text/plain",
     ".md": "text/markdown",
     ".markdown": "text/markdown",
+    ".csv": "text/csv",  # a CSV is kept as itself; web pages and mail as `<name>.<ext>.txt`
 }
 
 

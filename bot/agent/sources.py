@@ -70,8 +70,8 @@ def search_output(shown: Sequence[tuple[str, Chunk]], notes: Sequence[str]) -> s
     return '{"sources": [\n' + lines + '\n], "notes": ' + json.dumps(list(notes), ensure_ascii=False) + "}"
 
 
-def _fields(ref: str, chunk: Chunk) -> dict[str, str | int | None]:
-    return {
+def _fields(ref: str, chunk: Chunk) -> dict[str, str | int | bool | None]:
+    fields: dict[str, str | int | bool | None] = {
         "ref": ref,
         "title": _one_line(display_name(chunk.file)),
         "page": chunk.cited_page,
@@ -80,6 +80,9 @@ def _fields(ref: str, chunk: Chunk) -> dict[str, str | int | None]:
         "context": _one_line(chunk.context),
         "content": chunk.text.strip(),
     }
+    if chunk.tabular:  # rows of a spreadsheet, header line first: the instructions say to compute with code
+        fields["table"] = True
+    return fields
 
 
 def _one_line(text: str) -> str:

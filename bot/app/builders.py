@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages, metrics
 from bot.config import Settings
 from bot.errors import ConfigurationError
+from bot.ingest.converters import Converters, OcrMode
 
 if TYPE_CHECKING:
     from azure.core.credentials_async import AsyncTokenCredential
@@ -272,6 +273,15 @@ def link_signing_key(settings: Settings) -> bytes:
         link_secret=link.get_secret_value() if link else None,
         slack_signing_secret=slack.get_secret_value() if slack else None,
     )
+
+
+def converters(settings: Settings, *, ocr: OcrMode | None = None) -> Converters:
+    """The converting programs and OCR options of an indexing run (`ocr`: --ocr, over FOLIO_OCR)."""
+    return Converters(
+        soffice=settings.folio_soffice, ocrmypdf=settings.folio_ocrmypdf, tesseract=settings.folio_tesseract,
+        ocr=ocr or settings.folio_ocr, languages=settings.folio_ocr_languages, timeout=settings.folio_convert_timeout,
+        jobs=settings.folio_convert_jobs,
+    )  # fmt: skip
 
 
 def documents_folder(data_dir: Path) -> Path:

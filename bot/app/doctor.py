@@ -45,6 +45,8 @@ from bot.app.verdicts import (
 from bot.config import ChannelPolicy, Settings, load_policy
 from bot.config.secrets import redacted_url
 from bot.errors import ConfigurationError, FolioError, ModelMisconfigured
+from bot.ingest import kinds
+from bot.ingest.converters import probe, tesseract_languages
 from bot.models import Profile
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.azure_schema import index_definition
@@ -70,6 +72,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
         checks.append(await _azure_search_check(settings, folio))
         checks += await _slack_checks(settings, manifest)
         checks.append(links_check(settings))
+        checks.append(await asyncio.to_thread(converters_check, settings))
     return checks
 
 
@@ -292,3 +295,35 @@ async def _connection_check(settings: Settings, client: AsyncWebClient) -> Check
         refused = messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))
         return Check("slack events", "fail", refused, "generate an app-level token with connections:write")
     return Check("slack events", "ok", "Socket Mode: SLACK_APP_TOKEN opens a connection")
+
+
+# --- converters (LibreOffice, OCRmyPDF, Tesseract) ------------------------------------------------------------------
+def converters_check(settings: Settings) -> Check:
+    """Each converting program, its version and the OCR languages; a missing one is a warning naming its package."""
+    office = probe(settings.folio_soffice, "LibreOffice")
+    ocr = probe(settings.folio_ocrmypdf, "OCRmyPDF")
+    tesseract = probe(settings.folio_tesseract, "Tesseract")
+    languages = tesseract_languages(settings.folio_tesseract)
+    wanted = settings.folio_ocr_languages.split("+")
+    lacking = [language for language in wanted if tesseract.path and language not in languages]
+    shown = [
+        f"{found.name} {found.version or found.problem}" if found.path else f"{found.name} missing"
+        for found in (office, ocr, tesseract)
+    ]
+    summary = "; ".join(shown) + f"; OCR {settings.folio_ocr}, languages {', '.join(languages) or 'none'}"
+    converters = builders.converters(settings)
+    parts = sorted({package for kind in kinds.OFFICE if (package := converters.missing(f"file{kind}"))})
+    packages = [
+        *parts,
+        *(kinds.OCR_PACKAGES.split() if not (ocr.path and tesseract.path) else ()),
+        *(kinds.tesseract_package(language) for language in lacking),
+    ]
+    facts = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
+    facts["ocr_languages"] = list(languages)
+    if packages or any(found.problem for found in (office, ocr, tesseract)):
+        fix = "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"
+        if packages:
+            fix = f"apt-get install {' '.join(packages)}"
+        why = " (those files are skipped)" if packages else ""
+        return Check("converters", "warn", summary + why, fix, facts)
+    return Check("converters", "ok", summary, facts=facts)

@@ -1,5 +1,5 @@
 """`folio index PATH... --container NAME [--tag KEY=VALUE ... | --clear-tags] [--date YYYY-MM-DD] [--prune]
-[--follow-symlinks] [--jobs N]`"""
+[--follow-symlinks] [--jobs N] [--ocr auto|off|force]`"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from bot import messages
-from bot.app import open_folio
+from bot.app import builders, open_folio
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput
@@ -23,12 +23,15 @@ from bot.models import Scope, Tag
 from bot.retrieval.filters import check_tag_keys
 
 DESCRIPTION = """\
-Index PDFs, text and Markdown files into a container, page by page. Folders are searched recursively; hidden files
-are left out, and so are symbolic links unless --follow-symlinks. A file already indexed from the same place with the
-same size, modification time, content, tags and date is skipped without being read; a changed one replaces its old
-passages. Without --tag, a file indexed before keeps its tags (--clear-tags removes them). A file named like one the
-container already holds from another path that still exists is refused: rename one, or use another container.
-Converted spreadsheets keep their real name (orders.xlsx.pdf) and are marked as tables.
+Index documents into a container, page by page: PDFs (scanned pages OCR'd), text and Markdown, Word, PowerPoint and
+Excel files and their OpenDocument kin (through LibreOffice, kept as a PDF named orders.xlsx.pdf), CSV, web pages
+and e-mail (.eml, attachments as files of their own). Spreadsheets and CSV files are indexed as tables, whole rows
+under their header. Folders are searched recursively; hidden files are left out, and so are symbolic links unless
+--follow-symlinks. A file already indexed from the same place with the same size, modification time, content, tags
+and date is skipped without being read; a changed one replaces its old passages. Without --tag, a file indexed before
+keeps its tags (--clear-tags removes them). A file named like one the container already holds from another path that
+still exists is refused: rename one, or use another container. Files whose converter is not installed are skipped
+with the package to install.
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
@@ -64,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--jobs", type=_jobs, default=1, metavar="N", help=f"read files in N processes at once (up to {MAX_JOBS})"
     )
+    parser.add_argument(
+        "--ocr", choices=("auto", "off", "force"), default=None,
+        help="OCR pages without text: auto (when Tesseract is installed; FOLIO_OCR), off, force (OCR every page)",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -82,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                 report = await index_files(
                     collected.files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
                     date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    jobs=args.jobs,
+                    jobs=args.jobs, converters=builders.converters(settings, ocr=args.ocr),
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,

@@ -19,14 +19,14 @@ examples:
   folio list --container legal
   folio list --container legal --json"""
 
-COLUMNS = ("container", "file", "pages", "passages", "tags", "date", "indexed at")
+COLUMNS = ("container", "file", "pages", "passages", "tags", "date", "indexed at", "read")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "list", help="list the indexed documents", epilog=EPILOG, formatter_class=HelpFormatter,
-        description="List the files each container holds: pages, passages, tags, document date and when each was "
-        "indexed.",
+        description="List the files each container holds: pages, passages, tags, document date, when each was "
+        "indexed, and how it was read when not as itself (LibreOffice, OCR, tables, web page, mail).",
     )  # fmt: skip
     parser.add_argument("--container", metavar="NAME", help="only this container (default: all)")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
@@ -37,23 +37,24 @@ def run(args: argparse.Namespace) -> int:
     """Print the files of one container, or of all."""
     settings = settings_from(args)
 
-    async def go() -> list[IndexedFile]:
+    async def go() -> list[tuple[IndexedFile, str]]:
         async with open_folio(settings) as folio:
             await check_container(folio, args.container)
             names = [args.container] if args.container else list(await folio.retriever.containers())
-            return [held for name in names for held in await folio.retriever.files(name)]
+            held = [held for name in names for held in await folio.retriever.files(name)]
+            return [(one, folio.documents.read_as(one.container, one.file) if folio.documents else "") for one in held]
 
     listed = asyncio.run(go())
     if args.json:
-        print(json.dumps([file_json(held) for held in listed], ensure_ascii=False, indent=2))
+        print(json.dumps([file_json(held, read) for held, read in listed], ensure_ascii=False, indent=2))
     elif not listed:
         print(messages.NOTHING_INDEXED, file=sys.stderr)
     else:
-        print(table([COLUMNS, *(row(held) for held in listed)]))
+        print(table([COLUMNS, *(row(held, read) for held, read in listed)]))
     return 0
 
 
-def file_json(held: IndexedFile) -> dict[str, object]:
+def file_json(held: IndexedFile, read: str = "") -> dict[str, object]:
     """One file as --json shows it."""
     return {
         "container": held.container,
@@ -64,14 +65,16 @@ def file_json(held: IndexedFile) -> dict[str, object]:
         "date": held.doc_date,
         "indexed_at": held.indexed_at,
         "source": held.source,
+        "read": read or None,  # "OCR (3 pages)", "LibreOffice", ...; None: read as itself
     }
 
 
-def row(held: IndexedFile) -> tuple[str, ...]:
+def row(held: IndexedFile, read: str = "") -> tuple[str, ...]:
     indexed = (held.indexed_at or "-").replace("T", " ").removesuffix("+00:00")
     tags = " ".join(str(tag) for tag in held.tags) or "-"
     pages = "-" if held.pages is None else str(held.pages)
-    return (held.container, printable(held.file), pages, str(held.passages), tags, held.doc_date or "-", indexed)
+    cells = (held.container, printable(held.file), pages, str(held.passages), tags, held.doc_date or "-", indexed)
+    return (*cells, read or "-")
 
 
 def table(rows: list[tuple[str, ...]]) -> str:

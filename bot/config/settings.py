@@ -77,6 +77,19 @@ class Settings(BaseSettings):
     folio_max_file_chars: int = Field(5_000_000, ge=1000, description="a file with more text is not indexed")
     folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
 
+    # Converting and OCR (issue 20): programs by name on PATH or by path
+    folio_soffice: str = Field("soffice", description="LibreOffice, for Office files (libreoffice-*-nogui)")
+    folio_ocrmypdf: str = Field("ocrmypdf", description="OCRmyPDF, for scanned pages (package ocrmypdf)")
+    folio_tesseract: str = Field("tesseract", description="Tesseract, which OCRmyPDF runs (tesseract-ocr)")
+    folio_ocr: Literal["auto", "off", "force"] = Field(
+        "auto", description="OCR pages without text: auto (when Tesseract is installed), off, force (every page)"
+    )
+    folio_ocr_languages: str = Field(
+        "eng", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$", description="Tesseract languages, e.g. eng+deu"
+    )
+    folio_convert_timeout: float = Field(300.0, gt=0, le=7200, description="seconds one file may take to convert")
+    folio_convert_jobs: int = Field(2, ge=1, le=32, description="LibreOffice conversions at once")
+
     # Operations
     folio_log_format: Literal["text", "json"] = Field("text", description="log lines as text, or one JSON object each")
     folio_log_content: bool = Field(False, description="put questions and answers in the per-turn log record")

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import UnreadableFile
-from bot.ingest.readers import Document, read_document
+from bot.ingest.converters import Converters
+from bot.ingest.formats import read_file
+from bot.ingest.readers import Document
 
 _BLOCK = 1 << 20
 
@@ -43,21 +45,22 @@ def stamp_of(path: Path) -> Stamp:
 
 
 async def read_documents(
-    paths: Sequence[Path], *, jobs: int = 1, max_chars: int | None = None
+    paths: Sequence[Path], *, jobs: int = 1, max_chars: int | None = None, converters: Converters | None = None
 ) -> AsyncIterator[tuple[Path, Document | UnreadableFile]]:
     """Each of `paths` read, in their order: its Document, or the UnreadableFile that says why not. With `jobs` > 1
     the files are read in that many processes while the caller writes the ones already read."""
+    converting = converters or Converters()
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
             try:
-                yield path, await asyncio.to_thread(read_document, path, max_chars=max_chars)
+                yield path, await asyncio.to_thread(read_file, path, max_chars=max_chars, converters=converting)
             except UnreadableFile as exc:
                 yield path, exc
         return
     # "spawn": a fresh interpreter per worker; forking a process that runs an event loop and threads can deadlock.
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn"))
     try:
-        futures = [pool.submit(read_document, path, max_chars=max_chars) for path in paths]
+        futures = [pool.submit(read_file, path, max_chars=max_chars, converters=converting) for path in paths]
         for path, future in zip(paths, futures):
             yield path, await _outcome(path, future)
     finally:

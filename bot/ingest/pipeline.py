@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from bot import messages
-from bot.errors import InvalidInput, UnreadableFile
+from bot.errors import InvalidInput, MissingConverter, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
+from bot.ingest.converters import Converters
+from bot.ingest.kinds import SUPPORTED, stored_name
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.parsing import Stamp, read_documents, stamp_of
-from bot.ingest.readers import SUPPORTED, Document
+from bot.ingest.readers import Document
+from bot.ingest.tables import table_passages
 from bot.models import CONTAINER_NAME, Chunk, Tag
 from bot.retrieval import IndexedFile, IndexWriter
 
@@ -210,12 +213,15 @@ class IndexOptions:
     overlap_chars: int = OVERLAP_CHARS
     documents: DocumentStore | None = None  # keeps a copy of each indexed file, for citation links
     max_chars: int | None = None  # a file with more text is refused by name (FOLIO_MAX_FILE_CHARS)
+    converters: Converters = field(default_factory=Converters)  # LibreOffice, OCR (FOLIO_SOFFICE, --ocr, ...)
 
 
 def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
     """Every passage of every page (running headers and footers left out), each keeping its page number."""
     chunks = []
     doc_date = document_date(document, options.date)
+    if document.sheets:
+        return table_chunks(document, options, context=context, doc_date=doc_date)
     heading = ""  # the section a page starts in is the one the previous page ended in
     for page in strip_running_lines(document.pages):
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
@@ -237,12 +243,25 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
     return chunks
 
 
+def table_chunks(document: Document, options: IndexOptions, *, context: str, doc_date: str) -> list[Chunk]:
+    """A spreadsheet's passages: whole rows under their header, the sheet named in the context, no page number."""
+    passages = [(sheet.name, text) for sheet in document.sheets for text in table_passages(sheet)]
+    chunks = []
+    for position, (name, text) in enumerate(passages):
+        chunks.append(Chunk(
+            id=chunk_id(options.container, document.file, None, position), file=document.file, page=None,
+            container=options.container, tags=options.tags, doc_date=doc_date, text=text,
+            context=f"{context} | sheet {name}", tabular=True,
+        ))  # fmt: skip
+    return chunks
+
+
 @dataclass(frozen=True)
 class FileEvent:
     """What a run is doing with one file, for a progress bar or a log line: `reading` first, then one of the rest."""
 
     name: str
-    state: Literal["reading", "indexed", "unchanged", "failed"]
+    state: Literal["reading", "indexed", "unchanged", "failed", "skipped"]
     pages: int = 0  # numbered pages (0 for a text file)
     passages: int = 0
 
@@ -264,6 +283,7 @@ async def index_files(
     documents: DocumentStore | None = None,
     max_chars: int | None = None,
     jobs: int = 1,
+    converters: Converters | None = None,
 ) -> IndexReport:
     """Index `files` into `container`: unchanged files are skipped unread, unreadable ones reported, the rest read
     (in `jobs` processes) and replaced. `tags` None keeps each indexed file's own tags (a new file gets none).
@@ -274,7 +294,7 @@ async def index_files(
     check_container_name(container)
     options = IndexOptions(
         container=container, tags=tuple(tags or ()), date=date, describe=describe, chunk_chars=chunk_chars,
-        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars,
+        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars, converters=converters or Converters(),
     )  # fmt: skip
     report = IndexReport()
     told: OnFile = on_file or (lambda event: None)
@@ -283,7 +303,7 @@ async def index_files(
     seen: dict[str, Path] = {}
     for path in files:
         try:
-            held = _check_name(path, seen, known.get(path.name), container)
+            held = _check_name(path, seen, known.get(stored_name(path.name)), container)
             mine = options if tags is not None or held is None else replace(options, tags=held.tags)
             version = fingerprint(await asyncio.to_thread(stamp_of, path), mine)
             if held is not None and (held.fingerprint, held.source) == (version, source_of(path)):
@@ -294,7 +314,8 @@ async def index_files(
         except UnreadableFile as exc:
             report.failed.append(str(exc))
             told(FileEvent(path.name, "failed"))
-    async with aclosing(read_documents(list(pending), jobs=jobs, max_chars=max_chars)) as reads:
+    reading = read_documents(list(pending), jobs=jobs, max_chars=max_chars, converters=options.converters)
+    async with aclosing(reading) as reads:
         for path, (mine, version) in pending.items():
             told(FileEvent(path.name, "reading"))
             _, read = await anext(reads)
@@ -302,6 +323,9 @@ async def index_files(
                 if isinstance(read, UnreadableFile):
                     raise read
                 told(await _index_one(path, read, writer, mine, version, report))
+            except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
+                report.skipped.append(str(exc))
+                told(FileEvent(path.name, "skipped"))
             except UnreadableFile as exc:
                 report.failed.append(str(exc))
                 told(FileEvent(path.name, "failed"))
@@ -310,7 +334,7 @@ async def index_files(
 
 def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, container: str) -> IndexedFile | None:
     """The indexed file `path` would replace (None for a new one); UnreadableFile when it would replace another."""
-    first = seen.setdefault(path.name, path)
+    first = seen.setdefault(stored_name(path.name), path)  # orders.xlsx and orders.xlsx.pdf are one name
     if first != path:
         raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
     source = source_of(path)
@@ -321,6 +345,9 @@ def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, con
 
 async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> None:
     report.unchanged += 1
+    # A converted file's copy is made by reading it: only a file kept as itself is copied without reading.
+    if stored_name(path.name) != path.name:
+        return
     if options.documents is not None and not options.documents.stored(options.container, path.name):
         await options.documents.keep(options.container, path.name, path)  # indexed before copies were kept
 
@@ -328,14 +355,36 @@ async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> 
 async def _index_one(
     path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
 ) -> FileEvent:
+    event = await _index_document(path, document, writer, options, version, report)
+    for part in document.parts:  # a mail's attachments: files of their own, from the same source and version
+        try:
+            await _index_document(path, part, writer, options, version, report)
+        except UnreadableFile as exc:
+            report.notes.append(str(exc))
+    return event
+
+
+async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
+    """Keep Folio's copy: the converted, OCR'd or extracted bytes when reading made some, else the file itself."""
+    if options.documents is None:
+        return
+    if document.copy is None:
+        await options.documents.keep(options.container, document.file, path)
+    else:
+        await options.documents.keep_data(options.container, document.file, document.copy)
+    await options.documents.note_read(options.container, document.file, document.read)
+
+
+async def _index_document(
+    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
+) -> FileEvent:
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
-        raise UnreadableFile(f"{path.name}: no text found (a scanned PDF needs OCR first)")
+        raise UnreadableFile(f"{document.file}: no text found")
     pages = sum(1 for page in document.pages if page.number is not None) or None
     await writer.replace_file(options.container, document.file, version, chunks, source=source_of(path), pages=pages)
-    if options.documents is not None:
-        await options.documents.keep(options.container, document.file, path)  # replaces the old copy
+    await _keep(options, document, path)  # replaces the old copy
     report.files += 1
     report.pages += len(document.pages)
     report.chunks += len(chunks)

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from bot import messages
 from bot.errors import UnreadableFile
+from bot.ingest import kinds
 from bot.ingest.decoding import decode_text
 from bot.ingest.pdf_text import read_pdf
-from bot.models import INDEXABLE, file_title
+from bot.models import file_title
 
-PDF_SUFFIXES = frozenset(suffix for suffix, kind in INDEXABLE.items() if kind == "application/pdf")
-TEXT_SUFFIXES = frozenset(suffix for suffix, kind in INDEXABLE.items() if kind.startswith("text/"))
-SUPPORTED = frozenset(INDEXABLE)
+PDF_SUFFIXES = kinds.PDF
+TEXT_SUFFIXES = kinds.TEXT
+SUPPORTED = PDF_SUFFIXES | TEXT_SUFFIXES  # what this module reads itself; bot.ingest.formats dispatches the rest
 # Office files converted to PDF keep their real extension in front of `.pdf` (orders.xlsx.pdf).
 SPREADSHEETS = frozenset({".xlsx", ".xls", ".xlsm", ".csv", ".ods"})
 
@@ -28,6 +29,15 @@ SPREADSHEETS = frozenset({".xlsx", ".xls", ".xlsm", ".csv", ".ods"})
 class Page:
     number: int | None  # 1-based; None for text files, which have no pages
     text: str
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One table: a spreadsheet's sheet or a CSV file. Cells as text; the first non-empty row is the header."""
+
+    name: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,10 @@ class Document:
     modified_date: str  # the file's mtime, ISO date
     tabular: bool
     notes: tuple[str, ...] = ()  # what a person should know about how it was read ("read as Windows-1252")
+    copy: bytes | None = None  # kept instead of the file itself: a converted or OCR'd PDF, a web page's text
+    sheets: tuple[Sheet, ...] = ()  # a spreadsheet's tables: its passages are whole rows under their header
+    parts: tuple[Document, ...] = ()  # a mail's attachments, each indexed as a file of its own
+    read: str = ""  # how it was read when not as itself ("LibreOffice", "OCR (3 pages)"), for `folio list`
 
 
 def is_tabular(name: str) -> bool:

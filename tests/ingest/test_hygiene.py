@@ -57,8 +57,8 @@ def test_other_types_are_listed_in_the_summary_and_hidden_files_left_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "notes.docx").write_bytes(b"PK\x03\x04 not indexed")
-    (tmp_path / "docs" / "sheet.xlsx").write_bytes(b"PK\x03\x04 not indexed")
+    (tmp_path / "docs" / "notes.pages").write_bytes(b"PK\x03\x04 not indexed")
+    (tmp_path / "docs" / "sheet.numbers").write_bytes(b"PK\x03\x04 not indexed")
     (tmp_path / "docs" / ".DS_Store").write_bytes(b"\x00\x01")
     (tmp_path / "docs" / ".git").mkdir()
     (tmp_path / "docs" / ".git" / "HEAD").write_text("ref: refs/heads/main")
@@ -66,7 +66,7 @@ def test_other_types_are_listed_in_the_summary_and_hidden_files_left_out(
     assert main(["index", str(tmp_path / "docs"), "--container", "docs"]) == 0
     assert capsys.readouterr().out == (
         "1 file indexed (1 page, 1 passage), 0 unchanged, 0 failed; "
-        "skipped 2: notes.docx (unsupported type), sheet.xlsx (unsupported type).\n"
+        "skipped 2: notes.pages (unsupported type), sheet.numbers (unsupported type).\n"
     )
 
 

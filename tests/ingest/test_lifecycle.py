@@ -125,9 +125,9 @@ def test_list_shows_file_pages_passages_tags_date_and_indexed_at(
     capsys.readouterr()
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["container", "file", "pages", "passages", "tags", "date", "indexed", "at"]
+    assert lines[0].split() == ["container", "file", "pages", "passages", "tags", "date", "indexed", "at", "read"]
     row = next(line for line in lines if "PerksPlus.pdf" in line).split()
-    assert row[:3] == ["docs", "PerksPlus.pdf", "4"] and row[4:6] == ["year:2023", "2023-05-01"]
+    assert row[:3] == ["docs", "PerksPlus.pdf", "4"] and row[4:6] == ["year:2023", "2023-05-01"] and row[-1] == "-"
     assert any(line.startswith("sample ") for line in lines)  # every container when none is named
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -45,3 +46,13 @@ def test_the_image_checks_readiness_and_ships_the_manifest_doctor_compares() -> 
 
     assert "/readyz" in " ".join(healthcheck_command())
     assert "manifest.yaml" in dockerfile.split("COPY pyproject.toml", 1)[1].splitlines()[0]
+
+
+def test_the_image_and_ci_install_every_converter_folio_names() -> None:
+    """The packages a skipped file names are those the image and CI install (the image cannot be built here)."""
+    from bot.ingest import kinds
+
+    wanted = {*kinds.PACKAGES.values(), *kinds.OCR_PACKAGES.split()}
+    for installer in ("Dockerfile", ".ci/run"):
+        text = (ROOT / installer).read_text().replace("$OCR_LANGUAGES", "tesseract-ocr-eng")
+        assert wanted <= set(re.split(r'[\s"\\]+', text)), installer

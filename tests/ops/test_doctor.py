@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from tests.retrieval.helpers import API_KEY, chunk
 KEY = "sk-the-right-key"
 SCOPES = tuple(yaml.safe_load((ROOT / "manifest.yaml").read_text())["oauth_config"]["scopes"]["bot"])
 CHANNELS = "channels:\n  C0BENEFIT1:\n    container: benefits\n"
+# LibreOffice, OCRmyPDF and Tesseract are installed where CI runs (.ci/run); a laptop without them gets a warning.
+CONVERTERS = "ok" if all(shutil.which(program) for program in ("soffice", "ocrmypdf", "tesseract")) else "warn"
 
 
 @pytest.fixture
@@ -80,6 +83,7 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
     assert {part: check["status"] for part, check in checks.items()} == {
         "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
         "model (thorough)": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "document links": "ok",
+        "converters": CONVERTERS,
     }  # fmt: skip
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
     assert checks["slack"]["facts"]["team"] == "Folio Test"
