@@ -5,6 +5,12 @@
 Every line goes to stderr. `json` prints one object a line (`time`, `level`, `logger`, `message`, and the per-turn
 record under `turn`: see `bot.slack.turnlog`). Every secret Settings holds (tokens, keys, the Redis password) is
 replaced by `***` in whatever a line says, whichever library wrote it, tracebacks included.
+
+    say("Folio is listening for Slack on ...")   # a line for the operator: as written, or a JSON record in JSON mode
+
+No content (questions, answers, search queries) without FOLIO_LOG_CONTENT, at DEBUG too: the libraries that log
+request and response bodies at DEBUG (CONTENT) stay at INFO, and Folio's own content lines go to logger
+`folio.content`, which is silent unless FOLIO_LOG_CONTENT=true.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TextIO
 from urllib.parse import urlsplit
@@ -22,6 +29,9 @@ from bot.config import Settings
 
 # Libraries that log every request at INFO: quiet unless the operator asked for DEBUG.
 CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "azure", "slack_sdk", "slack_bolt", "aiohttp.access")
+# Loggers whose DEBUG lines carry questions and answers (request and response bodies; Folio's own content lines).
+CONTENT = ("openai", "slack_sdk", "slack_bolt", "folio.content")
+HANDLER = "folio"
 MASK = "***"
 _SHORTEST_SECRET = 6  # shorter values would mask ordinary words
 
@@ -35,16 +45,51 @@ def configure(settings: Settings | None, *, verbose: bool = False, stream: TextI
     level = "DEBUG" if verbose else (settings.folio_log_level if settings else "INFO")
     as_json = settings is not None and settings.folio_log_format == "json"
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.set_name("folio")
+    handler.set_name(HANDLER)
     handler.setFormatter(Redacting(JsonFormatter() if as_json else TextFormatter(), secrets_of(settings)))
     root = logging.getLogger()
-    for old in [h for h in root.handlers if h.get_name() == "folio"]:
+    for old in [h for h in root.handlers if h.get_name() == HANDLER]:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    content = settings is not None and settings.folio_log_content
     for name in CHATTY:
         logging.getLogger(name).setLevel(logging.NOTSET if level == "DEBUG" else logging.WARNING)
+    for name in CONTENT:  # their DEBUG lines hold what people asked and were told
+        logging.getLogger(name).setLevel(logging.NOTSET if level == "DEBUG" and content else logging.INFO)
     return handler
+
+
+def say(text: str, *, level: int = logging.INFO) -> None:
+    """A line for the operator on stderr: as written, or in JSON mode a record of logger `folio`, so that whatever
+    reads the JSON lines reads every line."""
+    if _json_mode():
+        logging.getLogger("folio").log(level, text)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
+def quiet_warnings() -> Callable[[], None]:
+    """Drop WARNING records from now until the returned function is called: a worker of `folio serve --workers N`
+    other than the first starts quietly, since the first has said every start-up warning already."""
+
+    def not_a_warning(record: logging.LogRecord) -> bool:
+        return record.levelno != logging.WARNING
+
+    handlers = [handler for handler in logging.getLogger().handlers if handler.get_name() == HANDLER]
+    for handler in handlers:
+        handler.addFilter(not_a_warning)
+
+    def end() -> None:
+        for handler in handlers:
+            handler.removeFilter(not_a_warning)
+
+    return end
+
+
+def _json_mode() -> bool:
+    formatters = [h.formatter for h in logging.getLogger().handlers if h.get_name() == HANDLER]
+    return any(isinstance(f, Redacting) and isinstance(f.inner, JsonFormatter) for f in formatters)
 
 
 def secrets_of(settings: Settings | None) -> tuple[str, ...]:
@@ -62,11 +107,11 @@ class Redacting(logging.Formatter):
 
     def __init__(self, inner: logging.Formatter, secrets: tuple[str, ...]) -> None:
         super().__init__()
-        self._inner = inner
+        self.inner = inner
         self._secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
-        return mask(self._inner.format(record), self._secrets)
+        return mask(self.inner.format(record), self._secrets)
 
 
 def mask(text: str, secrets: tuple[str, ...]) -> str:

@@ -29,7 +29,7 @@ import tempfile
 from contextlib import AsyncExitStack, ExitStack, suppress
 from dataclasses import dataclass
 
-from bot import messages
+from bot import logs, messages
 from bot.app import SHUTDOWN_GRACE, builders
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.common import stop_on_signals
@@ -130,10 +130,9 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
     """One line once every worker serves, naming their processes (their log lines carry the same ids)."""
     workers = f"{len(pids)} workers: processes {', '.join(map(str, pids))}"
     if settings.slack_app_token is not None:
-        print(f"Folio is connected to Slack (Socket Mode, {workers}).", file=sys.stderr, flush=True)
+        logs.say(f"Folio is connected to Slack (Socket Mode, {workers}).")
     else:
-        print(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers}).", file=sys.stderr,
-              flush=True)  # fmt: skip
+        logs.say(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers}).")
 
 
 class _Pool:
@@ -149,7 +148,8 @@ class _Pool:
         read, write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self._command, "--worker-ready", str(write), pass_fds=(write,), env=self._env,
+                *self._command, "--worker-ready", str(write), "--worker-number", str(number), pass_fds=(write,),
+                env=self._env,
                 stdin=asyncio.subprocess.PIPE,  # never written: closed when this process ends (stop_with_parent)
             )  # fmt: skip
         finally:
