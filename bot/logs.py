@@ -20,12 +20,11 @@ import logging
 import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import urlsplit
 
-from pydantic import SecretStr
-
-from bot.config import Settings
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 # Libraries that log every request at INFO: quiet unless the operator asked for DEBUG.
 CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "azure", "slack_sdk", "slack_bolt", "aiohttp.access")
@@ -96,6 +95,8 @@ def secrets_of(settings: Settings | None) -> tuple[str, ...]:
     """Every secret value in Settings worth masking: SecretStr fields, and the password in REDIS_URL."""
     if settings is None:
         return ()
+    from pydantic import SecretStr  # Settings are loaded, so pydantic is too
+
     found = [value.get_secret_value() for value in dict(settings).values() if isinstance(value, SecretStr)]
     if settings.redis_url:
         found.append(urlsplit(settings.redis_url).password or "")
