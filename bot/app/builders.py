@@ -11,19 +11,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import aiohttp
-from openai import AsyncOpenAI, DefaultAioHttpClient
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot import messages, metrics
+from bot import messages
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a command loads only the clients it uses
+    import aiohttp
+    from openai import AsyncOpenAI
+    from slack_sdk.web.async_client import AsyncWebClient
     from azure.core.credentials_async import AsyncTokenCredential
     from redis.asyncio import Redis
 
@@ -50,6 +45,10 @@ def model_client(settings: Settings, credential: AsyncTokenCredential | None) ->
     aiohttp transport (openai's own `DefaultAioHttpClient`) costs about 5 ms less CPU per turn than its default
     httpx one (benchmarks/RESULTS.md).
     """
+    if not settings.model_configured:
+        return None
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
     if settings.azure_openai_endpoint:
         base_url = settings.azure_openai_endpoint.rstrip("/") + "/openai/v1/"
         if settings.azure_openai_api_key:
@@ -196,6 +195,8 @@ def slack_http_session() -> aiohttp.ClientSession:
 
     Without it slack_sdk opens a new session, and so a new connection, for every call.
     """
+    import aiohttp
+
     return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SLACK_CALL_TIMEOUT))
 
 
@@ -210,6 +211,11 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
     )
+    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.app.slack_calls import SlackCallMeter
+
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
@@ -221,28 +227,6 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
-
-
-class SlackCallMeter(AsyncRetryHandler):
-    """Counts every Web API call's outcome; never asks for a retry.
-
-    Not a retry policy: slack_sdk shows each response (and each connection error) to its retry handlers, and Bolt
-    copies them into the client it makes for every request, so this is the one place that sees every call. It goes
-    first in the list, so that it sees responses the handlers after it retry.
-    """
-
-    async def can_retry_async(
-        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:  # fmt: skip
-        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
-        if error is not None:
-            metrics.slack_call(method, "connection")
-        elif response is not None:
-            body = response.body or {}
-            ok = body.get("ok", response.status_code < 400)
-            metrics.slack_call(method, None if ok else str(body.get("error") or f"http_{response.status_code}"))
-        return False
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:
