@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent import prompts
@@ -41,6 +40,8 @@ from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavai
 from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
     from bot.retrieval import Retriever
 
 log = logging.getLogger(__name__)
