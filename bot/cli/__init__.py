@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
         return code
     except FolioError as exc:
-        print(f"folio: {exc}", file=sys.stderr)
+        logs.say(f"folio: {exc}", level=logging.ERROR)  # as written; in JSON mode a JSON line like every other
         return 2
     except KeyboardInterrupt:
         return interrupted()
