@@ -72,9 +72,9 @@ are kept unless `options` holds --upgrade (or --upgrade-package NAME)."""
     subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", UV], check=True)
     for dev, path in LOCKS.items():
         extra = ["--extra", "dev"] if dev else []
-        subprocess.run([python, "-m", "uv", "pip", "compile", "pyproject.toml", *extra, "--universal", "--python-version",
-                        "3.11", "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name,
-                        *options], cwd=ROOT, check=True)  # fmt: skip
+        command = ["pip", "compile", "pyproject.toml", *extra, "--universal", "--python-version", "3.11",
+                   "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name, *options]
+        subprocess.run([python, "-m", "uv", *command], cwd=ROOT, check=True)
     return 0
 
 

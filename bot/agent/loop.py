@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-
 from bot import messages
 from bot.agent import prompts
 from bot.agent.calls import bounded

@@ -17,10 +17,10 @@ from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a command loads only the clients it uses
     import aiohttp
-    from openai import AsyncOpenAI
-    from slack_sdk.web.async_client import AsyncWebClient
     from azure.core.credentials_async import AsyncTokenCredential
+    from openai import AsyncOpenAI
     from redis.asyncio import Redis
+    from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.access import Access
     from bot.agent import AgentOptions
@@ -207,11 +207,11 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
     connection error, retried once on a new connection.
     """
+    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
     )
-    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.app.slack_calls import SlackCallMeter

@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(supervise(settings, args, host=args.host, port=port))
     if args.worker_ready is not None:  # one of the workers `supervise` started
         quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-        return asyncio.run(_serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet))
+        worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
+        return asyncio.run(worker)
     return asyncio.run(serve(settings, host=args.host, port=port))
 
 

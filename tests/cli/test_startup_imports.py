@@ -19,7 +19,8 @@ HEAVY = ("openai", "slack_sdk", "slack_bolt", "azure", "aiohttp")
 def loaded_after(statement: str) -> list[str]:
     """The heavy packages a fresh interpreter holds after running `statement`."""
     probe = f"import sys\n{statement}\nimport json; print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=True)  # fmt: skip
     modules = json.loads(done.stdout.splitlines()[-1])
     return sorted({name.split(".")[0] for name in modules if name.split(".")[0] in HEAVY})
 

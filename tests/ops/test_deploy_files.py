@@ -82,8 +82,8 @@ def test_the_image_installs_exactly_the_locked_requirements() -> None:
 
 def test_the_lock_files_pin_every_dependency_with_hashes() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    for lock, specs in {"requirements.lock": project["dependencies"],
-                        "requirements-dev.lock": project["dependencies"] + project["optional-dependencies"]["dev"]}.items():  # fmt: skip
+    runtime, dev = project["dependencies"], project["optional-dependencies"]["dev"]
+    for lock, specs in {"requirements.lock": runtime, "requirements-dev.lock": runtime + dev}.items():
         pins = locked(ROOT / lock)
         wanted = {re.split(r"[<>=!~\[;\s]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in specs}
         assert wanted <= pins.keys(), (lock, wanted - pins.keys())
@@ -134,7 +134,7 @@ def test_compose_creates_env_from_the_example_and_outlasts_the_drain() -> None:
 
 def test_compose_has_an_index_service_over_a_documents_volume() -> None:
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
-    folio, index = compose["services"]["folio"], compose["services"]["index"]
+    index = compose["services"]["index"]
     assert "folio-data:/data" in index["volumes"]  # the index folio searches
     assert any(volume.startswith("./documents:/documents") for volume in index["volumes"])
     assert "folio index" in " ".join(index["command"])
@@ -142,7 +142,7 @@ def test_compose_has_an_index_service_over_a_documents_volume() -> None:
 
 
 def test_serve_without_a_channel_policy_refuses_to_start(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         slack_env: dict[str, str]) -> None:  # fmt: skip
+                                                         slack_env: dict[str, str]) -> None:  # noqa: F811  # fmt: skip
     missing = tmp_path / "config" / "channels.yaml"  # the image's path, nothing mounted there
     write_env(tmp_path, **slack_env, FOLIO_CHANNELS_FILE=str(missing))
     (tmp_path / "channels.yaml").unlink()

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from bot import logs
+from bot.cli import main
 from bot.config import Settings
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
-from bot.cli import main
 from tests.ops.test_logs import QUESTION
-from tests.ops.test_startup import write_env
 from tests.ops.test_metrics import free_port  # noqa: F401  (a fixture)
+from tests.ops.test_startup import write_env
 from tests.ops.test_workers import env, workers  # noqa: F401  (env: a fixture)
 from tests.slack.conftest import running_app
 from tests.slack.harness import SECRET, wait_until
@@ -82,15 +82,18 @@ async def test_workers_write_only_json_lines_and_each_start_up_warning_once(
     assert sum(NO_LINKS in line for line in served.lines) == 1, served.lines
 
 
-def test_a_start_up_problem_is_a_json_line_too(tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_logging: None,
-                                              slack: FakeSlack, redis_url: str) -> None:  # fmt: skip
+def test_a_start_up_problem_is_a_json_line_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_logging: None, slack: FakeSlack, redis_url: str
+) -> None:
     write_env(tmp_path, SLACK_BOT_TOKEN="xoxb-revoked", SLACK_API_URL=slack.base_url, REDIS_URL=redis_url,
-              SLACK_SIGNING_SECRET="a-signing-secret", FOLIO_DATA_DIR=str(tmp_path), FOLIO_LOG_FORMAT="json")  # fmt: skip
+              SLACK_SIGNING_SECRET="a-signing-secret", FOLIO_DATA_DIR=str(tmp_path),
+              FOLIO_LOG_FORMAT="json")  # fmt: skip
 
     assert main(["serve"]) == 2
 
     [line] = [json.loads(line) for line in capsys.readouterr().err.splitlines() if "SLACK_BOT_TOKEN" in line]
-    assert line["level"] == "ERROR" and line["message"].startswith("folio: Slack refused SLACK_BOT_TOKEN (invalid_auth)")
+    assert line["level"] == "ERROR"
+    assert line["message"].startswith("folio: Slack refused SLACK_BOT_TOKEN (invalid_auth)")
 
 
 @pytest.mark.parametrize("content", [False, True], ids=["without FOLIO_LOG_CONTENT", "with FOLIO_LOG_CONTENT"])
