@@ -7,11 +7,10 @@ registers. Only `bot.app` imports this module.
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot import messages
+from bot import logs, messages
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
@@ -151,10 +150,8 @@ def data_dir(settings: Settings) -> Path:
             f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
             "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
         ) from exc
-    if created and settings.folio_log_format == "json":
-        log.warning(messages.data_folder_created(folder.resolve()))
-    elif created:
-        print(messages.data_folder_created(folder.resolve()), file=sys.stderr)
+    if created:  # a line for the person at the terminal, or a log record where the logs are JSON
+        logs.say(messages.data_folder_created(folder.resolve()), level=logging.WARNING)
     return folder
 
 

@@ -240,7 +240,7 @@ async def _until_stopped(stop: asyncio.Event, redis: EmbeddedRedis | None) -> in
     for waiter in pending:
         waiter.cancel()
     if redis is not None and redis.gave_up.is_set():
-        print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+        logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
         return 1
     return 0
 

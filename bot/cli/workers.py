@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import shutil
 import socket
@@ -167,7 +168,7 @@ class _Pool:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), EXIT_WAIT)
             code = process.returncode if process.returncode is not None else "none (it did not start in time)"
-            print(f"folio: worker {number} did not start (exit status {code}); stopping.", file=sys.stderr, flush=True)
+            logs.say(f"folio: worker {number} did not start (exit status {code}); stopping.", level=logging.ERROR)
         return False
 
     async def start_rest(self, workers: int, stop: asyncio.Event) -> bool:
@@ -185,13 +186,13 @@ class _Pool:
         if stop.is_set():
             return 0 if all(code == 0 for code in await self.stop()) else 1
         if redis is not None and redis.gave_up.is_set():
-            print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+            logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
             return 1
         for worker in self.workers:
             if worker.process.returncode is not None:
-                print(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
-                      f"{worker.process.returncode}; stopping the others so that Folio starts afresh.",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
+                         f"{worker.process.returncode}; stopping the others so that Folio starts afresh.",
+                         level=logging.ERROR)  # fmt: skip
         return 1
 
     async def stop(self) -> list[int]:
