@@ -23,7 +23,7 @@ COPY requirements.lock ./
 RUN pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md manifest.yaml ./
 COPY bot ./bot
-RUN pip install --no-deps . \
+RUN pip install --no-deps --no-build-isolation . \
     && useradd --create-home --uid 10001 folio \
     && mkdir -p /data /config /documents \
     && chown folio /data

@@ -50,7 +50,9 @@ def ensure_environment(*, dev: bool) -> None:
           "network. Only on first use and after pyproject.toml or the lock file changes.", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "--require-hashes", "-r", str(lock)], check=True)
-    subprocess.run([*pip, "--no-deps", *(["-e", str(ROOT)] if dev else [str(ROOT)])], check=True)
+    # Folio itself, built with the locked setuptools rather than whatever an isolated build would fetch.
+    subprocess.run([*pip, "--no-deps", "--no-build-isolation", *(["-e", str(ROOT)] if dev else [str(ROOT)])],
+                   check=True)  # fmt: skip
     STAMP.write_text(f"{wanted} dev" if dev else wanted)
     print(f"dev.py: installed in {time.monotonic() - started:.0f} s", flush=True)
 
@@ -70,11 +72,12 @@ are kept unless `options` holds --upgrade (or --upgrade-package NAME)."""
         venv.EnvBuilder(with_pip=True).create(VENV)
     python = str(BIN / "python")
     subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", UV], check=True)
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]  # pinned too ("-")
     for dev, path in LOCKS.items():
         extra = ["--extra", "dev"] if dev else []
-        command = ["pip", "compile", "pyproject.toml", *extra, "--universal", "--python-version", "3.11",
+        command = ["pip", "compile", "pyproject.toml", "-", *extra, "--universal", "--python-version", "3.11",
                    "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name, *options]
-        subprocess.run([python, "-m", "uv", *command], cwd=ROOT, check=True)
+        subprocess.run([python, "-m", "uv", *command], cwd=ROOT, input="\n".join(build), text=True, check=True)
     return 0
 
 
