@@ -37,7 +37,7 @@ def ensure_environment(*, dev: bool) -> None:
     """Create the virtual environment and install the project when missing or out of date; `dev` adds the test
     tools (`run` does without them, so the first start installs less)."""
     lock = LOCKS[dev]
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + lock.read_bytes()).hexdigest()
+    wanted = wanted_stamp()
     stamp = STAMP.read_text().split() if STAMP.exists() else []
     if stamp[:1] == [wanted] and (not dev or "dev" in stamp):
         return
@@ -55,6 +55,13 @@ def ensure_environment(*, dev: bool) -> None:
                    check=True)  # fmt: skip
     STAMP.write_text(f"{wanted} dev" if dev else wanted)
     print(f"dev.py: installed in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def wanted_stamp() -> str:
+    """What .venv's stamp says when it holds what pyproject.toml and the lock files ask for (both modes: a .venv
+    installed for `test` serves `run` too)."""
+    files = [ROOT / "pyproject.toml", *LOCKS.values()]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()
 
 
 def _requirements(*, dev: bool) -> list[str]:
