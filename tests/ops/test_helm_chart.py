@@ -13,6 +13,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from helm_python import Chart, HelmRenderError
+from helm_python import lint as helm_lint
 
 from tests.conftest import ROOT
 
@@ -107,3 +108,10 @@ def test_values_that_would_deploy_something_broken_are_refused_naming_the_value(
     with pytest.raises(HelmRenderError) as refused:
         render(values)
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize("values", [None, *EXAMPLES], ids=["defaults", *(path.stem for path in EXAMPLES)])
+def test_helm_lint_finds_nothing_wrong(values: Path | None) -> None:
+    linted = helm_lint(CHART, example(values) if values else None, strict=True)
+    assert linted["errors"] == []
+    assert [m for m in linted["messages"] if m["error"] != "icon is recommended"] == []  # an icon is for catalogues
