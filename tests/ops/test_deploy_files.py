@@ -154,3 +154,34 @@ def test_serve_without_a_channel_policy_refuses_to_start(tmp_path: Path, capsys:
         f"folio: Channel policy file {missing} does not exist. Copy channels.example.yaml to {missing} "
         "or set FOLIO_CHANNELS_FILE to its path."
     )
+
+
+def index_commands() -> dict[str, str]:
+    """The shell command compose's `index` service and the chart's indexing Job run, as /bin/sh gets them."""
+    from tests.ops.test_helm_chart import by_kind, render
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["index"]["command"]
+    job = by_kind(render({"index": {"enabled": True, "documents": {"existingClaim": "docs"}}}), "Job")[0]
+    chart = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    return {"compose": compose[2].replace("$$", "$"), "helm": chart[2]}  # compose writes $ as $$
+
+
+@pytest.mark.parametrize("where", ["compose", "helm"])
+def test_the_index_job_indexes_each_folder_into_the_container_of_its_name(tmp_path: Path, where: str) -> None:
+    documents, data, bin_dir = tmp_path / "documents", tmp_path / "data", tmp_path / "bin"
+    for container, name in [("handbook", "refund_policy_2026.pdf"), ("legal", "supplier_contract_acme.pdf")]:
+        (documents / container).mkdir(parents=True)
+        (documents / container / name).write_bytes((ROOT / "bot" / "sample_corpus" / name).read_bytes())
+    bin_dir.mkdir()
+    (bin_dir / "folio").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bot "$@"\n')  # the image's `folio`
+    (bin_dir / "folio").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
+           "FOLIO_DATA_DIR": str(data), "FOLIO_SAMPLE_CORPUS": "false"}  # fmt: skip
+    command = index_commands()[where].replace("/documents", str(documents))
+
+    subprocess.run(["sh", "-c", command], env=env, cwd=tmp_path, check=True, capture_output=True, timeout=120)
+
+    listed = subprocess.run([sys.executable, "-m", "bot", "list", "--json"], env=env, cwd=tmp_path, check=True,
+                            capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    assert {(row["container"], row["file"]) for row in json.loads(listed)} == {
+        ("handbook", "refund_policy_2026.pdf"), ("legal", "supplier_contract_acme.pdf")}
