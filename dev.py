@@ -82,9 +82,11 @@ are kept unless `options` holds --upgrade (or --upgrade-package NAME)."""
     build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]  # pinned too ("-")
     for dev, path in LOCKS.items():
         extra = ["--extra", "dev"] if dev else []
-        command = ["pip", "compile", "pyproject.toml", "-", *extra, "--universal", "--python-version", "3.11",
-                   "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name, *options]
+        command = ["pip", "compile", "--quiet", "pyproject.toml", "-", *extra, "--universal", "--python-version",
+                   "3.11", "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name,
+                   *options]
         subprocess.run([python, "-m", "uv", *command], cwd=ROOT, input="\n".join(build), text=True, check=True)
+    print("dev.py: requirements.lock and requirements-dev.lock written; run the tests, then commit them.", flush=True)
     return 0
 
 
