@@ -5,9 +5,13 @@
     python3 dev.py test    # `ruff check`, then the test suite
     python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
     python3 dev.py test --format   # also `ruff format --check` (FORMAT_CHECK turns it on for every run)
+    python3 dev.py lock    # after changing dependencies in pyproject.toml: pin them again, with hashes
+    python3 dev.py lock --upgrade    # every pin to the newest release allowed (then run the tests)
 
-Both create ./.venv and install Folio into it on first use (and again when pyproject.toml changes); `test` adds the
-test tools. Extra arguments go to `folio serve` or to pytest. Ctrl-C ends either without a traceback (exit 130).
+Both create ./.venv and install Folio into it on first use (and again when pyproject.toml or a lock file changes);
+`test` adds the test tools. What is installed is exactly what requirements.lock (run) or requirements-dev.lock
+(test) pins, each file checked against its hash. Extra arguments go to `folio serve` or to pytest. Ctrl-C ends
+either without a traceback (exit 130).
 """
 
 from __future__ import annotations
@@ -30,12 +34,15 @@ INTERRUPTED = 130  # Ctrl-C, as shells report it
 LINTED = ["bot", "tests", "benchmarks"]
 # `ruff format --check` joins every `dev.py test` once the code base has been formatted in one go (the lead flips it).
 FORMAT_CHECK = False
+LOCKS = {False: ROOT / "requirements.lock", True: ROOT / "requirements-dev.lock"}  # dev: with the test tools
+UV = "uv==0.13.8"  # resolves and hashes the lock files (`lock` only; installing needs pip alone)
 
 
 def ensure_environment(*, dev: bool) -> None:
     """Create the virtual environment and install the project when missing or out of date; `dev` adds the test
     tools (`run` does without them, so the first start installs less)."""
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    lock = LOCKS[dev]
+    wanted = wanted_stamp()
     stamp = STAMP.read_text().split() if STAMP.exists() else []
     if stamp[:1] == [wanted] and (not dev or "dev" in stamp):
         return
@@ -44,12 +51,22 @@ def ensure_environment(*, dev: bool) -> None:
         print("dev.py: creating .venv (a few seconds)", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     print(f"dev.py: installing Folio into .venv: {', '.join(_requirements(dev=dev))}", flush=True)
-    print(f"dev.py: {'about 60' if dev else 'about 50'} packages with what they need; 30-60 s, longer on a slow "
-          "network. Only on first use and after pyproject.toml changes.", flush=True)
+    print(f"dev.py: {'about 70' if dev else 'about 50'} packages pinned in {lock.name}; 30-60 s, longer on a slow "
+          "network. Only on first use and after pyproject.toml or the lock file changes.", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "-e", f"{ROOT}[dev]" if dev else str(ROOT)], check=True)
+    subprocess.run([*pip, "--require-hashes", "-r", str(lock)], check=True)
+    # Folio itself, built with the locked setuptools rather than whatever an isolated build would fetch.
+    subprocess.run([*pip, "--no-deps", "--no-build-isolation", *(["-e", str(ROOT)] if dev else [str(ROOT)])],
+                   check=True)  # fmt: skip
     STAMP.write_text(f"{wanted} dev" if dev else wanted)
     print(f"dev.py: installed in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def wanted_stamp() -> str:
+    """What .venv's stamp says when it holds what pyproject.toml and the lock files ask for (both modes: a .venv
+    installed for `test` serves `run` too)."""
+    files = [ROOT / "pyproject.toml", *LOCKS.values()]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()
 
 
 def _requirements(*, dev: bool) -> list[str]:
@@ -57,6 +74,25 @@ def _requirements(*, dev: bool) -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     specs = [*project["dependencies"], *(project["optional-dependencies"]["dev"] if dev else [])]
     return [re.split(r"[<>=!~\[;\s]", spec, maxsplit=1)[0] for spec in specs]
+
+
+def lock(options: list[str]) -> int:
+    """Pin every dependency of pyproject.toml (and the test tools) again, with the hashes of every release file, for
+    any platform: requirements.lock (the image and `run`) and requirements-dev.lock (`test`, CI). Pins already there
+are kept unless `options` holds --upgrade (or --upgrade-package NAME)."""
+    if not (BIN / "python").exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    python = str(BIN / "python")
+    subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", UV], check=True)
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]  # pinned too ("-")
+    for dev, path in LOCKS.items():
+        extra = ["--extra", "dev"] if dev else []
+        command = ["pip", "compile", "--quiet", "pyproject.toml", "-", *extra, "--universal", "--python-version",
+                   "3.11", "--generate-hashes", "--custom-compile-command", "python3 dev.py lock", "-o", path.name,
+                   *options]
+        subprocess.run([python, "-m", "uv", *command], cwd=ROOT, input="\n".join(build), text=True, check=True)
+    print("dev.py: requirements.lock and requirements-dev.lock written; run the tests, then commit them.", flush=True)
+    return 0
 
 
 def run(command: list[str]) -> int:
@@ -71,9 +107,11 @@ def run(command: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test"}:
+    if not argv or argv[0] not in {"run", "test", "lock"}:
         print(__doc__.strip())
         return 2
+    if argv[0] == "lock":
+        return lock(argv[1:])
     try:
         ensure_environment(dev=argv[0] == "test")
     except KeyboardInterrupt:

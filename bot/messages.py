@@ -24,6 +24,24 @@ STORE_DOWN = "I could not reach my conversation store. Please try again in a min
 UNEXPECTED = "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
 
 STORE_UNREACHABLE = "Redis is not reachable; conversations cannot be read or saved. Check REDIS_URL, or FOLIO_DATA_DIR for the embedded Redis."
+REDIS_URL_FORMS = "redis://:PASSWORD@HOST:6379/0 (or redis://USER:PASSWORD@HOST:6379/0 for an ACL user)"
+REDIS_NEEDS_PASSWORD = f"Redis asks for a password and REDIS_URL has none. Put it in the URL: {REDIS_URL_FORMS}."
+REDIS_PASSWORD_REFUSED = (
+    "Redis refused the password (or user) in REDIS_URL. Set REDIS_URL to redis://:PASSWORD@HOST:6379/0 with the "
+    "server's password (its requirepass), or redis://USER:PASSWORD@HOST:6379/0 for an ACL user."
+)
+REDIS_HAS_NO_PASSWORD = (
+    "REDIS_URL holds a password but this Redis asks for none. Remove it from the URL (redis://HOST:6379/0), "
+    "or set requirepass on the server."
+)
+
+
+def redis_permission_refused(detail: str) -> str:
+    """An ACL user that may not run a command Folio needs (NOPERM)."""
+    return (f"Redis refused a command Folio needs ({detail}). Give REDIS_URL's user Folio's keys and commands "
+            "(ACL: ~folio:* +@all -@dangerous), or use another user.")  # fmt: skip
+
+
 THREAD_BUSY = "This thread is still busy with earlier questions. Please ask again in a minute."
 
 # --- scopes and filters ------------------------------------------------------------------------------------------

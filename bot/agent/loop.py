@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openai import AsyncOpenAI
-
 from bot import messages
 from bot.agent import prompts
 from bot.agent.calls import bounded
@@ -41,9 +39,12 @@ from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavai
 from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
     from bot.retrieval import Retriever
 
 log = logging.getLogger(__name__)
+content_log = logging.getLogger("folio.content")  # silent unless FOLIO_LOG_CONTENT (bot.logs)
 
 @dataclass
 class _Turn:
@@ -303,7 +304,10 @@ def _user(text: str) -> dict[str, str]:
 def _log_trace(turn: _Turn, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
         refs = ",".join(step.refs)
-        log.debug("turn step %d %s query=%r sources=%s %s", number, step.tool, step.query, refs, step.note)
+        note = "" if step.tool == CODE else step.note  # a code run's note is what it printed: content
+        log.debug("turn step %d %s sources=%s %s", number, step.tool, refs, note)
+        if step.query or note != step.note:  # queries and code quote the question: only with FOLIO_LOG_CONTENT
+            content_log.debug("turn step %d %s query=%r %s", number, step.tool, step.query, step.note)
     log.debug(  # the per-turn record (bot.turns.observer) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
         answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,

@@ -23,9 +23,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.agent.wire import ModelReply, NotAResponse
@@ -40,6 +38,10 @@ from bot.errors import (
     QuotaExceeded,
     RateLimited,
 )
+
+if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` without a model never needs it
+    import openai
+    from openai import AsyncOpenAI
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +180,8 @@ def _misconfigured(setting: str, detail: str, fix: str) -> ModelMisconfigured:
 
 def failure_of(exc: openai.APIError) -> Failure:
     """The parts of an openai exception `classify` needs."""
+    import openai
+
     status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
     return Failure(status=status, code=exc.code or "", param=exc.param or "", kind=exc.type or "", message=exc.message)
 
@@ -206,6 +210,8 @@ class CallEnd:
 @asynccontextmanager
 async def model_call(client: AsyncOpenAI, *, model: str, profile: str, chained: bool) -> AsyncIterator[CallEnd]:
     """Around one Responses API call: time it; raise openai's errors as Folio errors that name the cause."""
+    import openai
+
     started, end = time.monotonic(), CallEnd()
     try:
         yield end

@@ -21,10 +21,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-from openai import AsyncOpenAI
 
 from bot import messages
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, StepIds
@@ -33,6 +32,9 @@ from bot.citation_stream import CitationStream, Piece
 from bot.citations import LinkFor
 from bot.errors import ModelUnavailable
 from bot.models import Chunk
+
+if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` without a model never needs it
+    from openai import AsyncOpenAI
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")

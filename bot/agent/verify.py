@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING
 
 from bot.agent import prompts
 from bot.agent.options import AgentOptions
 from bot.citations import Rendered
 from bot.models import Chunk
+
+if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` without a model never needs it
+    from openai import AsyncOpenAI
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ def _sentence(text: str, end: int) -> str:
 
 
 async def _supported(model: AsyncOpenAI, options: AgentOptions, prompt: str) -> bool:
+    import openai
+
     try:
         response = await model.responses.create(model=options.model_fast, input=prompt, store=False)
     except openai.APIError as exc:  # a check that cannot run must not hide the answer

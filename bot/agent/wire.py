@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any
 
 from bot.agent.calls import FunctionCall
 from bot.errors import ModelUnavailable
+
+if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` without a model never needs it
+    from openai import AsyncOpenAI
 
 Json = Mapping[str, Any]
 

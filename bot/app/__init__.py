@@ -16,23 +16,26 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from openai import AsyncOpenAI
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot.access import Access
-from bot.agent import AgentOptions
 from bot.app import builders
-from bot.app.redis_server import EmbeddedRedis
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
 from bot.config import ChannelPolicy, Settings
 from bot.config.policy_file import PolicyFile
-from bot.documents import DocumentStore, Links
 from bot.errors import ConfigurationError
-from bot.retrieval import SearchIndex
 from bot.retrieval.local import LocalRetriever
-from bot.store import ConversationStore
 from bot.tasks import BackgroundTasks
+
+if TYPE_CHECKING:  # the clients load when built (bot.app.builders): a command that needs none starts faster
+    from openai import AsyncOpenAI
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.access import Access
+    from bot.agent import AgentOptions
+    from bot.app.redis_server import EmbeddedRedis
+    from bot.documents import DocumentStore, Links
+    from bot.retrieval import SearchIndex
+    from bot.store import ConversationStore
 
 log = logging.getLogger(__name__)
 

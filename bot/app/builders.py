@@ -7,28 +7,22 @@ registers. Only `bot.app` imports this module.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import aiohttp
-from openai import AsyncOpenAI, DefaultAioHttpClient
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot import messages, metrics
+from bot import logs, messages
 from bot.config import Settings
 from bot.errors import ConfigurationError
 from bot.ingest.converters import Converters, OcrMode
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a command loads only the clients it uses
+    import aiohttp
     from azure.core.credentials_async import AsyncTokenCredential
+    from openai import AsyncOpenAI
     from redis.asyncio import Redis
+    from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.access import Access
     from bot.agent import AgentOptions
@@ -53,6 +47,10 @@ def model_client(settings: Settings, credential: AsyncTokenCredential | None) ->
     aiohttp transport (openai's own `DefaultAioHttpClient`) costs about 5 ms less CPU per turn than its default
     httpx one (benchmarks/RESULTS.md).
     """
+    if not settings.model_configured:
+        return None
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
     if settings.azure_openai_endpoint:
         base_url = settings.azure_openai_endpoint.rstrip("/") + "/openai/v1/"
         if settings.azure_openai_api_key:
@@ -156,10 +154,8 @@ def data_dir(settings: Settings) -> Path:
             f"FOLIO_DATA_DIR ({folder}) cannot be created or written ({exc.strerror or exc}). "
             "Set FOLIO_DATA_DIR to a folder Folio may write, for example FOLIO_DATA_DIR=$HOME/.folio."
         ) from exc
-    if created and settings.folio_log_format == "json":
-        log.warning(messages.data_folder_created(folder.resolve()))
-    elif created:
-        print(messages.data_folder_created(folder.resolve()), file=sys.stderr)
+    if created:  # a line for the person at the terminal, or a log record where the logs are JSON
+        logs.say(messages.data_folder_created(folder.resolve()), level=logging.WARNING)
     return folder
 
 
@@ -200,6 +196,8 @@ def slack_http_session() -> aiohttp.ClientSession:
 
     Without it slack_sdk opens a new session, and so a new connection, for every call.
     """
+    import aiohttp
+
     return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SLACK_CALL_TIMEOUT))
 
 
@@ -210,10 +208,15 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
     connection error, retried once on a new connection.
     """
+    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
         AsyncRateLimitErrorRetryHandler,
     )
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.app.slack_calls import SlackCallMeter
+
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
@@ -225,28 +228,6 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
-
-
-class SlackCallMeter(AsyncRetryHandler):
-    """Counts every Web API call's outcome; never asks for a retry.
-
-    Not a retry policy: slack_sdk shows each response (and each connection error) to its retry handlers, and Bolt
-    copies them into the client it makes for every request, so this is the one place that sees every call. It goes
-    first in the list, so that it sees responses the handlers after it retry.
-    """
-
-    async def can_retry_async(
-        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:  # fmt: skip
-        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
-        if error is not None:
-            metrics.slack_call(method, "connection")
-        elif response is not None:
-            body = response.body or {}
-            ok = body.get("ok", response.status_code < 400)
-            metrics.slack_call(method, None if ok else str(body.get("error") or f"http_{response.status_code}"))
-        return False
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:

@@ -21,7 +21,7 @@ import yaml
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 from openai import AsyncOpenAI
 from openai.types.responses import Response
-from redis.exceptions import RedisError
+from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -50,6 +50,7 @@ from bot.ingest.converters import probe, tesseract_languages
 from bot.models import Profile
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.azure_schema import index_definition
+from bot.store.failures import store_failure
 
 TIMEOUT = 15.0  # seconds one probe may take
 PINGS = 3
@@ -155,6 +156,9 @@ async def _ping(url: str, where: str, fix: str) -> Check:
             started = time.perf_counter()
             await asyncio.wait_for(client.ping(), TIMEOUT)
             times.append((time.perf_counter() - started) * 1000)
+    except (AuthenticationError, NoPermissionError) as exc:  # it answers, and refuses: say why, and the URL's form
+        fix = f"set REDIS_URL to {messages.REDIS_URL_FORMS}"
+        return Check("redis", "fail", f"{where}: {store_failure(exc)}", fix)
     except (RedisError, OSError, TimeoutError) as exc:
         return Check("redis", "fail", f"{where} does not answer ({exc or type(exc).__name__})", fix)
     finally:

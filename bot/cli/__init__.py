@@ -1,22 +1,39 @@
 """The `folio` command: one module per subcommand, each with `add_parser(subparsers)` and `run(args) -> int`.
 
-Every command opens Folio through `bot.app.open_folio` and closes it when done.
+Every command opens Folio through `bot.app.open_folio` and closes it when done. Only the module of the command
+being run is imported (the others are listed by their summary), so that `folio --help` does not wait for the model,
+Slack and Azure clients to load (benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from bot import logs
-from bot.cli import access, ask, chat, doctor, eval, index, remove, search, serve
-from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
 from bot.cli.common import HelpFormatter, interrupted, parse_tags, pipe_closed
-from bot.config import Settings, load_settings
 from bot.errors import ConfigurationError, FolioError
 
-COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval)
+if TYPE_CHECKING:
+    from bot.config import Settings
+
+# name: (module, the one-line summary `folio --help` shows; the module's add_parser says the same)
+COMMANDS = {
+    "index": ("bot.cli.index", "index documents into a container"),
+    "list": ("bot.cli.list", "list the indexed documents"),
+    "remove": ("bot.cli.remove", "remove indexed documents"),
+    "search": ("bot.cli.search", "search the documents of a container (no model involved)"),
+    "ask": ("bot.cli.ask", "answer one question, citing the page of every claim"),
+    "chat": ("bot.cli.chat", "a conversation in the terminal (follow-up questions keep the context)"),
+    "serve": ("bot.cli.serve", "run Folio in Slack (a terminal chat when Slack is not configured)"),
+    "access": ("bot.cli.access", "show what a Slack user may search in direct messages, and why"),
+    "doctor": ("bot.cli.doctor", "check that every part is wired right, with what to do when one is not"),
+    "eval": ("bot.cli.eval", "score answers (or retrieval) on a golden file"),
+}
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -43,21 +60,38 @@ run `folio COMMAND --help` for the options of one command.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser (`load` None), or one where only the commands in `load` have their options and the others
+    are listed by name and summary."""
     parser = argparse.ArgumentParser(
         prog="folio", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
     )
     parser.add_argument("--env-file", default=".env", help="settings file read besides the environment (default: .env)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS:
-        command.add_parser(subparsers)
+    for name, (module, summary) in COMMANDS.items():
+        if load is None or name in load:
+            importlib.import_module(module).add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names: its first word that is neither an option nor --env-file's value."""
+    words = iter(argv)
+    for word in words:
+        if word == "--env-file":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `folio` console script."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else [*argv]  # not list(): bot.cli.list, once imported, shadows it here
+    parser = build_parser(load={command_in(argv)} & COMMANDS.keys())
     args = parser.parse_args(argv)
     args.settings = _settings_for_logging(args.env_file)
     logs.configure(args.settings, verbose=args.verbose)
@@ -67,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
         return code
     except FolioError as exc:
-        print(f"folio: {exc}", file=sys.stderr)
+        logs.say(f"folio: {exc}", level=logging.ERROR)  # as written; in JSON mode a JSON line like every other
         return 2
     except KeyboardInterrupt:
         return interrupted()
@@ -77,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _settings_for_logging(env_file: str) -> Settings | None:
     """Settings when they can be read; None lets the command itself say what is wrong with them (in one line)."""
+    from bot.config import load_settings
+
     try:
         return load_settings(env_file)
     except ConfigurationError:

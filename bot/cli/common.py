@@ -1,4 +1,7 @@
-"""Arguments and set-up shared by several subcommands."""
+"""Arguments and set-up shared by several subcommands.
+
+Imported by `folio --help`: what only a running command needs (Folio, Settings, the models) is imported where used.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +12,15 @@ import signal
 import sys
 import textwrap
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from bot import messages
-from bot.app import SAMPLE_CONTAINER, Folio
-from bot.config import Settings, load_settings
 from bot.errors import InvalidInput
-from bot.models import Scope, Tag
+
+if TYPE_CHECKING:
+    from bot.app import Folio
+    from bot.config import Settings
+    from bot.models import Scope, Tag
 
 INTERRUPTED = 130  # the exit status of a command ended by Ctrl-C (128 + SIGINT), as shells report it
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what `cmd | head` reports for a command the closed pipe ended
@@ -36,11 +42,15 @@ class HelpFormatter(argparse.HelpFormatter):
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """The Settings `main` read once (or read them now, raising ConfigurationError when they are wrong)."""
+    from bot.config import load_settings
+
     return getattr(args, "settings", None) or load_settings(args.env_file)
 
 
 def add_scope_arguments(parser: argparse.ArgumentParser, *, channel: bool = True) -> None:
     """--container NAME | --channel ID, and repeated --tag KEY=VALUE."""
+    from bot.app.sample import SAMPLE_CONTAINER
+
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--container", metavar="NAME", help=f"the container to search (default: {SAMPLE_CONTAINER}, the sample corpus)"
@@ -52,6 +62,8 @@ def add_scope_arguments(parser: argparse.ArgumentParser, *, channel: bool = True
 
 def parse_tags(values: list[str]) -> tuple[Tag, ...]:
     """`--tag` values, each `key=value` or `key:value`."""
+    from bot.models import Tag
+
     tags = []
     for value in values:
         try:
@@ -63,6 +75,9 @@ def parse_tags(values: list[str]) -> tuple[Tag, ...]:
 
 def scope_from(args: argparse.Namespace, folio: Folio) -> Scope:
     """The Scope named on the command line: a container directly, or a channel through the policy file."""
+    from bot.app.sample import SAMPLE_CONTAINER
+    from bot.models import Scope
+
     tags = parse_tags(args.tag)
     channel = getattr(args, "channel", None)
     if channel:

@@ -23,7 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
+from bot import logs, messages
 from bot.app import open_folio
 from bot.app.health import ReadyCheck, readiness
 from bot.app.redis_server import EmbeddedRedis
@@ -62,6 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
                         "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
     parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
+    parser.add_argument("--worker-number", type=int, default=1, help=argparse.SUPPRESS)  # 1: says start-up warnings
     parser.set_defaults(run=run)
 
 
@@ -104,15 +105,24 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         return asyncio.run(supervise(settings, args, host=args.host, port=port))
     if args.worker_ready is not None:  # one of the workers `supervise` started
-        return asyncio.run(_serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready))
+        quiet = args.worker_number > 1  # the first worker has said the start-up warnings
+        worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
+        return asyncio.run(worker)
     return asyncio.run(serve(settings, host=args.host, port=port))
 
 
-async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int) -> int:
-    """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent."""
+async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool) -> int:
+    """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent;
+    `quiet`: without the start-up warnings (until it serves), which the first worker has said."""
     stop = stop_on_signals()
     stop_with_parent(stop)
-    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=lambda: tell_parent(ready_fd))
+    speak = logs.quiet_warnings() if quiet else lambda: None
+
+    def ready() -> None:
+        speak()
+        tell_parent(ready_fd)
+
+    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready)
 
 
 async def serve(
@@ -215,7 +225,7 @@ async def _socket_mode(app: AsyncApp, app_token: str, *, quiet: bool = False) ->
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
     if not quiet:
-        print(CONNECTED, file=sys.stderr, flush=True)
+        logs.say(CONNECTED)
     try:
         yield
     finally:
@@ -231,7 +241,7 @@ async def _until_stopped(stop: asyncio.Event, redis: EmbeddedRedis | None) -> in
     for waiter in pending:
         waiter.cancel()
     if redis is not None and redis.gave_up.is_set():
-        print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+        logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
         return 1
     return 0
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import shutil
 import socket
@@ -29,7 +30,7 @@ import tempfile
 from contextlib import AsyncExitStack, ExitStack, suppress
 from dataclasses import dataclass
 
-from bot import messages
+from bot import logs, messages
 from bot.app import SHUTDOWN_GRACE, builders
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.common import stop_on_signals
@@ -130,10 +131,9 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
     """One line once every worker serves, naming their processes (their log lines carry the same ids)."""
     workers = f"{len(pids)} workers: processes {', '.join(map(str, pids))}"
     if settings.slack_app_token is not None:
-        print(f"Folio is connected to Slack (Socket Mode, {workers}).", file=sys.stderr, flush=True)
+        logs.say(f"Folio is connected to Slack (Socket Mode, {workers}).")
     else:
-        print(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers}).", file=sys.stderr,
-              flush=True)  # fmt: skip
+        logs.say(f"Folio is listening for Slack on http://{host}:{port}{EVENTS_PATH} ({workers}).")
 
 
 class _Pool:
@@ -149,7 +149,8 @@ class _Pool:
         read, write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self._command, "--worker-ready", str(write), pass_fds=(write,), env=self._env,
+                *self._command, "--worker-ready", str(write), "--worker-number", str(number), pass_fds=(write,),
+                env=self._env,
                 stdin=asyncio.subprocess.PIPE,  # never written: closed when this process ends (stop_with_parent)
             )  # fmt: skip
         finally:
@@ -167,7 +168,7 @@ class _Pool:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), EXIT_WAIT)
             code = process.returncode if process.returncode is not None else "none (it did not start in time)"
-            print(f"folio: worker {number} did not start (exit status {code}); stopping.", file=sys.stderr, flush=True)
+            logs.say(f"folio: worker {number} did not start (exit status {code}); stopping.", level=logging.ERROR)
         return False
 
     async def start_rest(self, workers: int, stop: asyncio.Event) -> bool:
@@ -185,13 +186,13 @@ class _Pool:
         if stop.is_set():
             return 0 if all(code == 0 for code in await self.stop()) else 1
         if redis is not None and redis.gave_up.is_set():
-            print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+            logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
             return 1
         for worker in self.workers:
             if worker.process.returncode is not None:
-                print(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
-                      f"{worker.process.returncode}; stopping the others so that Folio starts afresh.",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
+                         f"{worker.process.returncode}; stopping the others so that Folio starts afresh.",
+                         level=logging.ERROR)  # fmt: skip
         return 1
 
     async def stop(self) -> list[int]:

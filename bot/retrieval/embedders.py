@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
-import openai
-from openai import AsyncOpenAI
 
 from bot.errors import SearchUnavailable
+
+if TYPE_CHECKING:  # the SDK loads with the embedder, not with every user of `normalise` (keyword search)
+    from openai import AsyncOpenAI
 
 
 @runtime_checkable
@@ -42,6 +43,8 @@ class OpenAIEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed in batches; a service failure becomes SearchUnavailable."""
+        import openai
+
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [text or " " for text in texts[start : start + self.batch_size]]

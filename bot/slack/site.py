@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import errno
 import socket
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from aiohttp import web
 
-from bot import metrics
+from bot import logs, metrics
 from bot.app.health import ReadyCheck
 from bot.errors import ConfigurationError
 
@@ -76,7 +75,7 @@ async def running_site(
             raise port_refused(exc, host, port, setting) from exc
         bound = runner.addresses[0][1]
         if announce is not None:
-            print(announce.format(url=f"http://{host}:{bound}"), file=sys.stderr, flush=True)
+            logs.say(announce.format(url=f"http://{host}:{bound}"))
         if started is not None:
             started(bound)  # port 0 in tests: the caller learns which port it got
         yield bound

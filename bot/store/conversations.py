@@ -21,9 +21,9 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot import messages
 from bot.errors import StoreUnavailable
 from bot.models import Conversation, Feedback
+from bot.store.failures import store_failure
 from bot.store.lock import ThreadLock
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ async def redis_errors() -> AsyncIterator[None]:
         yield
     except RedisError as exc:
         log.warning("redis: %r", exc)  # the operator needs the cause; the user gets StoreUnavailable's sentence
-        raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
+        raise StoreUnavailable(store_failure(exc)) from exc
 
 
 class ConversationStore:

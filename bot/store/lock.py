@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 
 from bot import messages, metrics
 from bot.errors import StoreUnavailable, ThreadBusy
+from bot.store.failures import store_failure
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class ThreadLock:
         except RedisError as exc:
             self._queued = False
             log.warning("redis: %r", exc)
-            raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
+            raise StoreUnavailable(store_failure(exc)) from exc
 
     def enqueue_in(self, pipe: Pipeline) -> None:
         """Add joining the queue to the caller's transaction, so it costs no round trip of its own."""
@@ -115,7 +116,7 @@ class ThreadLock:
             return int(await self._redis.eval(_TRY_ACQUIRE, 1, self._queue, *args))
         except RedisError as exc:
             log.warning("redis: %r", exc)
-            raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
+            raise StoreUnavailable(store_failure(exc)) from exc
 
     async def _leave(self) -> None:
         # Never raises: a token we could not remove expires by itself, and the caller's own error matters more.

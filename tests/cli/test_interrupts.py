@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import dev  # dev.py, at the top of the checkout (pythonpath: .)
 from tests.cli.terminal import ROOT, Terminal, clean_env, until_asked
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 
@@ -41,8 +41,7 @@ def test_ctrl_c_ends_the_terminal_chat_of_folio_serve(tmp_path: Path) -> None:
 
 def test_ctrl_c_ends_dev_py_run_without_a_traceback(tmp_path: Path) -> None:
     stamp = ROOT / ".venv" / ".folio-installed"
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if not stamp.exists() or not stamp.read_text().startswith(wanted):
+    if not stamp.exists() or not stamp.read_text().startswith(dev.wanted_stamp()):
         pytest.skip("the .venv was not installed by dev.py for this pyproject.toml (dev.py run would install it)")
     if (ROOT / ".env").exists():
         pytest.skip("dev.py runs Folio in the checkout, whose .env could connect it to Slack or a model")

@@ -106,7 +106,7 @@ async def test_secrets_never_reach_the_log_even_at_debug(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, restore_logging: None
 ) -> None:
     settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, openai_api_key="sk-fake",
-                        redis_url="redis://:redis-password@127.0.0.1:6379/0")  # fmt: skip
+                        redis_url="redis://:redis-password@127.0.0.1:6379/0", folio_log_content=True)  # fmt: skip
     written = io.StringIO()
     logs.configure(settings, verbose=True, stream=written)
     fake_model.script(tools(search("balance billing protection")), reply("Protected in network [S1]."))
@@ -115,7 +115,7 @@ async def test_secrets_never_reach_the_log_even_at_debug(
         await harness.settle()
     logging.getLogger("somewhere").warning("a careless line: %s %s", slack.token, "redis-password")
 
-    text = written.getvalue()
+    text = written.getvalue()  # with FOLIO_LOG_CONTENT: the libraries' request and response bodies too
     assert "slack_sdk.web" in text and "turn outcome=answered" in text  # every library's debug lines were there
     for secret in (slack.token, SECRET, "sk-fake", "redis-password"):
         assert secret not in text

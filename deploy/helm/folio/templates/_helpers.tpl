@@ -1,0 +1,72 @@
+{{- define "folio.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "folio.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "folio.labels" -}}
+{{ include "folio.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "folio.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the pods read tokens and keys from: the operator's, or the chart's. */}}
+{{- define "folio.secretName" -}}
+{{- .Values.secret.existingSecret | default (printf "%s-secrets" (include "folio.fullname" .)) -}}
+{{- end -}}
+
+{{/* Refuse values that would deploy something broken, with the value to change. */}}
+{{- define "folio.checks" -}}
+{{- if le (int .Values.terminationGracePeriodSeconds) 30 -}}
+{{- fail "terminationGracePeriodSeconds must be above 30: Folio lets running turns finish for up to 30 s after SIGTERM" -}}
+{{- end -}}
+{{- if and .Values.index.enabled (not .Values.index.documents.existingClaim) -}}
+{{- fail "index.enabled needs index.documents.existingClaim: the PersistentVolumeClaim holding the documents" -}}
+{{- end -}}
+{{- if not (has .Values.slack.mode (list "http" "socket")) -}}
+{{- fail "slack.mode must be http or socket" -}}
+{{- end -}}
+{{- if and (not .Values.redis.bundled) (not .Values.secret.existingSecret) (not (hasKey .Values.secret.values "REDIS_URL")) -}}
+{{- fail "redis.bundled is false: put REDIS_URL (redis://:PASSWORD@HOST:6379/0) in secret.values or in secret.existingSecret" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The environment every Folio container gets: settings, the Secret, and the bundled Redis's URL. */}}
+{{- define "folio.env" -}}
+envFrom:
+  - configMapRef:
+      name: {{ include "folio.fullname" . }}-settings
+  - secretRef:
+      name: {{ include "folio.secretName" . }}
+{{- if .Values.redis.bundled }}
+env:
+  - name: REDIS_URL
+    value: redis://{{ include "folio.fullname" . }}-redis:6379/0
+{{- end }}
+{{- end -}}
+
+{{- define "folio.dataVolume" -}}
+- name: data
+{{- if .Values.data.persistence.enabled }}
+  persistentVolumeClaim:
+    claimName: {{ .Values.data.persistence.existingClaim | default (printf "%s-data" (include "folio.fullname" .)) }}
+{{- else }}
+  emptyDir: {}
+{{- end }}
+{{- end -}}
