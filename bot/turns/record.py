@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from slack_sdk.errors import SlackApiError
 
 from bot import metrics
 from bot.agent.provider_errors import outcome as error_kind
@@ -108,7 +107,7 @@ def outcome_of(answer: Answer | None, error: BaseException | None) -> str:
         return "timeout"
     if isinstance(error, FolioError):
         return error_kind(error)
-    if isinstance(error, SlackApiError):
+    if _is_slack_error(error):
         return "slack_error"
     if error is not None:
         return "error"
@@ -125,3 +124,9 @@ def thread_hash(workspace: str, channel: str, thread_ts: str) -> str:
 
 def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
+
+
+def _is_slack_error(error: BaseException | None) -> bool:
+    """A Slack Web API error, without importing slack_sdk where no Slack client ever ran (the terminal's turns)."""
+    errors = sys.modules.get("slack_sdk.errors")
+    return errors is not None and isinstance(error, errors.SlackApiError)

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from bot.access import Access
 from bot.config import ChannelPolicy
 from bot.config.channels import narrow
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 from bot.store import ThreadKey
 from bot.turns.request import TurnRequest
+
+if TYPE_CHECKING:  # Slack's membership lookups load only where a Slack turn runs
+    from bot.access import Access
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,16 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Protocol
 
 from bot.agent import AgentOptions
 from bot.models import Conversation
 from bot.retrieval import SearchIndex
 from bot.store import ThreadKey
 from bot.turns.scope import Scopes
+
+if TYPE_CHECKING:  # the SDK loads with the first model call (`folio ask` without a model never needs it)
+    from openai import AsyncOpenAI
 
 
 class Conversations(Protocol):
