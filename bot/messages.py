@@ -219,6 +219,14 @@ ACCESS_UNKNOWN = (
     "I could not check your Slack user groups just now, so I cannot tell which documents you may search. "
     "Please try again in a few minutes; if it keeps failing, tell an admin."
 )
+# Slack Connect (bot.turns.boundary)
+SHARED_CHANNEL_REFUSED = "I don't answer in channels shared with people outside the organisation."
+OUTSIDER_REFUSED = "I only answer people of this organisation."
+SHARING_UNKNOWN = (
+    "I could not check with Slack whether this conversation is shared outside the organisation, so I have not "
+    "answered. Please try again in a few minutes."
+)
+BASIS_NAMED = "what the policy names for you"
 BASIS_ACCESS = "what you may read"
 BASIS_DM = "the direct-message documents"
 PROMPTS_TITLE = "Try asking:"

@@ -22,6 +22,7 @@ from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
+from bot.turns.boundary import SharedSpaces
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,9 @@ def services(folio: SlackFolio) -> TurnServices:
     """What a Slack turn runs on: conversations in Redis, today's policy and access, the busy loop's gate."""
     return TurnServices(
         model=folio.model, retriever=folio.retriever, options=folio.options, conversations=folio.store,
-        scopes=PolicyScopes(folio.channel_policy, folio.access), timeout=folio.turn_timeout,
+        scopes=SharedSpaces(PolicyScopes(folio.channel_policy, folio.access), folio.channel_policy,
+                            folio.access.organisation),
+        timeout=folio.turn_timeout,
         admit=folio.tasks.gate.wait_for_room,
     )  # fmt: skip
 

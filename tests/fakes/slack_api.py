@@ -11,6 +11,8 @@
         slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
+        slack.share_channel("C1", with_team="T0PARTNER")     # Slack Connect: conversations.info says is_ext_shared
+        slack.add_user("U0GUEST01", team="T0PARTNER")        # a person of another organisation (users.info)
 
 It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
 token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
@@ -40,6 +42,7 @@ from tests.fakes.slack_stream import StreamState, View, apply, content_problem, 
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
+PARTNER = "T0PARTNER"  # another organisation's workspace (Slack Connect)
 # What an install from manifest.yaml grants (tests of missing scopes pass fewer).
 GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
            "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write")  # fmt: skip
@@ -114,6 +117,8 @@ class FakeSlack:
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
+        self.shared_with: dict[str, list[str]] = {}  # channel -> the other organisations' teams it is shared with
+        self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -146,6 +151,16 @@ class FakeSlack:
         """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
         with self._lock:
             self.usergroups[group_id] = UserGroup(group_id, handle, list(users), disabled)
+
+    def share_channel(self, channel: str, *, with_team: str = PARTNER) -> None:
+        """Slack Connect: the channel is now shared with another organisation's workspace."""
+        with self._lock:
+            self.shared_with.setdefault(channel, []).append(with_team)
+
+    def add_user(self, user: str, *, team: str = PARTNER) -> None:
+        """A person whose home workspace is `team` (users.info answers with it)."""
+        with self._lock:
+            self.user_teams[user] = team
 
     def calls_of(self, method: str) -> list[Json]:
         with self._lock:
@@ -291,9 +306,34 @@ class FakeSlack:
 
     def _users_info(self, params: Json) -> Json:
         user = params.get("user", "")
+        if not user:
+            return {"ok": False, "error": "user_not_found"}
         admin = user in self.admins
-        profile = {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}
+        team = self.user_teams.get(user, TEAM)
+        profile = {"id": user, "team_id": team, "name": user.lower(), "deleted": False, "is_admin": admin,
+                   "is_owner": False, "is_primary_owner": False, "is_restricted": False,
+                   "is_ultra_restricted": False, "is_bot": False, "is_app_user": False, "updated": 1700000000,
+                   "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
         return {"ok": True, "user": profile}
+
+    def _conversations_info(self, params: Json) -> Json:
+        """Slack's channel object: `is_shared` for any sharing, `is_ext_shared` with another organisation,
+        `is_org_shared` across an Enterprise Grid organisation's workspaces."""
+        channel = params.get("channel", "")
+        if channel[:1] not in {"C", "G", "D"}:
+            return {"ok": False, "error": "channel_not_found"}
+        partners = self.shared_with.get(channel, [])
+        is_im = channel.startswith("D")
+        info = {"id": channel, "name": channel.lower(), "is_channel": channel.startswith("C"),
+                "is_group": channel.startswith("G"), "is_im": is_im, "is_mpim": False,
+                "is_private": not channel.startswith("C"), "created": 1700000000, "is_archived": False,
+                "is_general": False, "unlinked": 0, "name_normalized": channel.lower(),
+                "is_shared": bool(partners), "is_ext_shared": bool(partners), "is_org_shared": False,
+                "is_pending_ext_shared": False, "pending_shared": [], "context_team_id": TEAM,
+                "shared_team_ids": [TEAM, *partners], "conversation_host_id": TEAM, "is_member": True}  # fmt: skip
+        if partners:
+            info["connected_team_ids"] = [TEAM, *partners]
+        return {"ok": True, "channel": info}
 
     def _usergroups_list(self, params: Json) -> Json:
         disabled, users = _flag(params.get("include_disabled")), _flag(params.get("include_users"))

@@ -129,10 +129,12 @@ class Harness:
         return status
 
     async def mention(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,
-                      ts: str | None = None) -> str:  # fmt: skip
-        """An @mention as Slack delivers it: an `app_mention` and, beside it, a `message` event."""
+                      ts: str | None = None, **extra: Any) -> str:  # fmt: skip
+        """An @mention as Slack delivers it: an `app_mention` and, beside it, a `message` event; `team` is the
+        asker's workspace (`user_team=...` says another organisation's, as in a Slack Connect channel)."""
         ts = ts or user_ts()
-        common = {"user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel}
+        common = {"user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel, "team": TEAM,
+                  "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
         if thread_ts:
             common["thread_ts"] = thread_ts
         await self.event({"type": "app_mention", **common})
@@ -144,7 +146,7 @@ class Harness:
         """A plain message (a thread reply, a DM, another bot's post with `bot_id=...`)."""
         ts = ts or user_ts()
         event = {"type": "message", "channel": channel, "channel_type": channel_type, "user": user, "text": text,
-                 "ts": ts, **extra}  # fmt: skip
+                 "ts": ts, "team": TEAM, "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
         if thread_ts:
             event["thread_ts"] = thread_ts
         await self.event(event)
