@@ -19,14 +19,17 @@ from slack_sdk.models.blocks import (
     ButtonElement,
     ConfirmObject,
     ContextBlock,
+    MarkdownBlock,
     MarkdownTextObject,
     SectionBlock,
 )
 
 from bot import messages
 from bot.models import Answer, Citation, Scope
+from bot.slack.tables import has_table
 
 SECTION_LIMIT = 3000
+MARKDOWN_LIMIT = 12_000  # the `markdown` block's text, counted over all of a message's markdown blocks
 BLOCK_LIMIT = 50
 FALLBACK_LIMIT = 3000
 
@@ -186,12 +189,21 @@ def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str |
 def render_answer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
     """The answer with inline citation links, its sources, the applied filters and the buttons."""
     head, tail = _notices(answer), _answer_tail(answer, scope, turn_index, basis)
-    room = BLOCK_LIMIT - len(head) - len(tail)
+    blocks = (*head, *_body(answer, room=BLOCK_LIMIT - len(head) - len(tail)), *tail)
+    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+
+
+def _body(answer: Answer, *, room: int) -> list[Block]:
+    """The answer itself: one `markdown` block when it holds a table (mrkdwn has none) and fits the block's limit,
+    else mrkdwn sections, cut to the room the message has left."""
+    if has_table(answer.text):
+        markdown = answer_markdown(answer)
+        if len(markdown) <= MARKDOWN_LIMIT:
+            return [MarkdownBlock(text=markdown)]
     body = split_mrkdwn(answer_mrkdwn(answer)) or [escape(messages.NOT_IN_DOCUMENTS)]
     if len(body) > room:
         body = body[: room - 1] + [messages.ANSWER_CUT]
-    blocks = (*head, *(_section(text) for text in body), *tail)
-    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+    return [_section(text) for text in body]
 
 
 def render_notice(text: str) -> SlackMessage:
@@ -210,7 +222,7 @@ def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -
 
 # --- standard markdown, for streams ----------------------------------------------------------------------------------
 _MARKDOWN_SPECIAL = re.compile(r"([\\\[\]<>&!])")
-_URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"}
+_URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "|": "%7C"}  # | would end a table cell
 _WORD_JOINER = "\u2060"
 
 

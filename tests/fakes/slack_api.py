@@ -38,6 +38,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_blocks import blocks_problem
 from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem, total_problem
 
 Json = dict[str, Any]
@@ -201,6 +202,8 @@ class FakeSlack:
             answer = getattr(self, "_" + method.replace(".", "_"), None)
             if answer is None:
                 return 200, {"ok": False, "error": "unknown_method"}, None
+            if method.startswith("chat.") and (problem := blocks_problem(params.get("blocks"))):
+                return 200, {"ok": False, "error": problem}, None
             return 200, answer(params), None
 
     def _next_ts(self) -> str:
