@@ -142,6 +142,15 @@ CONFIRM_DELETE_TEXT = (
 THINKING_HARDER = "Thinking harder about this one…"
 CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
 FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
+# The 👎 form (bot.slack.feedback); Slack allows 24 characters in a modal's title and buttons
+FEEDBACK_FORM_TITLE = "What was wrong?"
+FEEDBACK_FORM_SEND = "Send"
+FEEDBACK_FORM_CANCEL = "Cancel"
+FEEDBACK_FORM_REASON = "The answer was"
+FEEDBACK_FORM_COMMENT = "Anything else? (optional)"
+FEEDBACK_REASONS = {
+    "wrong": "Wrong", "outdated": "Outdated", "source": "Missing or wrong source", "other": "Something else",
+}  # fmt: skip
 SCOPE_CHANGED = (
     "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
 )

@@ -18,7 +18,10 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ConfirmObject,
+    ContextActionsBlock,
     ContextBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
     MarkdownBlock,
     MarkdownTextObject,
     SectionBlock,
@@ -33,7 +36,8 @@ MARKDOWN_LIMIT = 12_000  # the `markdown` block's text, counted over all of a me
 BLOCK_LIMIT = 50
 FALLBACK_LIMIT = 3000
 
-ACTION_HELPFUL = "folio_helpful"
+ACTION_FEEDBACK = "folio_feedback"  # Slack's native 👍 / 👎 (feedback_buttons); value "helpful:3" / "not_helpful:3"
+ACTION_HELPFUL = "folio_helpful"  # the buttons answers had before feedback_buttons: still heard, no longer shown
 ACTION_NOT_HELPFUL = "folio_not_helpful"
 ACTION_THINK_HARDER = "folio_think_harder"
 ACTION_DELETE = "folio_delete"
@@ -149,10 +153,7 @@ def _context(text: str) -> ContextBlock:
 
 def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
     value = json.dumps({"turn": turn_index})
-    buttons = [
-        ButtonElement(text=messages.BUTTON_HELPFUL, action_id=ACTION_HELPFUL, value=value),
-        ButtonElement(text=messages.BUTTON_NOT_HELPFUL, action_id=ACTION_NOT_HELPFUL, value=value),
-    ]
+    buttons = []
     if think_harder:
         buttons.append(ButtonElement(text=messages.BUTTON_THINK_HARDER, action_id=ACTION_THINK_HARDER, value=value))
     confirm = ConfirmObject(
@@ -177,7 +178,19 @@ def _answer_tail(answer: Answer, scope: Scope, turn_index: int, basis: str | Non
     """Below the answer: its sources, the applied filters and the buttons."""
     sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
     tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
-    return tail + [_context(filters_line(scope, basis)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+    return tail + [
+        _context(filters_line(scope, basis)), feedback_block(turn_index),
+        _buttons(turn_index, think_harder=answer.profile == "fast"),
+    ]  # fmt: skip
+
+
+def feedback_block(turn_index: int) -> ContextActionsBlock:
+    """Slack's native 👍 / 👎 under an answer; a click on the other one replaces the first."""
+    return ContextActionsBlock(elements=[FeedbackButtonsElement(
+        action_id=ACTION_FEEDBACK,
+        positive_button=FeedbackButtonObject(text=messages.BUTTON_HELPFUL, value=f"helpful:{turn_index}"),
+        negative_button=FeedbackButtonObject(text=messages.BUTTON_NOT_HELPFUL, value=f"not_helpful:{turn_index}"),
+    )])  # fmt: skip
 
 
 def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:

@@ -120,6 +120,7 @@ class FakeSlack:
         self.views: list[View] = []
         self.shared_with: dict[str, list[str]] = {}  # channel -> the other organisations' teams it is shared with
         self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
+        self.modals: list[Json] = []  # views opened with views.open, in order
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -318,6 +319,22 @@ class FakeSlack:
                    "is_ultra_restricted": False, "is_bot": False, "is_app_user": False, "updated": 1700000000,
                    "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
         return {"ok": True, "user": profile}
+
+    def _views_open(self, params: Json) -> Json:
+        """A modal, checked as Slack does: a trigger_id, a modal view whose title / submit / close fit 24
+        characters, at most 100 blocks; `invalid_arguments` otherwise."""
+        view = params.get("view")
+        if isinstance(view, str):  # a form body carries it as JSON text
+            view = json.loads(view)
+        if not params.get("trigger_id") or not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        labels = [view.get(key) for key in ("title", "submit", "close") if key in view]
+        if not view.get("title") or any(len(label.get("text", "")) > 24 for label in labels):
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100 or len(view.get("private_metadata") or "") > 3000:
+            return {"ok": False, "error": "invalid_arguments"}
+        self.modals.append(view)
+        return {"ok": True, "view": {"id": f"V{len(self.modals):08d}", "team_id": TEAM, **view}}
 
     def _conversations_info(self, params: Json) -> Json:
         """Slack's channel object: `is_shared` for any sharing, `is_ext_shared` with another organisation,

@@ -175,6 +175,33 @@ class Harness:
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 
+    async def feedback(self, rating: str, *, thread_ts: str, message_ts: str, turn: int = 0, user: str = ALICE,
+                       channel: str = CHANNEL) -> int:  # fmt: skip
+        """A click on Slack's native feedback buttons (`rating` "helpful" or "not_helpful") under an answer."""
+        payload = {
+            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
+            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "thread_ts": thread_ts},
+            "channel": {"id": channel, "name": "benefits"},
+            "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts, "bot_id": "BFOLIO01", "text": ""},
+            "response_url": self.slack.response_url("action"),
+            "actions": [{"type": "feedback_buttons", "action_id": "folio_feedback", "block_id": "fb",
+                         "value": f"{rating}:{turn}", "action_ts": str(time.time())}],
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
+    async def submit(self, view: dict[str, Any], values: dict[str, Any], *, user: str = ALICE) -> int:
+        """A person sends a modal Folio opened: `values` is Slack's `state.values` (block_id -> action_id -> value)."""
+        payload = {
+            "type": "view_submission", "team": {"id": TEAM, "domain": "folio-test"},
+            "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01", "token": "legacy",
+            "trigger_id": f"tr.{next(_ids)}",
+            "view": {**view, "id": "V00000001", "team_id": TEAM, "state": {"values": values}, "hash": "1.abc"},
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
     async def settle(self) -> None:
         """Wait for every turn and button action the app started."""
         await self.tasks.drain()
