@@ -66,7 +66,7 @@ async def feedback_records(settings: Settings, *, since: date | None, channel: s
             raise ConfigurationError("Folio has no Redis to read feedback from: set REDIS_URL as `folio serve` has it.")
         redis, prefix = folio.store.keyspace("feedback")
         start = datetime.combine(since, datetime.min.time(), UTC).timestamp() if since else 0.0
-        records = await FeedbackStore(redis, prefix=prefix).since(start)
+        records = await FeedbackStore(redis, prefix).since(start)
     return [record for record in records if channel is None or record.channel == channel]
 
 

@@ -82,7 +82,9 @@ def _citation(citation: Citation) -> dict[str, object]:
 class FeedbackStore:
     """Feedback records in Redis, kept `ttl` seconds (the conversations' retention)."""
 
-    def __init__(self, redis: Redis, *, prefix: str, ttl: int = THIRTY_DAYS, clock: Callable[[], float] = time.time):
+    def __init__(
+        self, redis: Redis, prefix: str, *, ttl: int = THIRTY_DAYS, clock: Callable[[], float] = time.time
+    ) -> None:
         self._redis, self._prefix, self._ttl, self._clock = redis, prefix, ttl, clock
 
     async def save(self, record: FeedbackRecord) -> None:
@@ -107,6 +109,15 @@ class FeedbackStore:
             return False
         await self.save(replace(record, rating="not_helpful", reason=reason, comment=comment or None))
         return True
+
+    async def forget_thread(self, thread: ThreadKey) -> None:
+        """The conversation was deleted: its feedback (which quotes it) goes too."""
+        pattern = f"{self._prefix}:{thread.team}:{thread.channel}:{thread.thread_ts}:*"
+        async with redis_errors():
+            keys = [key async for key in self._redis.scan_iter(match=pattern, count=500)]
+            if keys:
+                await self._redis.delete(*keys)
+                await self._redis.zrem(self._index, *keys)
 
     async def since(self, at: float = 0.0) -> list[FeedbackRecord]:
         """Every record clicked at or after `at` (epoch seconds), oldest first."""

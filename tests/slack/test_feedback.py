@@ -11,6 +11,7 @@ from bot.cli.feedback import feedback_records, format_record
 from bot.config import Settings
 from bot.evaluation.feedback_export import golden_lines
 from bot.evaluation.golden import parse_golden
+from bot.slack.render import ACTION_DELETE
 from tests.fakes.openai_responses import reply, search, tools
 from tests.slack.harness import BOB, CHANNEL, Harness
 
@@ -91,3 +92,15 @@ async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness
     review = json.loads(lines[1])
     assert review["review"] is True and review["feedback"]["reason"] == "outdated"
     assert review["feedback"]["answer"] == "You are protected [1]."
+
+
+async def test_deleting_the_conversation_deletes_its_feedback(harness: Harness) -> None:
+    ts, answer_ts = await answered_thread(harness)
+    await harness.feedback("helpful", thread_ts=ts, message_ts=answer_ts)
+    await harness.settle()
+
+    await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts)
+    await harness.settle()
+
+    assert await feedback_records(Settings(), since=None, channel=None, store=harness.store,
+                                  retriever=harness.retriever) == []  # fmt: skip
