@@ -236,6 +236,16 @@ SHARING_UNKNOWN = (
     "answered. Please try again in a few minutes."
 )
 BASIS_NAMED = "what the policy names for you"
+# "Search what only I can see" (bot.slack.private): shown only to the person, saying nothing of what else there is
+PRIVATE_OFFER = "You may read more than this channel searches. I can answer this privately, in our direct messages."
+BUTTON_PRIVATE = "Search what only I can see"
+BASIS_PRIVATE = "this channel's documents and what you may read"
+
+
+def private_root(permalink: str, question: str) -> str:
+    """The first message of a private answer's DM thread: where the question was asked, and the question."""
+    return f"Answering privately your question from <{permalink}|this thread>:\n> {question}"
+
 BASIS_ACCESS = "what you may read"
 BASIS_DM = "the direct-message documents"
 PROMPTS_TITLE = "Try asking:"

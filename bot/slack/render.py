@@ -41,6 +41,7 @@ ACTION_HELPFUL = "folio_helpful"  # the buttons answers had before feedback_butt
 ACTION_NOT_HELPFUL = "folio_not_helpful"
 ACTION_THINK_HARDER = "folio_think_harder"
 ACTION_DELETE = "folio_delete"
+ACTION_PRIVATE = "folio_private"  # "Search what only I can see", offered to one person (bot.slack.private)
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,13 @@ def _body(answer: Answer, *, room: int) -> list[Block]:
     if len(body) > room:
         body = body[: room - 1] + [messages.ANSWER_CUT]
     return [_section(text) for text in body]
+
+
+def render_private_offer(value: str) -> SlackMessage:
+    """The offer, shown only to a person whose access reaches further than the channel's: a sentence and a button."""
+    button = ButtonElement(text=messages.BUTTON_PRIVATE, action_id=ACTION_PRIVATE, value=value)
+    blocks = (_section(escape(messages.PRIVATE_OFFER)), ActionsBlock(elements=[button]))
+    return SlackMessage(text=messages.PRIVATE_OFFER, blocks=blocks)
 
 
 def render_notice(text: str) -> SlackMessage:

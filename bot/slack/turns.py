@@ -65,6 +65,11 @@ async def run_slack_turn(
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
         if not isinstance(error, FolioError | TimeoutError | SlackApiError):
             log.exception("turn failed in %s", request.thread, exc_info=error)
+        return
+    if not request.is_dm:  # "Search what only I can see", to an asker whose access reaches further
+        from bot.slack.private import offer  # it builds on this module
+
+        await offer(folio, folio.slack, request)
 
 
 def services(folio: SlackFolio) -> TurnServices:

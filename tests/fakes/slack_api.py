@@ -320,6 +320,20 @@ class FakeSlack:
                    "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
         return {"ok": True, "user": profile}
 
+    def _conversations_open(self, params: Json) -> Json:
+        """The bot's DM with one person: the same channel every time (`D` + the user ID's tail)."""
+        users = str(params.get("users") or "").split(",")
+        if len(users) != 1 or not users[0]:
+            return {"ok": False, "error": "not_enough_users" if not users[0] else "too_many_users"}
+        return {"ok": True, "channel": {"id": "D" + users[0][1:], "is_im": True, "user": users[0]}}
+
+    def _chat_getPermalink(self, params: Json) -> Json:
+        channel, ts = params.get("channel", ""), params.get("message_ts", "")
+        if not channel or not ts:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": channel,
+                "permalink": f"https://folio-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"}
+
     def _views_open(self, params: Json) -> Json:
         """A modal, checked as Slack does: a trigger_id, a modal view whose title / submit / close fit 24
         characters, at most 100 blocks; `invalid_arguments` otherwise."""

@@ -202,6 +202,20 @@ class Harness:
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 
+    async def private_click(self, value: str, *, user: str = ALICE, channel: str = CHANNEL) -> int:
+        """A click on a button of an ephemeral message (Slack sends no `message` for those, only its container)."""
+        payload = {
+            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
+            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "container": {"type": "message", "message_ts": "1700000099.000001", "channel_id": channel,
+                          "is_ephemeral": True},
+            "channel": {"id": channel, "name": "benefits"}, "response_url": self.slack.response_url("action"),
+            "actions": [{"type": "button", "action_id": "folio_private", "block_id": "p", "value": value,
+                         "action_ts": str(time.time())}],
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
     async def settle(self) -> None:
         """Wait for every turn and button action the app started."""
         await self.tasks.drain()
