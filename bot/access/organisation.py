@@ -42,8 +42,7 @@ def of_another_organisation(user: dict[str, Any], *, home_team: str, home_enterp
 class Organisation:
     """Which channels are shared outside the organisation, and who is not of it; cached in Redis with a TTL."""
 
-    def __init__(
-        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float) -> None:
+    def __init__(self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float) -> None:
         self._redis = redis
         self._slack = slack
         self._prefix = prefix

@@ -75,8 +75,10 @@ def format_record(record: FeedbackRecord) -> str:
     verdict = "👍" if record.rating == "helpful" else "👎 " + (record.reason or "no reason given")
     said = f' "{record.comment}"' if record.comment else ""
     cited = ", ".join(record.pages) or "no pages"
-    return (f"{record.at}  {record.channel}  {record.user}  {verdict}{said}\n"
-            f"    Q: {record.question}\n    cited: {cited}  (scope {', '.join(record.containers)}, {record.profile})")
+    return (
+        f"{record.at}  {record.channel}  {record.user}  {verdict}{said}\n"
+        f"    Q: {record.question}\n    cited: {cited}  (scope {', '.join(record.containers)}, {record.profile})"
+    )
 
 
 def _export_path(words: list[str]) -> Path | None:

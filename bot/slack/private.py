@@ -1,4 +1,4 @@
-""""Search what only I can see": a person whose own access (the `access:` rules) reaches containers the channel's
+""" "Search what only I can see": a person whose own access (the `access:` rules) reaches containers the channel's
 rule does not is offered, after a channel answer and only to them (an ephemeral message), the same question answered
 privately: in their DM with Folio, linking back to the thread, from the union of the channel's scope and theirs.
 
@@ -98,9 +98,11 @@ async def answer_privately(folio: SlackFolio, client: AsyncWebClient, user: str,
     try:
         conversation = await folio.store.load(asked_in)
         turn = int(data["turn"])
-        if conversation is None or not 0 <= turn < len(conversation.turns) or not await wider(folio, team, channel, user):
+        gone = conversation is None or not 0 <= turn < len(conversation.turns)
+        if gone or not await wider(folio, team, channel, user):  # access narrowed since the offer: no answer
             await tell(client, asked_in, user, messages.CONVERSATION_GONE)
             return
+        assert conversation is not None
         question = conversation.turns[turn].question
         dm = (await client.conversations_open(users=user))["channel"]["id"]
         link = (await client.chat_getPermalink(channel=channel, message_ts=thread_ts))["permalink"]

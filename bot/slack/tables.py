@@ -1,7 +1,7 @@
 """Markdown tables: Slack's legacy text (mrkdwn) has none, its `markdown` block and streams do.
 
-    has_table(text)          whether an answer holds a table (a `| a | b |` row over a `| --- | --- |` rule)
-    TableHold().feed(piece)  streamed markdown held back while a table is being written, so it arrives whole
+has_table(text)          whether an answer holds a table (a `| a | b |` row over a `| --- | --- |` rule)
+TableHold().feed(piece)  streamed markdown held back while a table is being written, so it arrives whole
 """
 
 from __future__ import annotations

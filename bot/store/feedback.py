@@ -99,7 +99,7 @@ class FeedbackStore:
 
     async def get(self, thread: ThreadKey, turn: int, user: str) -> FeedbackRecord | None:
         async with redis_errors():
-            raw = await self._redis.get(f"{self._prefix}:{thread.team}:{thread.channel}:{thread.thread_ts}:{turn}:{user}")
+            raw = await self._redis.get(f"{self._thread_prefix(thread)}:{turn}:{user}")
         return FeedbackRecord.from_json(raw) if raw is not None else None
 
     async def explain(self, thread: ThreadKey, turn: int, user: str, *, reason: str, comment: str | None) -> bool:
@@ -112,7 +112,7 @@ class FeedbackStore:
 
     async def forget_thread(self, thread: ThreadKey) -> None:
         """The conversation was deleted: its feedback (which quotes it) goes too."""
-        pattern = f"{self._prefix}:{thread.team}:{thread.channel}:{thread.thread_ts}:*"
+        pattern = f"{self._thread_prefix(thread)}:*"
         async with redis_errors():
             keys = [key async for key in self._redis.scan_iter(match=pattern, count=500)]
             if keys:
@@ -129,6 +129,9 @@ class FeedbackStore:
     @property
     def _index(self) -> str:
         return f"{self._prefix}:index"
+
+    def _thread_prefix(self, thread: ThreadKey) -> str:
+        return f"{self._prefix}:{thread.team}:{thread.channel}:{thread.thread_ts}"
 
     def _key(self, record: FeedbackRecord) -> str:
         return f"{self._prefix}:{record.team}:{record.channel}:{record.thread_ts}:{record.turn}:{record.user}"

@@ -55,7 +55,7 @@ async def test_a_thumbs_down_opens_a_form_and_its_reason_is_kept_with_the_answer
     assert record.question == QUESTION and record.answer == "You are protected [1]."
     assert record.containers == ("benefits",) and record.profile == "fast" and record.pages
     assert harness.ephemeral() == [messages.FEEDBACK_THANKS]
-    assert "👎 outdated \"That changed in 2026.\"" in format_record(record)
+    assert '👎 outdated "That changed in 2026."' in format_record(record)
 
 
 async def test_the_last_click_wins_and_each_person_has_their_own(harness: Harness) -> None:

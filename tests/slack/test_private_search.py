@@ -1,4 +1,4 @@
-""""Search what only I can see": under a channel answer, a person whose own access reaches more than the channel's
+""" "Search what only I can see": under a channel answer, a person whose own access reaches more than the channel's
 rule is offered (only them) a private answer, given in their DM with Folio, from the channel's scope and theirs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-""""Search what only I can see": the button of the offer Folio showed one person under a channel answer."""
+""" "Search what only I can see": the button of the offer Folio showed one person under a channel answer."""
 
 from __future__ import annotations
 
