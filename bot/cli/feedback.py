@@ -6,16 +6,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from contextlib import AsyncExitStack
 from dataclasses import asdict
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
 
-from bot.app import open_folio
+from bot.app import builders
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings
-from bot.errors import ConfigurationError, InvalidInput
+from bot.errors import InvalidInput
 from bot.evaluation.feedback_export import golden_lines
+from bot.store import ConversationStore
 from bot.store.feedback import FeedbackRecord, FeedbackStore
 
 DESCRIPTION = (
@@ -58,13 +59,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def feedback_records(settings: Settings, *, since: date | None, channel: str | None,
-                           **clients: Any) -> list[FeedbackRecord]:  # fmt: skip
-    """The kept records, oldest first, filtered; `clients` go to `open_folio` (tests pass their store)."""
-    async with open_folio(settings, serving=True, **clients) as folio:
-        if folio.store is None:
-            raise ConfigurationError("Folio has no Redis to read feedback from: set REDIS_URL as `folio serve` has it.")
-        redis, prefix = folio.store.keyspace("feedback")
+async def feedback_records(
+    settings: Settings, *, since: date | None, channel: str | None, store: ConversationStore | None = None
+) -> list[FeedbackRecord]:
+    """The kept records, oldest first, filtered; from `store`, else the Redis `folio serve` uses (REDIS_URL, or the
+    embedded one in the data folder). Only Redis is opened: listing feedback needs no index and no model."""
+    async with AsyncExitStack() as stack:
+        if store is None:
+            url = settings.redis_url
+            if url is None:
+                server = await builders.embedded_redis(settings)
+                stack.push_async_callback(server.stop)
+                url = server.url
+            store = builders.store(settings, url)
+            stack.push_async_callback(store.close)
+        redis, prefix = store.keyspace("feedback")
         start = datetime.combine(since, datetime.min.time(), UTC).timestamp() if since else 0.0
         records = await FeedbackStore(redis, prefix).since(start)
     return [record for record in records if channel is None or record.channel == channel]

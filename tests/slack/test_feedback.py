@@ -3,16 +3,23 @@ answer it judges, listed by `folio feedback` and exported as golden lines `folio
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from bot import messages
+from bot.cli import main
 from bot.cli.feedback import feedback_records, format_record
 from bot.config import Settings
 from bot.evaluation.feedback_export import golden_lines
 from bot.evaluation.golden import parse_golden
 from bot.slack.render import ACTION_DELETE
-from tests.fakes.openai_responses import reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
 from tests.slack.harness import BOB, CHANNEL, Harness
 
 QUESTION = "What protection is there against balance billing?"
@@ -49,8 +56,7 @@ async def test_a_thumbs_down_opens_a_form_and_its_reason_is_kept_with_the_answer
     assert await harness.submit(form, OUTDATED) == 200
     await harness.settle()
 
-    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.store,
-                                      retriever=harness.retriever)  # fmt: skip
+    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
     assert (record.rating, record.reason, record.comment) == ("not_helpful", "outdated", "That changed in 2026.")
     assert record.question == QUESTION and record.answer == "You are protected [1]."
     assert record.containers == ("benefits",) and record.profile == "fast" and record.pages
@@ -67,11 +73,9 @@ async def test_the_last_click_wins_and_each_person_has_their_own(harness: Harnes
     await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store,
-                                     retriever=harness.retriever)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
     assert sorted((r.user, r.rating) for r in records) == [("U0ALICE01", "helpful"), (BOB, "not_helpful")]
-    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.store,
-                                  retriever=harness.retriever) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.store) == []  # fmt: skip
 
 
 async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness, tmp_path: Path) -> None:
@@ -82,8 +86,7 @@ async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness
     await harness.submit(harness.slack.modals[0], OUTDATED, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store,
-                                     retriever=harness.retriever)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
     lines = golden_lines(sorted(records, key=lambda r: r.rating))  # helpful first
     [question] = parse_golden(lines)  # eval skips the 👎 until its truth is written
 
@@ -102,5 +105,26 @@ async def test_deleting_the_conversation_deletes_its_feedback(harness: Harness) 
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts)
     await harness.settle()
 
-    assert await feedback_records(Settings(), since=None, channel=None, store=harness.store,
-                                  retriever=harness.retriever) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel=None, store=harness.store) == []  # fmt: skip
+
+
+async def test_folio_feedback_lists_and_exports_what_people_said(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix="folio") as harness:  # `serve`'s keys
+        ts, answer_ts = await answered_thread(harness)
+        await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts)
+        await harness.settle()
+        await harness.submit(slack.modals[0], OUTDATED)
+        await harness.settle()
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    today = datetime.now(UTC).date().isoformat()
+
+    assert await asyncio.to_thread(main, ["feedback", "--since", today, "--channel", CHANNEL]) == 0
+    listed = capsys.readouterr().out
+    assert f"{CHANNEL}  U0ALICE01  👎 outdated \"That changed in 2026.\"" in listed and f"Q: {QUESTION}" in listed
+    golden = tmp_path / "feedback.jsonl"
+    assert await asyncio.to_thread(main, ["feedback", "--since", today, "export", str(golden)]) == 0
+    [line] = [json.loads(text) for text in golden.read_text().splitlines() if QUESTION in text]
+    assert line["review"] is True and line["feedback"]["comment"] == "That changed in 2026."
