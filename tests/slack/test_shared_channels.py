@@ -136,3 +136,15 @@ async def test_the_sharing_answer_is_cached(harness: Harness) -> None:
 
     assert len(harness.texts(ts)) == 2 and len(harness.slack.calls_of("conversations.info")) == 1
     assert harness.slack.calls_of("users.info") == []  # the event named the asker's team: no lookup
+
+
+async def test_a_streamed_turn_in_a_shared_channel_is_refused_before_the_model_too(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    slack.share_channel(CHANNEL)
+    async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True) as harness:
+        ts = await harness.mention("What protection is there against balance billing?")
+        await harness.settle()
+
+        assert harness.texts(ts) == [SHARED_REFUSAL]
+        assert harness.model.requests == [] and harness.retriever.scopes == []
