@@ -7,6 +7,7 @@
     │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
     │       └── MissingConverter  the program that reads this kind of file is not installed: skipped, package named
     ├── NotConnected            this channel or DM may not search any documents
+    ├── Refused                 the policy keeps Folio out of here (shared outside the organisation, an outsider)
     ├── SearchUnavailable       the search service failed or refused the request
     ├── ModelUnavailable        the model service failed after the SDK's retries (timeout, connection, 5xx)
     ├── ModelRefused            the model service refused a request; retrying the same one will not help
@@ -49,6 +50,10 @@ class MissingConverter(UnreadableFile):
 
 class NotConnected(FolioError):
     """The channel (or DM) has no container of documents it may search."""
+
+
+class Refused(FolioError):
+    """Folio does not answer here: a channel shared outside the organisation, or a person of another one."""
 
 
 class SearchUnavailable(FolioError):

@@ -165,6 +165,15 @@ CONFIRM_DELETE_TEXT = (
 THINKING_HARDER = "Thinking harder about this one…"
 CONVERSATION_GONE = "This conversation has expired or was deleted. Ask again with a mention or `/ask`."
 FEEDBACK_THANKS = "Thanks for the feedback; it is saved with this answer."
+# The 👎 form (bot.slack.feedback); Slack allows 24 characters in a modal's title and buttons
+FEEDBACK_FORM_TITLE = "What was wrong?"
+FEEDBACK_FORM_SEND = "Send"
+FEEDBACK_FORM_CANCEL = "Cancel"
+FEEDBACK_FORM_REASON = "The answer was"
+FEEDBACK_FORM_COMMENT = "Anything else? (optional)"
+FEEDBACK_REASONS = {
+    "wrong": "Wrong", "outdated": "Outdated", "source": "Missing or wrong source", "other": "Something else",
+}  # fmt: skip
 SCOPE_CHANGED = (
     "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
 )
@@ -242,6 +251,24 @@ ACCESS_UNKNOWN = (
     "I could not check your Slack user groups just now, so I cannot tell which documents you may search. "
     "Please try again in a few minutes; if it keeps failing, tell an admin."
 )
+# Slack Connect (bot.turns.boundary)
+SHARED_CHANNEL_REFUSED = "I don't answer in channels shared with people outside the organisation."
+OUTSIDER_REFUSED = "I only answer people of this organisation."
+SHARING_UNKNOWN = (
+    "I could not check with Slack whether this conversation is shared outside the organisation, so I have not "
+    "answered. Please try again in a few minutes."
+)
+BASIS_NAMED = "what the policy names for you"
+# "Search what only I can see" (bot.slack.private): shown only to the person, saying nothing of what else there is
+PRIVATE_OFFER = "You may read more than this channel searches. I can answer this privately, in our direct messages."
+BUTTON_PRIVATE = "Search what only I can see"
+BASIS_PRIVATE = "this channel's documents and what you may read"
+
+
+def private_root(permalink: str, question: str) -> str:
+    """The first message of a private answer's DM thread: where the question was asked, and the question."""
+    return f"Answering privately your question from <{permalink}|this thread>:\n> {question}"
+
 BASIS_ACCESS = "what you may read"
 BASIS_DM = "the direct-message documents"
 PROMPTS_TITLE = "Try asking:"

@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 
 from bot import messages
 from bot.access.membership import Memberships
+from bot.access.organisation import Organisation
 from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy
 from bot.errors import AccessUnavailable, NotConnected
@@ -54,9 +55,10 @@ class AssistantThread:
 class Access:
     """Decides DM and assistant scopes from the policy, Slack membership and the assistant's context."""
 
-    def __init__(self, redis: Redis, memberships: Memberships, *, prefix: str) -> None:
+    def __init__(self, redis: Redis, memberships: Memberships, organisation: Organisation, *, prefix: str) -> None:
         self._redis = redis
         self.memberships = memberships
+        self.organisation = organisation  # Slack Connect: shared channels, people of other organisations
         self._prefix = prefix
 
     async def grant(self, policy: ChannelPolicy, *, team: str, user: str) -> Grant | None:

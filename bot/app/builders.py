@@ -297,8 +297,9 @@ def access(
 ) -> Access:
     """Per-person access for DMs and the assistant: Slack membership cached in the store's Redis (FOLIO_ACCESS_TTL,
     measured on `clock`)."""
-    from bot.access import Access, Memberships
+    from bot.access import Access, Memberships, Organisation
 
     redis, prefix = store.keyspace("access")
     memberships = Memberships(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl, clock=clock)
-    return Access(redis, memberships, prefix=prefix)
+    organisation = Organisation(redis, slack, prefix=prefix, ttl=settings.folio_access_ttl)
+    return Access(redis, memberships, organisation, prefix=prefix)

@@ -31,6 +31,7 @@ from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_
 from bot.agent.wire import NotAResponse
 from bot.app import Folio, builders, open_folio
 from bot.app.redis_server import EmbeddedRedis, running_socket
+from bot.app.sharing import sharing_check
 from bot.app.verdicts import (
     Check,
     ContainerFigures,
@@ -71,7 +72,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
         checks.append(await _redis_check(settings))
         checks += await _model_checks(settings, folio)
         checks.append(await _azure_search_check(settings, folio))
-        checks += await _slack_checks(settings, manifest)
+        checks += await _slack_checks(settings, manifest, policy)
         checks.append(links_check(settings))
         checks.append(await asyncio.to_thread(converters_check, settings))
     return checks
@@ -267,7 +268,7 @@ async def _azure_search_check(settings: Settings, folio: Folio | None) -> Check:
 
 
 # --- Slack ----------------------------------------------------------------------------------------------------------
-async def _slack_checks(settings: Settings, manifest: Path | None) -> list[Check]:
+async def _slack_checks(settings: Settings, manifest: Path | None, policy: ChannelPolicy | None) -> list[Check]:
     if settings.slack_bot_token is None:
         return [Check("slack", "skip", "SLACK_BOT_TOKEN is unset: `folio serve` chats in the terminal")]
     async with builders.slack_http_session() as session:
@@ -283,7 +284,7 @@ async def _slack_checks(settings: Settings, manifest: Path | None) -> list[Check
         bot = f"{answer.get('user')} ({answer.get('user_id')})"
         scopes = slack_scopes_check(team=str(answer.get("team")), bot_user=bot, granted=granted,
                                     wanted=manifest_scopes(manifest))  # fmt: skip
-        return [scopes, await _connection_check(settings, client)]
+        return [scopes, await _connection_check(settings, client), await sharing_check(client, policy)]
 
 
 async def _connection_check(settings: Settings, client: AsyncWebClient) -> Check:

@@ -33,6 +33,7 @@ COMMANDS = {
     "access": ("bot.cli.access", "show what a Slack user may search in direct messages, and why"),
     "doctor": ("bot.cli.doctor", "check that every part is wired right, with what to do when one is not"),
     "eval": ("bot.cli.eval", "score answers (or retrieval) on a golden file"),
+    "feedback": ("bot.cli.feedback", "list (or export as golden lines) the feedback on answers"),
 }
 
 DESCRIPTION = """\
@@ -55,6 +56,7 @@ examples:
   folio serve                      # Slack (terminal chat when no Slack tokens are set)
   folio access U0123ABCD           # what that person may search in direct messages, and why
   folio doctor                     # is every part wired right? one line each, with what to do
+  folio feedback --since 2026-11-01  # what people said of answers; `folio feedback export FILE` for eval
 
 run `folio COMMAND --help` for the options of one command.
 """

@@ -5,6 +5,8 @@
       C0123ABCD:                               # a Slack channel ID
         container: finance                     # required, never chosen by the model or the user
         tags: [department:finance]             # optional default tags, /ask can narrow them
+        external: allow                        # optional: answer here though the channel is shared with another
+                                               # organisation (Slack Connect), people of it included
     dm:                                        # optional: what direct messages may search
       container: handbook
     default:                                   # optional: channels not listed above
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -59,6 +61,7 @@ class ChannelRule(BaseModel):
 
     container: str
     tags: tuple[Tag, ...] = ()
+    external: Literal["allow", "refuse"] = "refuse"  # Slack Connect: see bot.turns.boundary
 
     @field_validator("container")
     @classmethod

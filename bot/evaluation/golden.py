@@ -1,5 +1,6 @@
 """Golden files: one JSON object a line, `{"question": ..., "truth": "... [file.pdf#page=N]"}` or
-`{"question": ..., "unanswerable": true}`. Pages are compared as `file#page=N` keys.
+`{"question": ..., "unanswerable": true}`. Pages are compared as `file#page=N` keys. A line marked `"review": true`
+(written by `folio feedback export` for a 👎) is skipped until an admin writes its truth and removes the mark.
 """
 
 from __future__ import annotations
@@ -42,13 +43,17 @@ def truth_pages(truth: str) -> tuple[PageKey, ...]:
 
 def parse_golden(lines: Iterable[str], *, source: str = "golden file") -> list[GoldenQuestion]:
     """Golden questions from JSONL text; blank lines are skipped; a bad line raises InvalidInput naming it."""
-    questions = [
+    parsed = [
         _parse_line(text, number=number, source=source)
         for number, text in enumerate(lines, start=1)
         if text.strip()
     ]
+    questions = [question for question in parsed if question is not None]
     if not questions:
-        raise InvalidInput(f"{source} holds no questions: write one JSON object per line with a \"question\".")
+        raise InvalidInput(
+            f"{source} holds no questions: write one JSON object per line with a \"question\" (lines marked "
+            "\"review\": true are skipped until their truth is written)."
+        )
     return questions
 
 
@@ -61,7 +66,7 @@ def load_golden(path: Path) -> list[GoldenQuestion]:
     return parse_golden(text.splitlines(), source=str(path))
 
 
-def _parse_line(text: str, *, number: int, source: str) -> GoldenQuestion:
+def _parse_line(text: str, *, number: int, source: str) -> GoldenQuestion | None:
     where = f"{source}, line {number}"
     try:
         data = json.loads(text)
@@ -69,6 +74,8 @@ def _parse_line(text: str, *, number: int, source: str) -> GoldenQuestion:
         raise InvalidInput(f"{where} is not valid JSON ({exc.msg} at column {exc.colno}).") from exc
     if not isinstance(data, dict):
         raise InvalidInput(f"{where} must be a JSON object with a \"question\".")
+    if data.get("review") is True:  # feedback still to review: no truth to score against yet
+        return None
     question = data.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InvalidInput(f"{where} has no \"question\" (a non-empty string).")

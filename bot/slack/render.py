@@ -18,22 +18,30 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ConfirmObject,
+    ContextActionsBlock,
     ContextBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
+    MarkdownBlock,
     MarkdownTextObject,
     SectionBlock,
 )
 
 from bot import messages
 from bot.models import Answer, Citation, Scope
+from bot.slack.tables import has_table
 
 SECTION_LIMIT = 3000
+MARKDOWN_LIMIT = 12_000  # the `markdown` block's text, counted over all of a message's markdown blocks
 BLOCK_LIMIT = 50
 FALLBACK_LIMIT = 3000
 
-ACTION_HELPFUL = "folio_helpful"
+ACTION_FEEDBACK = "folio_feedback"  # Slack's native 👍 / 👎 (feedback_buttons); value "helpful:3" / "not_helpful:3"
+ACTION_HELPFUL = "folio_helpful"  # the buttons answers had before feedback_buttons: still heard, no longer shown
 ACTION_NOT_HELPFUL = "folio_not_helpful"
 ACTION_THINK_HARDER = "folio_think_harder"
 ACTION_DELETE = "folio_delete"
+ACTION_PRIVATE = "folio_private"  # "Search what only I can see", offered to one person (bot.slack.private)
 
 
 @dataclass(frozen=True)
@@ -146,10 +154,7 @@ def _context(text: str) -> ContextBlock:
 
 def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
     value = json.dumps({"turn": turn_index})
-    buttons = [
-        ButtonElement(text=messages.BUTTON_HELPFUL, action_id=ACTION_HELPFUL, value=value),
-        ButtonElement(text=messages.BUTTON_NOT_HELPFUL, action_id=ACTION_NOT_HELPFUL, value=value),
-    ]
+    buttons = []
     if think_harder:
         buttons.append(ButtonElement(text=messages.BUTTON_THINK_HARDER, action_id=ACTION_THINK_HARDER, value=value))
     confirm = ConfirmObject(
@@ -174,7 +179,19 @@ def _answer_tail(answer: Answer, scope: Scope, turn_index: int, basis: str | Non
     """Below the answer: its sources, the applied filters and the buttons."""
     sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
     tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
-    return tail + [_context(filters_line(scope, basis)), _buttons(turn_index, think_harder=answer.profile == "fast")]
+    return tail + [
+        _context(filters_line(scope, basis)), feedback_block(turn_index),
+        _buttons(turn_index, think_harder=answer.profile == "fast"),
+    ]  # fmt: skip
+
+
+def feedback_block(turn_index: int) -> ContextActionsBlock:
+    """Slack's native 👍 / 👎 under an answer; a click on the other one replaces the first."""
+    return ContextActionsBlock(elements=[FeedbackButtonsElement(
+        action_id=ACTION_FEEDBACK,
+        positive_button=FeedbackButtonObject(text=messages.BUTTON_HELPFUL, value=f"helpful:{turn_index}"),
+        negative_button=FeedbackButtonObject(text=messages.BUTTON_NOT_HELPFUL, value=f"not_helpful:{turn_index}"),
+    )])  # fmt: skip
 
 
 def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
@@ -186,12 +203,28 @@ def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str |
 def render_answer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:
     """The answer with inline citation links, its sources, the applied filters and the buttons."""
     head, tail = _notices(answer), _answer_tail(answer, scope, turn_index, basis)
-    room = BLOCK_LIMIT - len(head) - len(tail)
+    blocks = (*head, *_body(answer, room=BLOCK_LIMIT - len(head) - len(tail)), *tail)
+    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+
+
+def _body(answer: Answer, *, room: int) -> list[Block]:
+    """The answer itself: one `markdown` block when it holds a table (mrkdwn has none) and fits the block's limit,
+    else mrkdwn sections, cut to the room the message has left."""
+    if has_table(answer.text):
+        markdown = answer_markdown(answer)
+        if len(markdown) <= MARKDOWN_LIMIT:
+            return [MarkdownBlock(text=markdown)]
     body = split_mrkdwn(answer_mrkdwn(answer)) or [escape(messages.NOT_IN_DOCUMENTS)]
     if len(body) > room:
         body = body[: room - 1] + [messages.ANSWER_CUT]
-    blocks = (*head, *(_section(text) for text in body), *tail)
-    return SlackMessage(text=escape(answer.text)[:FALLBACK_LIMIT], blocks=blocks)
+    return [_section(text) for text in body]
+
+
+def render_private_offer(value: str) -> SlackMessage:
+    """The offer, shown only to a person whose access reaches further than the channel's: a sentence and a button."""
+    button = ButtonElement(text=messages.BUTTON_PRIVATE, action_id=ACTION_PRIVATE, value=value)
+    blocks = (_section(escape(messages.PRIVATE_OFFER)), ActionsBlock(elements=[button]))
+    return SlackMessage(text=messages.PRIVATE_OFFER, blocks=blocks)
 
 
 def render_notice(text: str) -> SlackMessage:
@@ -210,7 +243,7 @@ def render_question(question: str, *, user: str, scope: Scope, thorough: bool) -
 
 # --- standard markdown, for streams ----------------------------------------------------------------------------------
 _MARKDOWN_SPECIAL = re.compile(r"([\\\[\]<>&!])")
-_URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"}
+_URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "|": "%7C"}  # | would end a table cell
 _WORD_JOINER = "\u2060"
 
 

@@ -45,6 +45,7 @@ from bot.slack.render import (
     render_answer,
 )
 from bot.slack.stream_chunks import card, markdown_chunks, step_card
+from bot.slack.tables import TableHold
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class StreamView(StatusLineView):
         self._text_out = False  # some answer text has gone out
         self._written = ""  # the answer text streamed so far, as Answer.text writes it (`[n]` labels)
         self._draft = 0
+        self._tables = TableHold()  # a table's rows wait for its last one
         self._stale = False  # text of an earlier draft was shown: the final answer replaces the stream
         self._wake = asyncio.Event()
         self._stopping = False
@@ -193,7 +195,9 @@ class StreamView(StatusLineView):
             for card_id in list(self._open):
                 self._close(card_id)
         self._written += f"[{event.citation.label}]" if event.citation else event.text
-        text = citation_markdown(event.citation) if event.citation else escape_markdown(event.text)
+        text = self._tables.feed(citation_markdown(event.citation) if event.citation else escape_markdown(event.text))
+        if not text:  # a table being written: it goes out whole
+            return
         if self._outbox and self._outbox[-1]["type"] == "markdown_text":
             self._outbox[-1] = {"type": "markdown_text", "text": self._outbox[-1]["text"] + text}
         else:
@@ -247,6 +251,7 @@ class StreamView(StatusLineView):
             await self._sender
         for card_id in list(self._open):
             self._close(card_id)
+        markdown = self._tables.flush() + markdown  # a table that ended the answer
         chunks = self._take() + (markdown_chunks(markdown) if markdown else [])
         if not self.streaming:  # the sender found the stream broken: nothing more goes through it
             return False

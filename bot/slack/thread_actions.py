@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 
 from openai import AsyncOpenAI
+from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -20,6 +21,7 @@ from bot.slack.assistant import clear_thread
 from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, describe_failure, start_turn
 from bot.store import ConversationStore, ThreadKey
+from bot.store.feedback import FeedbackStore
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
                 return
             await clear_thread(folio.access, client, thread)  # the assistant thread's greeting, title and keys
             await store.delete(thread)
+            await FeedbackStore(*_feedback_keys(store)).forget_thread(thread)  # it quotes the conversation
     except Exception as error:
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
@@ -92,6 +95,11 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
 
 def _store(folio: SlackFolio) -> ConversationStore:
     return folio.store
+
+
+def _feedback_keys(store: ConversationStore) -> tuple[Redis, str]:
+    redis, prefix = store.keyspace("feedback")  # where bot.slack.feedback keeps its records
+    return redis, prefix
 
 
 async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> list[str]:

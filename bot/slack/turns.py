@@ -22,6 +22,7 @@ from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
+from bot.turns.boundary import SharedSpaces
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,20 @@ async def run_slack_turn(
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
         if not isinstance(error, FolioError | TimeoutError | SlackApiError):
             log.exception("turn failed in %s", request.thread, exc_info=error)
+        return
+    if not request.is_dm:  # "Search what only I can see", to an asker whose access reaches further
+        from bot.slack.private import offer  # it builds on this module
+
+        await offer(folio, folio.slack, request)
 
 
 def services(folio: SlackFolio) -> TurnServices:
     """What a Slack turn runs on: conversations in Redis, today's policy and access, the busy loop's gate."""
     return TurnServices(
         model=folio.model, retriever=folio.retriever, options=folio.options, conversations=folio.store,
-        scopes=PolicyScopes(folio.channel_policy, folio.access), timeout=folio.turn_timeout,
+        scopes=SharedSpaces(PolicyScopes(folio.channel_policy, folio.access), folio.channel_policy,
+                            folio.access.organisation),
+        timeout=folio.turn_timeout,
         admit=folio.tasks.gate.wait_for_room,
     )  # fmt: skip
 

@@ -11,6 +11,8 @@
         slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
+        slack.share_channel("C1", with_team="T0PARTNER")     # Slack Connect: conversations.info says is_ext_shared
+        slack.add_user("U0GUEST01", team="T0PARTNER")        # a person of another organisation (users.info)
 
 It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
 token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
@@ -37,10 +39,12 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_blocks import blocks_problem
 from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem, total_problem
 
 Json = dict[str, Any]
 TEAM = "T0FOLIO01"
+PARTNER = "T0PARTNER"  # another organisation's workspace (Slack Connect)
 # What an install from manifest.yaml grants (tests of missing scopes pass fewer).
 GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
            "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write")  # fmt: skip
@@ -117,6 +121,9 @@ class FakeSlack:
         self.views: list[View] = []
         # A broken or hostile Slack: method -> (params, the answer the fake would give) -> the answer sent instead.
         self.hostile: dict[str, Callable[[Json, Json], Json]] = {}
+        self.shared_with: dict[str, list[str]] = {}  # channel -> the other organisations' teams it is shared with
+        self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
+        self.modals: list[Json] = []  # views opened with views.open, in order
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -149,6 +156,16 @@ class FakeSlack:
         """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
         with self._lock:
             self.usergroups[group_id] = UserGroup(group_id, handle, list(users), disabled)
+
+    def share_channel(self, channel: str, *, with_team: str = PARTNER) -> None:
+        """Slack Connect: the channel is now shared with another organisation's workspace."""
+        with self._lock:
+            self.shared_with.setdefault(channel, []).append(with_team)
+
+    def add_user(self, user: str, *, team: str = PARTNER) -> None:
+        """A person whose home workspace is `team` (users.info answers with it)."""
+        with self._lock:
+            self.user_teams[user] = team
 
     def calls_of(self, method: str) -> list[Json]:
         with self._lock:
@@ -189,6 +206,8 @@ class FakeSlack:
             answer = getattr(self, "_" + method.replace(".", "_"), None)
             if answer is None:
                 return 200, {"ok": False, "error": "unknown_method"}, None
+            if method.startswith("chat.") and (problem := blocks_problem(params.get("blocks"))):
+                return 200, {"ok": False, "error": problem}, None
             hostile = self.hostile.get(method)
             return 200, (hostile(params, answer(params)) if hostile else answer(params)), None
 
@@ -295,9 +314,64 @@ class FakeSlack:
 
     def _users_info(self, params: Json) -> Json:
         user = params.get("user", "")
+        if not user:
+            return {"ok": False, "error": "user_not_found"}
         admin = user in self.admins
-        profile = {"id": user, "team_id": TEAM, "is_admin": admin, "is_owner": False, "is_bot": False}
+        team = self.user_teams.get(user, TEAM)
+        profile = {"id": user, "team_id": team, "name": user.lower(), "deleted": False, "is_admin": admin,
+                   "is_owner": False, "is_primary_owner": False, "is_restricted": False,
+                   "is_ultra_restricted": False, "is_bot": False, "is_app_user": False, "updated": 1700000000,
+                   "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
         return {"ok": True, "user": profile}
+
+    def _conversations_open(self, params: Json) -> Json:
+        """The bot's DM with one person: the same channel every time (`D` + the user ID's tail)."""
+        users = str(params.get("users") or "").split(",")
+        if len(users) != 1 or not users[0]:
+            return {"ok": False, "error": "not_enough_users" if not users[0] else "too_many_users"}
+        return {"ok": True, "channel": {"id": "D" + users[0][1:], "is_im": True, "user": users[0]}}
+
+    def _chat_getPermalink(self, params: Json) -> Json:
+        channel, ts = params.get("channel", ""), params.get("message_ts", "")
+        if not channel or not ts:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": channel,
+                "permalink": f"https://folio-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"}
+
+    def _views_open(self, params: Json) -> Json:
+        """A modal, checked as Slack does: a trigger_id, a modal view whose title / submit / close fit 24
+        characters, at most 100 blocks; `invalid_arguments` otherwise."""
+        view = params.get("view")
+        if isinstance(view, str):  # a form body carries it as JSON text
+            view = json.loads(view)
+        if not params.get("trigger_id") or not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        labels = [view.get(key) for key in ("title", "submit", "close") if key in view]
+        if not view.get("title") or any(len(label.get("text", "")) > 24 for label in labels):
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100 or len(view.get("private_metadata") or "") > 3000:
+            return {"ok": False, "error": "invalid_arguments"}
+        self.modals.append(view)
+        return {"ok": True, "view": {"id": f"V{len(self.modals):08d}", "team_id": TEAM, **view}}
+
+    def _conversations_info(self, params: Json) -> Json:
+        """Slack's channel object: `is_shared` for any sharing, `is_ext_shared` with another organisation,
+        `is_org_shared` across an Enterprise Grid organisation's workspaces."""
+        channel = params.get("channel", "")
+        if channel[:1] not in {"C", "G", "D"}:
+            return {"ok": False, "error": "channel_not_found"}
+        partners = self.shared_with.get(channel, [])
+        is_im = channel.startswith("D")
+        info = {"id": channel, "name": channel.lower(), "is_channel": channel.startswith("C"),
+                "is_group": channel.startswith("G"), "is_im": is_im, "is_mpim": False,
+                "is_private": not channel.startswith("C"), "created": 1700000000, "is_archived": False,
+                "is_general": False, "unlinked": 0, "name_normalized": channel.lower(),
+                "is_shared": bool(partners), "is_ext_shared": bool(partners), "is_org_shared": False,
+                "is_pending_ext_shared": False, "pending_shared": [], "context_team_id": TEAM,
+                "shared_team_ids": [TEAM, *partners], "conversation_host_id": TEAM, "is_member": True}  # fmt: skip
+        if partners:
+            info["connected_team_ids"] = [TEAM, *partners]
+        return {"ok": True, "channel": info}
 
     def _usergroups_list(self, params: Json) -> Json:
         disabled, users = _flag(params.get("include_disabled")), _flag(params.get("include_users"))

@@ -82,11 +82,23 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
     assert code == 0
     assert {part: check["status"] for part, check in checks.items()} == {
         "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
-        "model (thorough)": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "document links": "ok",
-        "converters": CONVERTERS,
+        "model (thorough)": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "slack connect": "ok",
+        "document links": "ok", "converters": CONVERTERS,
     }  # fmt: skip
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
     assert checks["slack"]["facts"]["team"] == "Folio Test"
+
+
+def test_connected_channels_shared_outside_the_organisation_are_listed(
+    configured: None, doctor: Doctor, slack: FakeSlack
+) -> None:
+    slack.share_channel("C0BENEFIT1")
+
+    code, checks = doctor()
+
+    assert code == 0 and checks["slack connect"]["status"] == "warn"
+    assert checks["slack connect"]["summary"] == "shared outside the organisation: C0BENEFIT1 (refused)"
+    assert checks["slack connect"]["facts"]["shared_outside"] == ["C0BENEFIT1"]
 
 
 BOTH_MODELS = "model (fast)", "model (thorough)"

@@ -129,10 +129,12 @@ class Harness:
         return status
 
     async def mention(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,
-                      ts: str | None = None) -> str:  # fmt: skip
-        """An @mention as Slack delivers it: an `app_mention` and, beside it, a `message` event."""
+                      ts: str | None = None, **extra: Any) -> str:  # fmt: skip
+        """An @mention as Slack delivers it: an `app_mention` and, beside it, a `message` event; `team` is the
+        asker's workspace (`user_team=...` says another organisation's, as in a Slack Connect channel)."""
         ts = ts or user_ts()
-        common = {"user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel}
+        common = {"user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel, "team": TEAM,
+                  "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
         if thread_ts:
             common["thread_ts"] = thread_ts
         await self.event({"type": "app_mention", **common})
@@ -144,7 +146,7 @@ class Harness:
         """A plain message (a thread reply, a DM, another bot's post with `bot_id=...`)."""
         ts = ts or user_ts()
         event = {"type": "message", "channel": channel, "channel_type": channel_type, "user": user, "text": text,
-                 "ts": ts, **extra}  # fmt: skip
+                 "ts": ts, "team": TEAM, "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
         if thread_ts:
             event["thread_ts"] = thread_ts
         await self.event(event)
@@ -169,6 +171,47 @@ class Harness:
             "response_url": self.slack.response_url("action"),
             "actions": [{"action_id": action_id, "block_id": "b1", "type": "button",
                          "value": json.dumps({"turn": turn}), "action_ts": str(time.time())}],
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
+    async def feedback(self, rating: str, *, thread_ts: str, message_ts: str, turn: int = 0, user: str = ALICE,
+                       channel: str = CHANNEL) -> int:  # fmt: skip
+        """A click on Slack's native feedback buttons (`rating` "helpful" or "not_helpful") under an answer."""
+        payload = {
+            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
+            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "thread_ts": thread_ts},
+            "channel": {"id": channel, "name": "benefits"},
+            "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts, "bot_id": "BFOLIO01", "text": ""},
+            "response_url": self.slack.response_url("action"),
+            "actions": [{"type": "feedback_buttons", "action_id": "folio_feedback", "block_id": "fb",
+                         "value": f"{rating}:{turn}", "action_ts": str(time.time())}],
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
+    async def submit(self, view: dict[str, Any], values: dict[str, Any], *, user: str = ALICE) -> int:
+        """A person sends a modal Folio opened: `values` is Slack's `state.values` (block_id -> action_id -> value)."""
+        payload = {
+            "type": "view_submission", "team": {"id": TEAM, "domain": "folio-test"},
+            "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01", "token": "legacy",
+            "trigger_id": f"tr.{next(_ids)}",
+            "view": {**view, "id": "V00000001", "team_id": TEAM, "state": {"values": values}, "hash": "1.abc"},
+        }  # fmt: skip
+        status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        return status
+
+    async def private_click(self, value: str, *, user: str = ALICE, channel: str = CHANNEL) -> int:
+        """A click on a button of an ephemeral message (Slack sends no `message` for those, only its container)."""
+        payload = {
+            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
+            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "container": {"type": "message", "message_ts": "1700000099.000001", "channel_id": channel,
+                          "is_ephemeral": True},
+            "channel": {"id": channel, "name": "benefits"}, "response_url": self.slack.response_url("action"),
+            "actions": [{"type": "button", "action_id": "folio_private", "block_id": "p", "value": value,
+                         "action_ts": str(time.time())}],
         }  # fmt: skip
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status

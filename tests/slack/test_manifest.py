@@ -39,7 +39,8 @@ def test_the_manifest_subscribes_to_what_the_listeners_handle() -> None:
 
     assert events == {"app_mention", "message.channels", "message.groups", "message.im",
                       "assistant_thread_started", "assistant_thread_context_changed", "app_home_opened",
-                      "app_context_changed", "subteam_members_changed", "subteam_updated"}  # fmt: skip
+                      "app_context_changed", "subteam_members_changed", "subteam_updated", "channel_shared",
+                      "channel_unshared"}  # fmt: skip
     assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read"} <= scopes
     assert {"assistant:write", "usergroups:read", "channels:read", "groups:read"} <= scopes
     assert [command["command"] for command in manifest["features"]["slash_commands"]] == ["/ask"]
@@ -66,9 +67,9 @@ def test_the_view_feature_is_slacks_current_one_within_its_limits(shared_dir: Pa
 
 
 def test_every_subscribed_event_has_a_listener() -> None:
-    from bot.slack.listeners import assistant, messages, subteams
+    from bot.slack.listeners import assistant, messages, shared, subteams
 
-    sources = "".join(inspect.getsource(module) for module in (messages, assistant, subteams))
+    sources = "".join(inspect.getsource(module) for module in (messages, assistant, subteams, shared))
     handled = set(re.findall(r'@app\.event\("([a-z_]+)"\)', sources))
     subscribed = {event.split(".")[0] for event in load_manifest()["settings"]["event_subscriptions"]["bot_events"]}
     assert subscribed == handled  # message.im and its kin arrive as `message`
