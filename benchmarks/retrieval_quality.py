@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/retrieval_quality.py                    # keyword-only, default chunking
     .venv/bin/python benchmarks/retrieval_quality.py --chunk-chars 600 --overlap 150 --misses
+    .venv/bin/python benchmarks/retrieval_quality.py --golden evals/paraphrase.jsonl --golden evals/heldout.jsonl
 
 A question is a hit at k when one of the top k results is the (file, page) its truth cites: `[file.pdf#page=N]`.
+Each `--golden` file (default: the corpus's ground_truth.jsonl) is scored on one index built once per mode.
 The index is built fresh in a temporary folder with the same ingestion code `folio index` runs. Hybrid search is
 measured too when an embedding model is configured (FOLIO_EMBEDDING_MODEL plus OPENAI_API_KEY or AZURE_OPENAI_*).
 """
@@ -44,9 +46,10 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
     return questions
 
 
-async def evaluate(
-    retriever: LocalRetriever, questions: list[tuple[str, set[tuple[str, int]]]], *, misses: bool
-) -> dict[str, float]:
+Golden = list[tuple[str, set[tuple[str, int]]]]
+
+
+async def evaluate(retriever: LocalRetriever, questions: Golden, *, misses: bool) -> dict[str, float]:
     hits = {k: 0 for k in KS}
     reciprocal = 0.0
     scope = Scope(container="benefits")
@@ -64,7 +67,8 @@ async def evaluate(
 
 
 async def run(args: argparse.Namespace) -> None:
-    questions = load_questions(args.corpus / "ground_truth.jsonl")
+    golden = args.golden or [args.corpus / "ground_truth.jsonl"]
+    questions = {path: load_questions(path) for path in golden}
     pdfs = sorted(args.corpus.glob("*.pdf"))
     settings = load_settings(None)
     model = builders.model_client(settings, builders.entra_credential() if builders.needs_entra_id(settings) else None)
@@ -75,9 +79,9 @@ async def run(args: argparse.Namespace) -> None:
             await model.close()
 
 
-async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], embedder: object) -> None:
+async def _measure(args: argparse.Namespace, questions: dict[Path, Golden], pdfs: list[Path], embedder: object) -> None:
     modes = [("keyword", None)] + ([("hybrid", embedder)] if embedder else [])
-    print(f"{len(questions)} questions, {len(pdfs)} PDFs, chunks of {args.chunk_chars} chars, overlap {args.overlap}")
+    print(f"{len(pdfs)} PDFs, chunks of {args.chunk_chars} chars, overlap {args.overlap}")
     for name, mode_embedder in modes:
         with tempfile.TemporaryDirectory() as folder:
             retriever = LocalRetriever(Path(folder) / "index.sqlite", embedder=mode_embedder, score_gap=args.score_gap)
@@ -86,10 +90,12 @@ async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], 
                 pdfs, retriever, container="benefits", chunk_chars=args.chunk_chars, overlap_chars=args.overlap
             )
             built = time.perf_counter() - started
-            figures = await evaluate(retriever, questions, misses=args.misses)
+            print(f"{name}: {report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap}")
+            for path, golden in questions.items():
+                figures = await evaluate(retriever, golden, misses=args.misses)
+                shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
+                print(f"  {path.name:24s} {len(golden):3d} questions  {shown}")
             await retriever.close()
-        shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
-        print(f"{name:8s} {shown}   ({report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap})")
     if not embedder:
         print("hybrid   not measured: no embedding model is configured (set FOLIO_EMBEDDING_MODEL and a model key)")
 
@@ -97,6 +103,7 @@ async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--golden", type=Path, action="append", help="a golden file to score (repeatable)")
     parser.add_argument("--chunk-chars", type=int, default=CHUNK_CHARS)
     parser.add_argument("--overlap", type=int, default=OVERLAP_CHARS)
     parser.add_argument("--score-gap", type=float, default=0.0, help="0 measures ranking alone (default)")
