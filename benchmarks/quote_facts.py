@@ -8,7 +8,7 @@ the documents word it (`"facts": [...]`, any one will do; each was checked again
 neighbour). The answer is Folio's search-only turn, as `folio ask` without a model gives it. Reported:
 - answered: the share of questions not told "the documents do not answer";
 - fact in first quote / in any quote: the share whose first quoted passage (all quoted passages) holds a fact,
-  compared on letters and digits only ("$1,500" matches "1 500");
+  compared on letters and digits only, from a word's start ("$1,500" matches "1 500");
 - unanswerable refused: the share of evals/unanswerable.jsonl told "the documents do not answer".
 """
 
@@ -44,8 +44,9 @@ def quotes(answer_text: str) -> list[str]:
 
 
 def holds(text: str, facts: list[str]) -> bool:
-    padded = f" {normal(text)} "
-    return any(f" {normal(fact)} " in padded for fact in facts)
+    """Whether `text` holds one of `facts`, from a word's start ("cochlear implant" is in "cochlear implants")."""
+    padded = f" {normal(text)}"
+    return any(f" {normal(fact)}" in padded for fact in facts)
 
 
 def load(path: Path) -> list[dict]:
