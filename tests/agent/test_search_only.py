@@ -4,6 +4,7 @@ do not answer this", and follow-ups that carry the earlier question's words."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from bot import messages
 from bot.agent import AgentOptions, run_turn
 from bot.agent.followup import Asked, leans_on_earlier, search_words
-from bot.agent.quotes import Match, needed, quote_window
+from bot.agent.quotes import Match, match, needed, quote_window
 from bot.models import Chunk, Conversation, Scope
 from bot.retrieval.local import LocalRetriever
 from tests.agent.doubles import SCOPE, ScriptedRetriever, chunk
@@ -128,3 +129,42 @@ async def test_on_the_shared_corpus_every_golden_question_is_answered_and_off_to
         await retriever.close()
     assert [q for q in golden if not answered[q]] == []
     assert [q for q in off_topic if answered[q]] == []
+
+
+async def ask_corpus(question: str, corpus_index: Path, options: AgentOptions) -> tuple[bool, list[str]]:
+    """A search-only turn on the shared corpus: whether it answers, and the passages it quotes, in order."""
+    retriever = LocalRetriever(corpus_index)
+    try:
+        answer = await run_turn(question, Conversation(scope=Scope(container="benefits")), model=None,
+                                retriever=retriever, options=options)  # fmt: skip
+    finally:
+        await retriever.close()
+    return answer.answerable, re.findall(r"“(.*?)”", answer.text, flags=re.S)
+
+
+async def test_a_question_in_other_words_than_the_documents_is_answered_with_the_fact(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    """PerksPlus says employees may "expense up to $1000"; the question says "reimbursed" and "how much"."""
+    answers, quoted = await ask_corpus("How much can I be reimbursed with PerksPlus?", corpus_index, options)
+
+    assert answers
+    assert "employees have the opportunity to expense up to $1000 for fitness-related programs" in quoted[0]
+
+
+async def test_a_question_about_what_is_not_covered_quotes_the_exclusions(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    answers, quoted = await ask_corpus("What is not covered by PerksPlus?", corpus_index, options)
+
+    assert answers
+    assert "things that are not covered under the program" in quoted[0]
+    assert "PerksPlus covers a wide range of fitness activities" not in quoted[0]
+
+
+def test_word_variants_and_common_synonyms_count_as_the_questions_words() -> None:
+    perks = chunk(3, file="PerksPlus.pdf", text="With PerksPlus, employees may expense up to $1000 for fitness.")
+    assert match(("reimbursed", "perksplus"), perks).found == 2  # reimburse ~ expense
+    plan = chunk(4, file="plan.pdf", text="The plan pays for hearing aids and their reimbursement is quick.")
+    assert match(("covers", "hearing", "reimbursements"), plan).found == 3  # cover ~ pay for; variants
+    assert match(("covers", "dental"), plan).found == 1
