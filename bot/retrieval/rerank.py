@@ -7,6 +7,9 @@ like "Northwind" or "Standard" appear on most of their pages and so have an inve
 A question that names its document ("... under the Northwind Standard plan") still means that document, so hits
 whose document line (title + first heading) shares the question's words get a proportional boost. Overlapping
 chunks of one page are near duplicates: only the best chunk of a page is kept, so `top` results show `top` places.
+Two readings of the question weigh in that choice too (`asks_for`): "how much" / "how many" prefer a passage with a
+number, and "not covered" / "isn't included" one that says "not" before the question's word (the exclusions, not the
+list of what is covered beside them on the same page).
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ from bot.retrieval.fts import terms
 
 Row = TypeVar("Row")
 TITLE_BOOST = 2.0  # a hit whose document line holds every query word scores (1 + TITLE_BOOST) times its BM25
+READING_BOOST = 0.3  # a hit giving what the question asks for (a number, a "not") scores 1.3x (0.0-0.6: same hit@k)
+NEGATION_REACH = 3  # "not covered", "does not cover", "is not be covered": the negation stands this close before
+_AMOUNT = re.compile(r"\bhow\s+(?:much|many)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|no|never|without|cannot)\b|n[’']t\b", re.IGNORECASE)
+_NEGATIONS = frozenset({"not", "no", "never", "without", "cannot", "t"})  # "doesn't" is "doesn" "t" once split
+_DIGIT = re.compile(r"\d")
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SUFFIX = re.compile(r"(?:ies|es|s|ing|ed|ly)$")
@@ -46,6 +55,33 @@ def title_boost(query_terms: Sequence[str], context: str) -> float:
     line = _line_stems(context)
     shared = sum(1 for word in query_terms if stem(word) in line)
     return 1.0 + TITLE_BOOST * shared / len(query_terms)
+
+
+def asks_for(query: str) -> tuple[bool, bool]:
+    """(wants a number, is negated): "how much" / "how many"; "not", "no", "without", "n't"."""
+    return bool(_AMOUNT.search(query)), bool(_NEGATED.search(query))
+
+
+def negates(stemmed: str, keys: frozenset[str]) -> bool:
+    """Whether a negation stands at most NEGATION_REACH words before one of `keys` in `stemmed` (a stem_text)."""
+    tokens = stemmed.split()
+    return any(
+        token in _NEGATIONS and any(other in keys for other in tokens[at + 1 : at + 1 + NEGATION_REACH])
+        for at, token in enumerate(tokens)
+    )
+
+
+def reading_boost(query: str, query_terms: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """1 + READING_BOOST for each text (stem_text) that gives what the question asks for, else 1."""
+    amount, negated = asks_for(query)
+    boost = np.ones(len(texts))
+    if not (amount or negated):
+        return boost
+    keys = frozenset(stem(word) for word in query_terms)
+    for index, text in enumerate(texts):
+        if (amount and _DIGIT.search(text)) or (negated and negates(text, keys)):
+            boost[index] += READING_BOOST
+    return boost
 
 
 BM25_K1 = 1.2  # FTS5's constants, so late scores add up with bm25() on one scale
@@ -93,8 +129,10 @@ def rerank(
         return []
     query_terms = terms(query)
     scores = np.array([score for _, score in hits], dtype=np.float64)
-    scores += late_scores(later, phrases, [stemmed(row) for row, _ in hits], average_tokens)
+    texts = [stemmed(row) for row, _ in hits]
+    scores += late_scores(later, phrases, texts, average_tokens)
     scores *= np.array([title_boost(query_terms, context(row)) for row, _ in hits])
+    scores *= reading_boost(query, query_terms, texts)
     kept: list[tuple[Row, float]] = []
     seen: set[object] = set()
     for index in np.argsort(-scores, kind="stable"):
