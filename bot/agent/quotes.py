@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.models import Chunk
 from bot.retrieval.fts import terms
-from bot.retrieval.rerank import stem, stem_text
+from bot.retrieval.rerank import asks_for, negates, stem, stem_text
 from bot.retrieval.synonyms import alternatives, variant
 
 QUOTE_CHARS = 320  # the longest quote; about three lines of a wide terminal
@@ -36,9 +35,6 @@ NOT = "#not"  # stands for "not" in the question: a passage holds it when it say
 AMOUNT_WORDS = frozenset({"much", "many"})
 READING_CREDIT = 0.5  # a number for "how much", a "not" for "not covered"
 SYNONYM_CREDIT = 0.5  # a synonym is weaker evidence than the word: at full credit 1 of 12 unanswerable were refused
-_NEGATED = re.compile(r"\b(?:not|no|never|without|cannot)\b|n[’']t\b", re.IGNORECASE)
-NEGATIONS = frozenset({"not", "no", "never", "without", "cannot", "t"})  # "doesn't" is "doesn" "t" in words
-NEGATION_REACH = 3  # "not covered", "does not cover", "is not be covered": the negation stands before the word
 _DIGIT = re.compile(r"\d")
 
 
@@ -48,12 +44,11 @@ def content_words(question: str) -> tuple[str, ...]:
 
 
 def reading(question: str, words: tuple[str, ...]) -> tuple[str, ...]:
-    """The words a passage is matched and quoted on: `words`, with "much" / "many" read as NUMBER and a negated
-    question ("not", "doesn't") adding NOT."""
-    read = tuple(NUMBER if word in AMOUNT_WORDS else word for word in words)
-    if _NEGATED.search(question):
-        read = (*read, NOT)
-    return tuple(dict.fromkeys(read))
+    """The words a passage is matched and quoted on: `words` without "much" / "many", with NUMBER when the question
+    asks for a figure and NOT when it is negated (`rerank.asks_for`, as the search reads it)."""
+    asks = asks_for(question)
+    read = tuple(word for word in words if word not in AMOUNT_WORDS)
+    return (*read, *((NUMBER,) if asks.figure else ()), *((NOT,) if asks.negated else ()))
 
 
 def needed(words: int) -> int:
@@ -107,7 +102,7 @@ def held_words(words: tuple[str, ...], text: str, *, synonyms: bool = True) -> s
     found = {word for word in words if word not in (NUMBER, NOT) and _holds(word, held, stemmed, synonyms)}
     if NUMBER in words and _DIGIT.search(text):
         found.add(NUMBER)
-    if NOT in words and _negates(stemmed.split(), words):
+    if NOT in words and negates(stemmed, frozenset(stem(word) for word in words)):
         found.add(NOT)
     return found
 
@@ -124,17 +119,6 @@ def _holds(word: str, held: set[str], stemmed: str, synonyms: bool) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _synonym_stems(word: str) -> tuple[str, ...]:
     return tuple(" ".join(stem(part) for part in entry.split()) for entry in alternatives(word))
-
-
-def _negates(tokens: list[str], words: Iterable[str]) -> bool:
-    """Whether a negation stands at most NEGATION_REACH words before one of `words` (as such or a variant)."""
-    keys = {stem(word) for word in words if word not in (NUMBER, NOT)}
-    for at, token in enumerate(tokens):
-        if token in NEGATIONS:
-            after = tokens[at + 1 : at + 1 + NEGATION_REACH]
-            if any(other in keys or any(variant(key, other) for key in keys) for other in after):
-                return True
-    return False
 
 
 def topic_words(words: tuple[str, ...], chunk: Chunk) -> tuple[str, ...]:

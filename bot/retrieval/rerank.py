@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,7 +27,13 @@ Row = TypeVar("Row")
 TITLE_BOOST = 2.0  # a hit whose document line holds every query word scores (1 + TITLE_BOOST) times its BM25
 READING_BOOST = 0.3  # a hit giving what the question asks for (a number, a "not") scores 1.3x (0.0-0.6: same hit@k)
 NEGATION_REACH = 3  # "not covered", "does not cover", "is not be covered": the negation stands this close before
-_AMOUNT = re.compile(r"\bhow\s+(?:much|many)\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b", re.IGNORECASE)
+# Nouns that ask for a figure too ("the deductible amounts", "what is the copay"): quotes want the number; the
+# search does not weigh them (ground truth hit@5 0.80 -> 0.76: such passages are not rarer in numbers).
+_FIGURE = re.compile(
+    r"\b(?:amounts?|costs?|prices?|fees?|limits?|maximum|deductibles?|copay(?:ment)?s?|rates?|percentage)\b",
+    re.IGNORECASE,
+)
 _NEGATED = re.compile(r"\b(?:not|no|never|without|cannot)\b|n[’']t\b", re.IGNORECASE)
 _NEGATIONS = frozenset({"not", "no", "never", "without", "cannot", "t"})  # "doesn't" is "doesn" "t" once split
 _DIGIT = re.compile(r"\d")
@@ -57,9 +63,18 @@ def title_boost(query_terms: Sequence[str], context: str) -> float:
     return 1.0 + TITLE_BOOST * shared / len(query_terms)
 
 
-def asks_for(query: str) -> tuple[bool, bool]:
-    """(wants a number, is negated): "how much" / "how many"; "not", "no", "without", "n't"."""
-    return bool(_AMOUNT.search(query)), bool(_NEGATED.search(query))
+class Asks(NamedTuple):
+    """What a question asks for beyond its words."""
+
+    amount: bool  # "how much", "how many"
+    figure: bool  # amount, or a noun that asks for a figure ("the copay")
+    negated: bool  # "not", "no", "without", "n't"
+
+
+def asks_for(query: str) -> Asks:
+    """What `query` asks for beyond its words (see Asks)."""
+    amount = bool(_HOW_MUCH.search(query))
+    return Asks(amount, amount or bool(_FIGURE.search(query)), bool(_NEGATED.search(query)))
 
 
 def negates(stemmed: str, keys: frozenset[str]) -> bool:
@@ -73,7 +88,7 @@ def negates(stemmed: str, keys: frozenset[str]) -> bool:
 
 def reading_boost(query: str, query_terms: Sequence[str], texts: Sequence[str]) -> np.ndarray:
     """1 + READING_BOOST for each text (stem_text) that gives what the question asks for, else 1."""
-    amount, negated = asks_for(query)
+    amount, _, negated = asks_for(query)
     boost = np.ones(len(texts))
     if not (amount or negated):
         return boost
