@@ -91,7 +91,10 @@ def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | 
         )
     from bot.retrieval.embedders import OpenAIEmbedder
 
-    return OpenAIEmbedder(model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions)
+    return OpenAIEmbedder(
+        model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions,
+        query_prefix=settings.folio_embedding_query_prefix, document_prefix=settings.folio_embedding_document_prefix,
+    )  # fmt: skip
 
 
 def retriever(

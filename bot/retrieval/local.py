@@ -178,7 +178,7 @@ class LocalRetriever:
             allowed = await self._run(lambda db: sql.scoped_rowids(db, scope))
             keep = np.isin(rowids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
             rowids, matrix = rowids[keep], matrix[keep]
-        query_vector = (await self.embedder.embed([query]))[0]
+        query_vector = (await self.embedder.embed([query], query=True))[0]
         similarity = matrix @ query_vector
         order = np.argsort(-similarity)[:depth]
         return [(int(rowids[i]), float(similarity[i])) for i in order]
