@@ -119,7 +119,10 @@ def retriever(
     from bot.retrieval.local import LocalRetriever
 
     folder = data_dir(settings)
-    return LocalRetriever(folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap)
+    return LocalRetriever(
+        folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap,
+        vector_weight=settings.folio_vector_weight,
+    )  # fmt: skip
 
 
 def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:

@@ -161,13 +161,24 @@ def rerank(
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: later ranks still count, but the top few dominate
 
 
-def fuse_rankings(*rankings: Sequence[int]) -> dict[int, float]:
-    """Reciprocal rank fusion: id -> sum of 1 / (RRF_K + rank), ordered best first."""
+def fuse_rankings(*rankings: Sequence[int], weights: Sequence[float] | None = None) -> dict[int, float]:
+    """Reciprocal rank fusion: id -> sum of weight / (RRF_K + rank), ordered best first (weights default to 1)."""
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings)):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (RRF_K + rank)
     return dict(sorted(scores.items(), key=lambda pair: -pair[1]))
+
+
+def spread(scores: dict[int, float]) -> dict[int, float]:
+    """Scores placed within their own range (lowest 0, best 1). Cosine similarities of most embedding models sit in
+    a narrow band (0.7-0.9 for e5), so a share of the top score cuts nothing; a share of the candidates' range does."""
+    if not scores:
+        return {}
+    low, best = min(scores.values()), max(scores.values())
+    if best <= low:
+        return {item: 1.0 for item in scores}
+    return {item: (score - low) / (best - low) for item, score in scores.items()}
 
 
 def relative_strength(*scored: dict[int, float]) -> dict[int, float]:
