@@ -63,7 +63,8 @@ def earlier_questions(conversation: Conversation) -> list[Asked]:
 def pick(chunks: Sequence[Chunk], words: tuple[str, ...]) -> tuple[list[Chunk], bool]:
     """The passages to quote and whether they answer: up to QUOTES strong matches, else the closest one alone."""
     found = [match(words, chunk) for chunk in chunks]
-    # The passages holding more of what was asked come first; the search's order breaks ties.
+    # Passages giving what the question asks for (a number, a "not") first, then those holding more of its words;
+    # the search's order breaks ties.
     ranked = sorted(range(len(chunks)), key=lambda index: tuple(-value for value in found[index].rank))
     strong = [chunks[index] for index in ranked if found[index].strong][:QUOTES]
     if strong or not chunks:

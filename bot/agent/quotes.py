@@ -9,7 +9,7 @@ A search-only answer has no model to read the passages, so two decisions rest on
 - what to quote (`quote_window`): the sentences around the best-matching words, not the start of the chunk.
 A passage holds a word when it holds the word, a variant of it ("reimbursed" / "reimbursement") or a common synonym
 (`retrieval.synonyms`: "reimburse" / "expense", "cover" / "pay for"). `reading` adds what the question asks beyond its
-words: "how much" / "how many" want a number (NUMBER), and "not covered" wants a passage that says what is not (NOT).
+words: "how much" or "the copay" want a number (NUMBER), and "not covered" a passage that says what is not (NOT).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ HEADING_CHARS = 60  # a shorter line followed by a capital stands alone (a headi
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
 _LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]$")  # "1." before a heading is not a sentence of its own
 
-NUMBER = "#number"  # stands for "how much" / "how many": a passage holds it when it holds a number
+NUMBER = "#number"  # stands for "how much", "the copay": a passage holds it when it holds a number
 NOT = "#not"  # stands for "not" in the question: a passage holds it when it says "not" before one of the words
 AMOUNT_WORDS = frozenset({"much", "many"})
-READING_CREDIT = 0.5  # a number for "how much", a "not" for "not covered"
+READING_CREDIT = 0.5  # what NUMBER and NOT are worth in a match: weak evidence, most passages hold a digit
 SYNONYM_CREDIT = 0.5  # a synonym is weaker evidence than the word: at full credit 1 of 12 unanswerable were refused
 _DIGIT = re.compile(r"\d")
 
