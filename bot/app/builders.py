@@ -80,14 +80,23 @@ def entra_credential() -> AsyncTokenCredential:
     return DefaultAzureCredential()
 
 
+def embedding_client(settings: Settings) -> AsyncOpenAI | None:
+    """A client of FOLIO_EMBEDDING_BASE_URL when embeddings come from another server than the model (a local e5
+    server, another provider), else None: the model's client embeds."""
+    if not (settings.folio_embedding_model and settings.folio_embedding_base_url):
+        return None
+    key = settings.folio_embedding_api_key.get_secret_value() if settings.folio_embedding_api_key else "not-needed"
+    return AsyncOpenAI(api_key=key, base_url=settings.folio_embedding_base_url, http_client=DefaultAioHttpClient())
+
+
 def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | None:
     """The embedding client for hybrid search (sharing the model's client), or None for keyword-only search."""
     if not settings.folio_embedding_model:
         return None
     if model is None:
         raise ConfigurationError(
-            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT, "
-            "or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
+            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT (or "
+            "FOLIO_EMBEDDING_BASE_URL), or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
         )
     from bot.retrieval.embedders import OpenAIEmbedder
 
