@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     folio_embedding_query_model: str = Field("", description="model name for questions (default: the embedding model)")
     folio_embedding_query_prefix: str = Field("", description="written before a question to embed (e5: query:)")
     folio_embedding_document_prefix: str = Field("", description="written before a passage to embed (e5: passage:)")
-    folio_vector_weight: float = Field(1.0, ge=0.0, le=10.0, description="vector ranking's weight in local hybrid fusion")
+    folio_vector_weight: float = Field(0.25, ge=0.0, le=10.0, description="vector ranking's weight in local hybrid fusion")
 
     # Azure AI Search (unset = the local embedded index)
     azure_search_endpoint: str | None = Field(None, description="https://NAME.search.windows.net")
