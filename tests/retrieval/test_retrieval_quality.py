@@ -32,5 +32,6 @@ async def hit_at_5(golden: Path, index: Path) -> float:
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
 async def test_hit_at_5_stays_at_the_measured_figure(name: str, corpus_index: Path, shared_dir: Path) -> None:
-    golden = shared_dir / "corpus" / "ground_truth.jsonl" if name == "ground_truth" else ROOT / "evals" / f"{name}.jsonl"
+    shared = shared_dir / "corpus" / "ground_truth.jsonl"
+    golden = shared if name == "ground_truth" else ROOT / "evals" / f"{name}.jsonl"
     assert await hit_at_5(golden, corpus_index) >= FLOORS[name]
