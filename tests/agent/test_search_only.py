@@ -170,3 +170,14 @@ def test_variants_count_as_the_word_and_common_synonyms_as_half_of_one() -> None
     plan = chunk(4, file="plan.pdf", text="The plan pays for hearing aids; the reimbursement is quick.")
     assert match(("covers", "hearing", "reimbursed"), plan).found == 2.5  # cover ~ pays for; reimbursement
     assert match(("office", "policy"), chunk(5, text="Ask the Privacy Officer about it.")).found == 0
+
+
+async def test_a_passage_that_answers_in_other_words_is_quoted_before_one_that_only_lists_the_words(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    """Seen: "eye exams" quoted a list of services exempt from prior authorisation; the plans' comparison says it."""
+    answers, quoted = await ask_corpus("Does Northwind Standard cover eye exams?", corpus_index, options)
+
+    assert answers
+    assert "Northwind Standard only offers coverage for vision exams and glasses" in quoted[0]
+    assert not any("prior authorization" in quote.lower() for quote in quoted)
