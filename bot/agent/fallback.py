@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from bot import messages
 from bot.agent.followup import Asked, search_words
 from bot.agent.options import AgentOptions
-from bot.agent.quotes import content_words, match, quote_window, topic_words
+from bot.agent.quotes import content_words, match, quote_window, reading, topic_words
 from bot.agent.sources import TurnSources
 from bot.citations import render
 from bot.models import Answer, Chunk, Conversation, Profile
@@ -37,13 +37,15 @@ async def search_only(
     Its own dedupe and budget: passages the model saw before it failed are still worth quoting.
     """
     words = search_words(question, earlier_questions(conversation))
-    query = " ".join(words) or question
+    # A question of its own is searched as asked: the search reads "how much" and "not covered" from it.
+    query = question if words == content_words(question) else " ".join(words) or question
     chunks = await retriever.search(query, conversation.scope, top=options.search_top)
     notices = (notice,) if words == content_words(question) else (notice, messages.searching_with_context(query))
-    picked, answers = pick(chunks, words)
+    read = reading(question, words)
+    picked, answers = pick(chunks, read)
     admitted = TurnSources(conversation, budget=options.chunk_budget).admit(picked)
     return quoted_answer(
-        admitted.shown, options=options, notices=notices, profile=profile, words=words, answers=answers
+        admitted.shown, options=options, notices=notices, profile=profile, words=read, answers=answers
     )
 
 
@@ -60,7 +62,11 @@ def earlier_questions(conversation: Conversation) -> list[Asked]:
 
 def pick(chunks: Sequence[Chunk], words: tuple[str, ...]) -> tuple[list[Chunk], bool]:
     """The passages to quote and whether they answer: up to QUOTES strong matches, else the closest one alone."""
-    strong = [chunk for chunk in chunks if match(words, chunk).strong][:QUOTES]
+    found = [match(words, chunk) for chunk in chunks]
+    # Passages giving what the question asks for (a number, a "not") first, then those holding more of its words;
+    # the search's order breaks ties.
+    ranked = sorted(range(len(chunks)), key=lambda index: tuple(-value for value in found[index].rank))
+    strong = [chunks[index] for index in ranked if found[index].strong][:QUOTES]
     if strong or not chunks:
         return strong, bool(strong)
     closest = max(chunks[:QUOTES], key=lambda chunk: match(words, chunk).found)  # ties keep the search's order

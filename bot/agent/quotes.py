@@ -7,14 +7,20 @@ A search-only answer has no model to read the passages, so two decisions rest on
   the 50 ground-truth questions is strong; of 15 off-topic questions ("who is the CEO of Larkspur?") asked of the
   shared and the sample corpus, 28 of the 30 searches find none (the two that do ask about Contoso's employees).
 - what to quote (`quote_window`): the sentences around the best-matching words, not the start of the chunk.
+A passage holds a word when it holds the word, a variant of it ("reimbursed" / "reimbursement") or a common synonym
+(`retrieval.synonyms`: "reimburse" / "expense", "cover" / "pay for"). `reading` adds what the question asks beyond its
+words: "how much" or "the copay" want a number (NUMBER), and "not covered" a passage that says what is not (NOT).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from bot.models import Chunk
+from bot.retrieval.rerank import asks_for, negates
+from bot.retrieval.synonyms import alternatives, variant
 from bot.text import stem, stem_text, terms
 
 QUOTE_CHARS = 320  # the longest quote; about three lines of a wide terminal
@@ -24,10 +30,25 @@ HEADING_CHARS = 60  # a shorter line followed by a capital stands alone (a headi
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
 _LIST_NUMBER = re.compile(r"^\(?\d{1,3}[.)]$")  # "1." before a heading is not a sentence of its own
 
+NUMBER = "#number"  # stands for "how much", "the copay": a passage holds it when it holds a number
+NOT = "#not"  # stands for "not" in the question: a passage holds it when it says "not" before one of the words
+AMOUNT_WORDS = frozenset({"much", "many"})
+READING_CREDIT = 0.5  # what NUMBER and NOT are worth in a match: weak evidence, most passages hold a digit
+SYNONYM_CREDIT = 0.5  # a synonym is weaker evidence than the word: at full credit 1 of 12 unanswerable were refused
+_DIGIT = re.compile(r"\d")
+
 
 def content_words(question: str) -> tuple[str, ...]:
     """The words of `question` a search matches on, lower-cased, in order (stopwords dropped)."""
     return tuple(terms(question))
+
+
+def reading(question: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The words a passage is matched and quoted on: `words` without "much" / "many", with NUMBER when the question
+    asks for a figure and NOT when it is negated (`rerank.asks_for`, as the search reads it)."""
+    asks = asks_for(question)
+    read = tuple(word for word in words if word not in AMOUNT_WORDS)
+    return (*read, *((NUMBER,) if asks.figure else ()), *((NOT,) if asks.negated else ()))
 
 
 def needed(words: int) -> int:
@@ -40,8 +61,15 @@ def needed(words: int) -> int:
 class Match:
     """How many of the question's content words a passage holds."""
 
-    found: int
+    found: float  # a word held through a synonym only counts SYNONYM_CREDIT
     asked: int
+    extra: int = 0  # how many of NUMBER and NOT it holds
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """Better first when sorted descending: what the question asks for (a number, a "not"), then more of its
+        words: a passage without a number cannot say how much."""
+        return self.extra, self.found
 
     @property
     def strong(self) -> bool:
@@ -49,10 +77,48 @@ class Match:
 
 
 def match(words: tuple[str, ...], chunk: Chunk) -> Match:
-    """Count `words` found in the passage, its document line or its file name."""
-    stems = {stem(word) for word in words}
-    held = set(stem_text(f"{chunk.file} {chunk.context} {chunk.text}").split())
-    return Match(found=len(stems & held), asked=len(stems))
+    """Count `words` found in the passage, its document line or its file name (variants and synonyms too)."""
+    asked = tuple({stem(word): word for word in words}.values())
+    readings = {NUMBER, NOT}
+    text = f"{chunk.file} {chunk.context} {chunk.text}"
+    held = held_words(asked, text)
+    # NUMBER and NOT are weak evidence (most passages hold a digit): they add READING_CREDIT, never a word asked.
+    found = _credit(asked, text, held - readings) + READING_CREDIT * len(held & readings)
+    return Match(found=found, asked=len(set(asked) - readings), extra=len(held & readings))
+
+
+def _credit(words: tuple[str, ...], text: str, held: set[str]) -> float:
+    """1 for each word of `held` that `text` holds as such or as a variant, SYNONYM_CREDIT for one held through a
+    synonym only."""
+    direct = held_words(words, text, synonyms=False) & held
+    return len(direct) + SYNONYM_CREDIT * len(held - direct)
+
+
+def held_words(words: tuple[str, ...], text: str, *, synonyms: bool = True) -> set[str]:
+    """The words of `words` that `text` holds: as such, as a variant, as a common synonym (unless `synonyms` is
+    False); NUMBER when it holds a digit, NOT when a negation stands just before one of the other words."""
+    stemmed = stem_text(text)
+    held = set(stemmed.split())
+    found = {word for word in words if word not in (NUMBER, NOT) and _holds(word, held, stemmed, synonyms)}
+    if NUMBER in words and _DIGIT.search(text):
+        found.add(NUMBER)
+    if NOT in words and negates(stemmed, frozenset(stem(word) for word in words)):
+        found.add(NOT)
+    return found
+
+
+def _holds(word: str, held: set[str], stemmed: str, synonyms: bool) -> bool:
+    key = stem(word)
+    if key in held or any(variant(key, other) for other in held):
+        return True
+    return synonyms and any(
+        f" {entry} " in stemmed if " " in entry else entry in held for entry in _synonym_stems(word)
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _synonym_stems(word: str) -> tuple[str, ...]:
+    return tuple(" ".join(stem(part) for part in entry.split()) for entry in alternatives(word))
 
 
 def topic_words(words: tuple[str, ...], chunk: Chunk) -> tuple[str, ...]:
@@ -68,15 +134,14 @@ def quote_window(text: str, words: tuple[str, ...], *, tabular: bool = False, li
     units = split_units(text, tabular=tabular)
     if not units:
         return ""
-    stems = {stem(word) for word in words}
-    found = [stems & set(stem_text(unit).split()) for unit in units]
+    found = [held_words(words, unit) for unit in units]
     if not tabular and any(held and _is_sentence(unit) for held, unit in zip(found, units)):
         # Headings repeat the question's words without the fact ("1. Monthly plans and the refund window"):
         # the sentences below them are what to quote.
         found = [held if _is_sentence(unit) else set() for held, unit in zip(found, units)]
     start, end = _core(units, found, limit)
     if end - start == 1 and len(units[start]) > limit:  # one long sentence: a window of its words
-        return _word_window(units[start], stems, limit, before=start > 0, after=end < len(units))
+        return _word_window(units[start], words, limit, before=start > 0, after=end < len(units))
     start, end = _widen(units, found, start, end, limit)
     quote = " ".join(units[start:end])
     return f"{ELLIPSIS} " * (start > 0) + quote + f" {ELLIPSIS}" * (end < len(units))
@@ -147,11 +212,11 @@ def _widen(units: list[str], found: list[set[str]], start: int, end: int, limit:
             return start, end
 
 
-def _word_window(sentence: str, stems: set[str], limit: int, *, before: bool, after: bool) -> str:
+def _word_window(sentence: str, asked: tuple[str, ...], limit: int, *, before: bool, after: bool) -> str:
     """The `limit`-character stretch of one long sentence holding the most matched words, with those words as near
     its middle as the sentence allows; cut at word ends."""
     words = sentence.split(" ")
-    hit = [bool(stems & set(stem_text(word).split())) for word in words]
+    hit = [bool(held_words(asked, word)) for word in words]
     best: tuple[int, float] = (-1, 0.0)
     span = (0, 1)
     for first in range(len(words)):

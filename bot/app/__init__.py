@@ -116,7 +116,10 @@ async def open_folio(
                 stack.push_async_callback(model.close)
         links = builders.links(settings, file_links=file_links)
         if retriever is None:
-            embedder = builders.embedder(settings, model)
+            embeddings = builders.embedding_client(settings)
+            if embeddings is not None:
+                stack.push_async_callback(embeddings.close)
+            embedder = builders.embedder(settings, embeddings or model)
             retriever = builders.retriever(settings, embedder=embedder, credential=credential)
             stack.push_async_callback(retriever.close)
             if settings.folio_sample_corpus and isinstance(retriever, LocalRetriever):

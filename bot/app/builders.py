@@ -82,18 +82,33 @@ def entra_credential() -> AsyncTokenCredential:
     return DefaultAzureCredential()
 
 
+def embedding_client(settings: Settings) -> AsyncOpenAI | None:
+    """A client of FOLIO_EMBEDDING_BASE_URL when embeddings come from another server than the model (a local e5
+    server, another provider), else None: the model's client embeds."""
+    if not (settings.folio_embedding_model and settings.folio_embedding_base_url):
+        return None
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
+    key = settings.folio_embedding_api_key.get_secret_value() if settings.folio_embedding_api_key else "not-needed"
+    return AsyncOpenAI(api_key=key, base_url=settings.folio_embedding_base_url, http_client=DefaultAioHttpClient())
+
+
 def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | None:
     """The embedding client for hybrid search (sharing the model's client), or None for keyword-only search."""
     if not settings.folio_embedding_model:
         return None
     if model is None:
         raise ConfigurationError(
-            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT, "
-            "or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
+            "FOLIO_EMBEDDING_MODEL is set but no model service is: set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT (or "
+            "FOLIO_EMBEDDING_BASE_URL), or unset FOLIO_EMBEDDING_MODEL for keyword-only search."
         )
     from bot.retrieval.embedders import OpenAIEmbedder
 
-    return OpenAIEmbedder(model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions)
+    return OpenAIEmbedder(
+        model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions,
+        query_prefix=settings.folio_embedding_query_prefix, document_prefix=settings.folio_embedding_document_prefix,
+        query_model=settings.folio_embedding_query_model,
+    )  # fmt: skip
 
 
 def retriever(
@@ -118,7 +133,10 @@ def retriever(
     from bot.retrieval.local import LocalRetriever
 
     folder = data_dir(settings)
-    return LocalRetriever(folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap)
+    return LocalRetriever(
+        folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap,
+        vector_weight=settings.folio_vector_weight,
+    )  # fmt: skip
 
 
 def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:

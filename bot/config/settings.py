@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     folio_verify_citations: bool = Field(False, description="one cheap model call per cited chunk to check support")
     folio_embedding_model: str = Field("", description="embedding model/deployment; empty = keyword-only search")
     folio_embedding_dimensions: int = Field(1536, ge=8, le=8192, description="embedding vector size")
+    folio_embedding_base_url: str | None = Field(None, description="embeddings from another server than the model's")
+    folio_embedding_api_key: SecretStr | None = Field(None, description="key of FOLIO_EMBEDDING_BASE_URL's server")
+    folio_embedding_query_model: str = Field("", description="model name for questions (default: the embedding model)")
+    folio_embedding_query_prefix: str = Field("", description="written before a question to embed (e5: query:)")
+    folio_embedding_document_prefix: str = Field("", description="written before a passage to embed (e5: passage:)")
+    folio_vector_weight: float = Field(0.25, ge=0.0, le=10.0, description="vector ranking's weight in local fusion")
 
     # Azure AI Search (unset = the local embedded index)
     azure_search_endpoint: str | None = Field(None, description="https://NAME.search.windows.net")

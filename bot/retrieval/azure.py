@@ -91,7 +91,7 @@ class AzureSearchRetriever:
             # The service embeds the text with the index's Azure OpenAI vectorizer: one round trip fewer.
             return [VectorizableTextQuery(text=text, k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
         if self.embedder:
-            vector = (await self.embedder.embed([text]))[0]
+            vector = (await self.embedder.embed([text], query=True))[0]
             values = [float(x) for x in vector]
             return [VectorizedQuery(vector=values, k_nearest_neighbors=CANDIDATES, fields=VECTOR_FIELD)]
         return []

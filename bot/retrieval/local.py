@@ -25,7 +25,7 @@ from bot.retrieval import local_sql as sql
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import check_tag_keys
 from bot.retrieval.local_schema import TEMP_SCHEMA, migrate
-from bot.retrieval.rerank import fuse_rankings, relative_strength, rerank
+from bot.retrieval.rerank import fuse_rankings, relative_strength, rerank, spread
 from bot.retrieval.vocabulary import Vocabulary
 
 T = TypeVar("T")
@@ -37,10 +37,15 @@ VOCABULARY_TTL = 60.0  # seconds; another process (e.g. `folio index`) may have 
 class LocalRetriever:
     """Retriever and IndexWriter over one SQLite file; keyword-only when `embedder` is None."""
 
-    def __init__(self, path: Path, *, embedder: Embedder | None = None, score_gap: float = 0.5) -> None:
+    def __init__(
+        self, path: Path, *, embedder: Embedder | None = None, score_gap: float = 0.5, vector_weight: float = 0.25
+    ) -> None:
         self.path = Path(path)
         self.embedder = embedder
         self.score_gap = score_gap
+        # The vector ranking's weight in the fusion (keyword 1): 0.25 lost least on the ground truth with e5-small and
+        # still gained on paraphrases (benchmarks/RESULTS.md, "Hybrid done right").
+        self.vector_weight = vector_weight
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         # container -> (loaded at, rowids, unit vectors)
@@ -177,7 +182,7 @@ class LocalRetriever:
             allowed = await self._run(lambda db: sql.scoped_rowids(db, scope))
             keep = np.isin(rowids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
             rowids, matrix = rowids[keep], matrix[keep]
-        query_vector = (await self.embedder.embed([query]))[0]
+        query_vector = (await self.embedder.embed([query], query=True))[0]
         similarity = matrix @ query_vector
         order = np.argsort(-similarity)[:depth]
         return [(int(rowids[i]), float(similarity[i])) for i in order]
@@ -193,9 +198,12 @@ class LocalRetriever:
     async def _fuse(
         self, keyword: list[tuple[sql.ChunkRow, float]], vector: list[tuple[int, float]], scope: Scope, top: int
     ) -> list[Chunk]:
-        fused = fuse_rankings([row.rowid for row, _ in keyword], [rowid for rowid, _ in vector])
+        fused = fuse_rankings(
+            [row.rowid for row, _ in keyword], [rowid for rowid, _ in vector], weights=(1.0, self.vector_weight)
+        )
+        # Vector scores are placed within the candidates' range first: cosines sit in a narrow band (see spread).
         strength = relative_strength(
-            {row.rowid: score for row, score in keyword}, {rowid: score for rowid, score in vector}
+            {row.rowid: score for row, score in keyword}, spread({rowid: score for rowid, score in vector})
         )
         kept = [rowid for rowid in fused if strength.get(rowid, 0.0) >= self.score_gap][:top]
         rows = {row.rowid: row for row, _ in keyword}

@@ -22,7 +22,7 @@ from bot.retrieval import IndexedFile
 from bot.retrieval.embedders import normalise
 from bot.retrieval.fts import match_expression, scope_tokens, scoped_match, terms
 from bot.retrieval.rerank import stem_text
-from bot.retrieval.vocabulary import QueryPlan, Vocabulary, plan_query
+from bot.retrieval.vocabulary import QueryPlan, Vocabulary, plan_query, synonym_words
 
 # bm25() weights of the FTS columns (context, text). Weighting the document line higher did not help on the shared
 # corpus (its words occur on most pages, so BM25 gives them little weight): rerank.title_boost does that job.
@@ -181,7 +181,7 @@ def keyword_ranking(
     db: sqlite3.Connection, query: str, scope: Scope, depth: int, vocabulary: Vocabulary
 ) -> tuple[list[tuple[ChunkRow, float]], QueryPlan, float]:
     """Candidates by FTS5 bm25 of the plan's selecting words, with the plan and the average chunk length."""
-    plan = plan_query(query, stems(db, terms(query)), vocabulary)
+    plan = plan_query(query, stems(db, [*terms(query), *synonym_words(query)]), vocabulary)
     expression = match_expression(plan.words)
     if expression is None:
         return [], plan, vocabulary.average_tokens

@@ -4,6 +4,7 @@ do not answer this", and follow-ups that carry the earlier question's words."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from bot import messages
 from bot.agent import AgentOptions, run_turn
 from bot.agent.followup import Asked, leans_on_earlier, search_words
-from bot.agent.quotes import Match, needed, quote_window
+from bot.agent.quotes import NUMBER, Match, match, needed, quote_window
 from bot.models import Chunk, Conversation, Scope
 from bot.retrieval.local import LocalRetriever
 from tests.agent.doubles import SCOPE, ScriptedRetriever, chunk
@@ -80,14 +81,15 @@ async def test_below_the_threshold_the_notice_and_only_the_closest_passage(optio
 async def test_follow_ups_search_with_the_earlier_questions_words(options: AgentOptions) -> None:
     acme = chunk(1, file="supplier_contract_acme.pdf", text="Payment terms: net 30.")
     notice = chunk(2, file="supplier_contract_acme.pdf", text="Termination: either party gives 60 days' notice.")
-    retriever = ScriptedRetriever({"payment terms acme": [acme], "acme termination notice": [notice]})
+    first = "what are the payment terms with Acme?"  # a question of its own is searched as asked
+    retriever = ScriptedRetriever({first: [acme], "acme termination notice": [notice]})
     conversation = Conversation(scope=SCOPE)
 
     for question in ("what are the payment terms with Acme?", "and the termination notice?"):
         answer = await run_turn(question, conversation, model=None, retriever=retriever, options=options)
         conversation.record(question, answer)
 
-    assert retriever.queries == ["payment terms acme", "acme termination notice"]
+    assert retriever.queries == [first, "acme termination notice"]
     assert answer.notices == (messages.NO_MODEL, "searching: acme termination notice — a follow-up, so words of the question before are carried over")
     assert "searching: acme termination notice" in answer.notices[1]
     assert "60 days' notice" in answer.text
@@ -128,3 +130,54 @@ async def test_on_the_shared_corpus_every_golden_question_is_answered_and_off_to
         await retriever.close()
     assert [q for q in golden if not answered[q]] == []
     assert [q for q in off_topic if answered[q]] == []
+
+
+async def ask_corpus(question: str, corpus_index: Path, options: AgentOptions) -> tuple[bool, list[str]]:
+    """A search-only turn on the shared corpus: whether it answers, and the passages it quotes, in order."""
+    retriever = LocalRetriever(corpus_index)
+    try:
+        answer = await run_turn(question, Conversation(scope=Scope(container="benefits")), model=None,
+                                retriever=retriever, options=options)  # fmt: skip
+    finally:
+        await retriever.close()
+    return answer.answerable, re.findall(r"“(.*?)”", answer.text, flags=re.S)
+
+
+async def test_a_question_in_other_words_than_the_documents_is_answered_with_the_fact(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    """PerksPlus says employees may "expense up to $1000"; the question says "reimbursed" and "how much"."""
+    answers, quoted = await ask_corpus("How much can I be reimbursed with PerksPlus?", corpus_index, options)
+
+    assert answers
+    assert "employees have the opportunity to expense up to $1000 for fitness-related programs" in quoted[0]
+
+
+async def test_a_question_about_what_is_not_covered_quotes_the_exclusions(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    answers, quoted = await ask_corpus("What is not covered by PerksPlus?", corpus_index, options)
+
+    assert answers
+    assert "things that are not covered under the program" in quoted[0]
+    assert "PerksPlus covers a wide range of fitness activities" not in quoted[0]
+
+
+def test_variants_count_as_the_word_and_common_synonyms_as_half_of_one() -> None:
+    perks = chunk(3, file="PerksPlus.pdf", text="With PerksPlus, employees may expense up to $1000 for fitness.")
+    assert match(("reimbursed", "perksplus"), perks).found == 1.5  # reimburse ~ expense
+    assert match((NUMBER, "reimbursed", "perksplus"), perks).strong  # "how much" finds its number
+    plan = chunk(4, file="plan.pdf", text="The plan pays for hearing aids; the reimbursement is quick.")
+    assert match(("covers", "hearing", "reimbursed"), plan).found == 2.5  # cover ~ pays for; reimbursement
+    assert match(("office", "policy"), chunk(5, text="Ask the Privacy Officer about it.")).found == 0
+
+
+async def test_a_passage_that_answers_in_other_words_is_quoted_before_one_that_only_lists_the_words(
+    corpus_index: Path, options: AgentOptions
+) -> None:
+    """Seen: "eye exams" quoted a list of services exempt from prior authorisation; the plans' comparison says it."""
+    answers, quoted = await ask_corpus("Does Northwind Standard cover eye exams?", corpus_index, options)
+
+    assert answers
+    assert "Northwind Standard only offers coverage for vision exams and glasses" in quoted[0]
+    assert not any("prior authorization" in quote.lower() for quote in quoted)

@@ -4,6 +4,7 @@
         embedder = OpenAIEmbedder(fake.client(), model="text-embedding-3-small", dimensions=32)
         fake.requests[0]["input"]                 # every request body, as sent
         fake.fail = True                          # the next requests answer HTTP 500
+        fake.width = 384                          # answer vectors of this width whatever `dimensions` asks (e5)
 
 POST `/v1/embeddings`: the body is checked against `CreateEmbeddingRequest` from `../shared/specs/openai/openapi.json`
 (a violation, or an empty string input, is HTTP 400 and recorded in `problems`); the answer is a hashed bag of words
@@ -37,6 +38,7 @@ class FakeEmbeddings:
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.fail = False
+        self.width: int | None = None
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -70,7 +72,7 @@ class FakeEmbeddings:
         if found:
             self.problems.extend(found)
             return 400, _error("; ".join(found), "invalid_request_error")
-        dimensions = int(body.get("dimensions") or DEFAULT_DIMENSIONS)
+        dimensions = self.width or int(body.get("dimensions") or DEFAULT_DIMENSIONS)
         base64_wanted = body.get("encoding_format") == "base64"
         data = [
             {"object": "embedding", "index": i, "embedding": _encoded(fake_embedding(text, dimensions), base64_wanted)}

@@ -23,7 +23,7 @@ class HashEmbedder:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         self.calls.append(list(texts))
         return np.array([fake_embedding(text, self.dimensions) for text in texts], dtype=np.float32).reshape(
             len(texts), self.dimensions

@@ -108,3 +108,26 @@ async def test_only_the_catalogued_sample_files_are_indexed(tmp_path: Path) -> N
     await index.close()
     assert "README.md" not in {hit.file for hit in results}
     assert {hit.file for hit in results} <= {path.name for path in SAMPLE_CORPUS.glob("*.pdf")}
+
+
+def test_embeddings_can_come_from_another_server_than_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23: FOLIO_EMBEDDING_BASE_URL / FOLIO_EMBEDDING_API_KEY, with no model configured at all."""
+    from tests.fakes.openai_embeddings import API_KEY, FakeEmbeddings
+
+    (tmp_path / "a.md").write_text("Hearing aids are covered every three years.", encoding="utf-8")
+    with FakeEmbeddings() as server:
+        for name, value in {
+            "FOLIO_EMBEDDING_MODEL": "e5-passage", "FOLIO_EMBEDDING_QUERY_MODEL": "e5-query",
+            "FOLIO_EMBEDDING_DIMENSIONS": "32", "FOLIO_EMBEDDING_BASE_URL": server.base_url,
+            "FOLIO_EMBEDDING_API_KEY": API_KEY, "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        }.items():  # fmt: skip
+            monkeypatch.setenv(name, value)
+        assert main(["index", str(tmp_path / "a.md"), "--container", "hr"]) == 0
+        capsys.readouterr()
+        assert main(["search", "hearing aids", "--container", "hr", "--json"]) == 0
+        assert server.problems == []
+    assert [item["file"] for item in json.loads(capsys.readouterr().out)] == ["a.md"]
+    models = [request["model"] for request in server.requests]  # passages (the sample corpus's too), then the query
+    assert models[-1] == "e5-query" and set(models[:-1]) == {"e5-passage"}

