@@ -111,8 +111,12 @@ def _serves_port(settings: Settings) -> bool:
 
 def _reserve(held: ExitStack, host: str, port: int, setting: str) -> int:
     """Bind `port` with SO_REUSEPORT without listening: a port in use is said once, here, and port 0 becomes the
-    port every worker then shares. The socket stays open (and takes no connections) until the workers stop."""
+    port every worker then shares. The socket stays open (and takes no connections) until the workers stop.
+
+    SO_REUSEADDR as every listener has it (aiohttp's too): without it a connection of a stopped Folio still in
+    TIME-WAIT (~60 s after a keep-alive connection or a /readyz probe) made a free port look "in use"."""
     probe = held.enter_context(socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET))
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         probe.bind((host, port))
