@@ -31,7 +31,7 @@ from bot.errors import ConfigurationError
 from bot.retrieval import SearchIndex
 from bot.retrieval.local import LocalRetriever
 from bot.store import ConversationStore
-from bot.tasks import BackgroundTasks
+from bot.tasks import BackgroundTasks, finish_or_hand_back
 
 log = logging.getLogger(__name__)
 
@@ -133,12 +133,10 @@ async def open_folio(
 
 
 async def _finish(tasks: BackgroundTasks) -> None:
-    """Let running turns end (they post their answers), then cancel what is left."""
-    try:
-        await tasks.drain(timeout=SHUTDOWN_GRACE)
-    except TimeoutError:
-        log.warning("stopping %d turns that did not finish in %.0f s", len(tasks), SHUTDOWN_GRACE)
-        await tasks.cancel()
+    """Let running turns end (they post their answers), then hand back what is left (`folio serve` has done so
+    already, in its drain, before closing its listener; this catches every other command)."""
+    if len(tasks):
+        await finish_or_hand_back(tasks, grace=SHUTDOWN_GRACE)
 
 
 __all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio"]
