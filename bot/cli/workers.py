@@ -6,8 +6,10 @@
     runs the embedded Redis when REDIS_URL is    REDIS_URL = that Redis's unix socket: dedupe, thread locks and
     unset, and restarts it when it dies          conversations are shared, so any worker may take any event
     a fresh PROMETHEUS_MULTIPROC_DIR             writes its samples there; /metrics on any worker sums them all
-    SIGTERM / SIGINT                             SIGTERM: stop taking events, let running turns post their answers
-                                                 (up to bot.app.SHUTDOWN_GRACE), exit 0
+    SIGTERM / SIGINT                             SIGTERM: /readyz 503, stop taking events, let running turns post
+                                                 their answers (up to bot.app.SHUTDOWN_GRACE) or hand them back, exit 0
+    SIGHUP (a reload: new code, a new .env)      N new workers start beside the old ones; once every new one serves,
+                                                 the old ones get SIGTERM and drain: the port never closes
     a worker that dies                           the others are stopped and the parent exits 1, so its supervisor
                                                  (Docker, systemd) starts Folio afresh
 
@@ -23,6 +25,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -78,6 +81,8 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
     if not hasattr(socket, "SO_REUSEPORT"):
         raise ConfigurationError("--workers needs SO_REUSEPORT (Linux, macOS); run one `folio serve` per port here.")
     stop = stop_on_signals()
+    reload = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload.set)
     with ExitStack() as held:
         port = _reserve(held, host, port, "PORT") if _serves_port(settings) else port
         metrics_port = settings.folio_metrics_port
@@ -101,7 +106,7 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
             if not started:
                 return 0 if stop.is_set() else 1
             _announce(settings, host, port, [worker.process.pid for worker in pool.workers])
-            return await pool.watch(stop, redis)
+            return await pool.watch(stop, redis, reload)
 
 
 def _serves_port(settings: Settings) -> bool:
@@ -178,19 +183,26 @@ class _Pool:
         started = await asyncio.gather(*(self.start(number, stop) for number in range(2, workers + 1)))
         return all(started)
 
-    async def watch(self, stop: asyncio.Event, redis: EmbeddedRedis | None) -> int:
-        """Until a stop signal (0, or 1 when a worker's drain failed), a worker's death or Redis giving up (1)."""
-        waits = {asyncio.ensure_future(stop.wait()), *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}
-        if redis is not None:
-            waits.add(asyncio.ensure_future(redis.gave_up.wait()))
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in waits:
-            waiter.cancel()
-        if stop.is_set():
-            return 0 if all(code == 0 for code in await self.stop()) else 1
-        if redis is not None and redis.gave_up.is_set():
-            print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
-            return 1
+    async def watch(self, stop: asyncio.Event, redis: EmbeddedRedis | None, reload: asyncio.Event) -> int:
+        """Until a stop signal (0, or 1 when a worker's drain failed), a worker's death or Redis giving up (1);
+        `reload` (SIGHUP) replaces the workers on the way."""
+        while True:
+            waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload.wait()),
+                     *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}  # fmt: skip
+            if redis is not None:
+                waits.add(asyncio.ensure_future(redis.gave_up.wait()))
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiter in waits:
+                waiter.cancel()
+            if stop.is_set():
+                return 0 if all(code == 0 for code in await self.stop()) else 1
+            if redis is not None and redis.gave_up.is_set():
+                print(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", file=sys.stderr, flush=True)
+                return 1
+            if any(worker.process.returncode is not None for worker in self.workers):
+                break
+            reload.clear()
+            await self.reload(stop)
         for worker in self.workers:
             if worker.process.returncode is not None:
                 print(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
@@ -198,20 +210,50 @@ class _Pool:
                       file=sys.stderr, flush=True)  # fmt: skip
         return 1
 
+    async def reload(self, stop: asyncio.Event) -> None:
+        """Start as many new workers as run now, beside them on the port; once every new one serves, SIGTERM the old
+        ones (each drains: /readyz 503, no new events, its turns finish or are handed back). A new worker that does
+        not start stops the reload: the old ones keep serving."""
+        old, self.workers = self.workers, []
+        first = max(worker.number for worker in old) + 1
+        _say(f"reloading: starting {len(old)} new workers beside processes {_pids(old)}")
+        started = await asyncio.gather(*(self.start(number, stop) for number in range(first, first + len(old))))
+        new, self.workers = self.workers, old
+        if not all(started):
+            await _terminate(new)
+            _say(f"reload failed: a new worker did not start; processes {_pids(old)} keep serving")
+            return
+        self.workers = new
+        _say(f"reloaded: processes {_pids(new)} serve; processes {_pids(old)} finish their turns and stop")
+        await _terminate(old)
+
     async def stop(self) -> list[int]:
         """SIGTERM every worker (each lets its running turns finish), kill any still running after STOP_TIMEOUT;
         their exit statuses."""
-        for worker in self.workers:
+        return await _terminate(self.workers)
+
+
+async def _terminate(workers: list[Worker]) -> list[int]:
+    """SIGTERM `workers` (each drains), kill any still running after STOP_TIMEOUT; their exit statuses."""
+    for worker in workers:
+        if worker.process.returncode is None:
+            worker.process.terminate()
+    waiting = [worker.process.wait() for worker in workers]
+    try:
+        return list(await asyncio.wait_for(asyncio.gather(*waiting), STOP_TIMEOUT))
+    except TimeoutError:
+        for worker in workers:
             if worker.process.returncode is None:
-                worker.process.terminate()
-        waiting = [worker.process.wait() for worker in self.workers]
-        try:
-            return list(await asyncio.wait_for(asyncio.gather(*waiting), STOP_TIMEOUT))
-        except TimeoutError:
-            for worker in self.workers:
-                if worker.process.returncode is None:
-                    worker.process.kill()
-            return list(await asyncio.gather(*(worker.process.wait() for worker in self.workers)))
+                worker.process.kill()
+        return list(await asyncio.gather(*(worker.process.wait() for worker in workers)))
+
+
+def _pids(workers: list[Worker]) -> str:
+    return ", ".join(str(worker.process.pid) for worker in workers)
+
+
+def _say(text: str) -> None:
+    print(f"folio: {text}", file=sys.stderr, flush=True)
 
 
 async def _read_line(fd: int) -> bytes:

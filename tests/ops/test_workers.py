@@ -236,3 +236,36 @@ async def test_workers_start_at_once_on_ports_a_stopped_folio_left_in_time_wait(
         assert served.base == f"http://127.0.0.1:{port}"
         async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{metrics_port}/healthz") as response:
             assert response.status == 200
+
+
+async def test_sighup_starts_new_workers_before_stopping_the_old_ones_so_the_port_never_closes(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
+    fake_model.respond_with(answering())
+    async with workers(env, tmp_path) as served:
+        refused: list[str] = []
+        probing = asyncio.Event()
+
+        async def probe() -> None:  # a load balancer's health checks, each on a new connection, all along
+            while not probing.is_set():
+                try:
+                    async with aiohttp.ClientSession() as http, http.get(f"{served.base}/healthz") as response:
+                        await response.read()
+                except aiohttp.ClientError as exc:
+                    refused.append(repr(exc))
+                await asyncio.sleep(0.02)
+
+        prober = asyncio.create_task(probe())
+        served.process.send_signal(signal.SIGHUP)
+        await wait_until(lambda: any("reloaded: processes" in line for line in served.lines), timeout=90)
+        await wait_until(lambda: not any(_alive(pid) for pid in served.workers), timeout=60)
+        probing.set()
+        await prober
+        await mention(served.base, "1800000000.000001")
+        await wait_until(lambda: answers(slack, "1800000000.000001") == 1)
+
+    assert refused == []
+    [reloaded] = [line for line in served.lines if "reloaded: processes" in line]
+    new = {int(pid) for pid in re.findall(r"\d+", reloaded.split(";")[0])}
+    assert len(new) == 2 and not new & set(served.workers)
+    assert {record["process"] for record in served.turn_records()} <= new
