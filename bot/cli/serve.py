@@ -14,11 +14,10 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -36,6 +35,9 @@ from bot.errors import ConfigurationError, InvalidInput
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.site import ops_routes, running_site
 from bot.tasks import finish_or_hand_back
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +268,8 @@ async def _socket_mode(app: AsyncApp, app_token: str, quiet: bool = False) -> As
         await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler  # Socket Mode only: start-up
+
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
     if not quiet:
