@@ -144,8 +144,9 @@ class BenchSlack(FakeSlack):
             self._progress(message.thread_ts, task["title"])
         if message.stream.markdown:
             self._turns.setdefault(message.thread_ts, {}).setdefault("first_text", time.time())
-        if not message.stream.streaming and ANSWER_MARK in message.stream.markdown:
-            self._note({"channel": message.channel, "text": message.stream.markdown}, message.ts, message.thread_ts)
+        if not message.stream.streaming:  # a finished stream: an answer, or a failure (quoted passages included)
+            self._note({"channel": message.channel, "text": message.stream.markdown, "blocks": message.blocks},
+                       message.ts, message.thread_ts)  # fmt: skip
 
     def _progress(self, thread_ts: str, title: str) -> None:
         # Called under the fake's lock: the first progress of a turn, and its first search, as they become visible.
@@ -162,10 +163,9 @@ class BenchSlack(FakeSlack):
         if not (answer or any(failure in shown for failure in FAILURES)):
             self._progress(thread, shown)  # a placeholder: "Reading your question…", "Searching: …"
             return
-        if answer and key in self._answered:
+        if key in self._answered:
             return
-        if answer:
-            self._answered.add(key)
+        self._answered.add(key)
         now = time.time()
         turn = self._turns.pop(thread, {})
         number = _NUMBER.search(shown)

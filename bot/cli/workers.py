@@ -43,7 +43,7 @@ from bot.slack.site import port_refused
 
 READY = b"ready\n"  # what a worker writes to its parent once it serves
 START_TIMEOUT = 120.0  # seconds a worker may take to start (the first may index the sample corpus)
-STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace period is killed
+STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace (+ FOLIO_STOP_DELAY) is killed
 EXIT_WAIT = 10.0  # seconds a worker that closed its ready pipe may take to exit (closing what it opened)
 
 
@@ -100,7 +100,7 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
             if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
                 env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="folio-metrics-")
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
-            pool = _Pool(_worker_command(args, host, port), env)
+            pool = _Pool(_worker_command(args, host, port), env, STOP_TIMEOUT + settings.folio_stop_delay)
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
@@ -148,9 +148,10 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
 class _Pool:
     """The running workers: started, watched, and stopped together."""
 
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], stop_timeout: float) -> None:
         self._command = command
         self._env = env
+        self._stop_timeout = stop_timeout  # a worker still draining after this long is killed
         self.workers: list[Worker] = []
 
     async def start(self, number: int, stop: asyncio.Event) -> bool:
@@ -220,27 +221,27 @@ class _Pool:
         started = await asyncio.gather(*(self.start(number, stop) for number in range(first, first + len(old))))
         new, self.workers = self.workers, old
         if not all(started):
-            await _terminate(new)
+            await _terminate(new, self._stop_timeout)
             _say(f"reload failed: a new worker did not start; processes {_pids(old)} keep serving")
             return
         self.workers = new
         _say(f"reloaded: processes {_pids(new)} serve; processes {_pids(old)} finish their turns and stop")
-        await _terminate(old)
+        await _terminate(old, self._stop_timeout)
 
     async def stop(self) -> list[int]:
         """SIGTERM every worker (each lets its running turns finish), kill any still running after STOP_TIMEOUT;
         their exit statuses."""
-        return await _terminate(self.workers)
+        return await _terminate(self.workers, self._stop_timeout)
 
 
-async def _terminate(workers: list[Worker]) -> list[int]:
-    """SIGTERM `workers` (each drains), kill any still running after STOP_TIMEOUT; their exit statuses."""
+async def _terminate(workers: list[Worker], timeout: float) -> list[int]:
+    """SIGTERM `workers` (each drains), kill any still running after `timeout` s; their exit statuses."""
     for worker in workers:
         if worker.process.returncode is None:
             worker.process.terminate()
     waiting = [worker.process.wait() for worker in workers]
     try:
-        return list(await asyncio.wait_for(asyncio.gather(*waiting), STOP_TIMEOUT))
+        return list(await asyncio.wait_for(asyncio.gather(*waiting), timeout))
     except TimeoutError:
         for worker in workers:
             if worker.process.returncode is None:
