@@ -78,17 +78,20 @@ def unreachable(exc: BaseException, *, service: str, url: str, setting: str) -> 
 def unreachable_parts(exc: BaseException, *, service: str, url: str, setting: str) -> tuple[str, str]:
     """What happened and what to do, by the real cause: a name that does not resolve (DNS, not the URL, unless it
     was changed), a refused connection, a TLS handshake that failed, no answer in time."""
-    host = urlsplit(url).netloc or url
-    if isinstance(exc, aiohttp.ClientSSLError) or isinstance(exc, ssl.SSLError):
-        cause = "tls"
-    elif isinstance(exc, aiohttp.ClientConnectorDNSError) or isinstance(getattr(exc, "os_error", None), socket.gaierror):
-        cause = "dns"
-        host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    elif isinstance(getattr(exc, "os_error", None), ConnectionRefusedError) or isinstance(exc, ConnectionRefusedError):
-        cause = "refused"
-    elif isinstance(exc, (TimeoutError, asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
-        cause = "timeout"
-    else:
-        cause = "other"
+    host = urlsplit(url).hostname if _cause(exc) == "dns" else urlsplit(url).netloc
     detail = str(getattr(exc, "os_error", None) or exc) or type(exc).__name__
-    return messages.unreachable(service, url=url, setting=setting, host=host, cause=cause, detail=detail)
+    return messages.unreachable(service, url=url, setting=setting, host=host or url, cause=_cause(exc), detail=detail)
+
+
+def _cause(exc: BaseException) -> str:
+    """dns, tls, refused, timeout or other, from the client's exception (aiohttp wraps the OS error)."""
+    os_error = getattr(exc, "os_error", None)
+    if isinstance(exc, (aiohttp.ClientSSLError, ssl.SSLError)):  # before DNS: both are connector errors
+        return "tls"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError) or isinstance(os_error, socket.gaierror):
+        return "dns"
+    if isinstance(exc, ConnectionRefusedError) or isinstance(os_error, ConnectionRefusedError):
+        return "refused"
+    if isinstance(exc, (TimeoutError, aiohttp.ServerTimeoutError)):
+        return "timeout"
+    return "other"

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from bot import messages
+from bot.app import builders
+from bot.cli.serve import check_bot_token
+from bot.config import load_settings
 from bot.tasks import HAND_BACK, BackgroundTasks, finish_or_hand_back
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -88,6 +91,37 @@ async def test_slack_unreachable_at_start_keeps_healthz_up_and_readyz_naming_sla
             assert await get(f"{base}/readyz") == (200, "ready")
             await mention(base, "1800.000001")
             await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000001"))
+
+
+@pytest.mark.parametrize("cause", ["dns", "refused", "tls"])
+async def test_slack_unreachable_names_the_real_cause_and_its_fix(
+    cause: str, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    url, says = {
+        "dns": ("https://folio-nowhere.invalid/api/",
+                "Slack cannot be reached at SLACK_API_URL (https://folio-nowhere.invalid/api/): the name "
+                "folio-nowhere.invalid does not resolve ("),
+        "refused": (f"http://127.0.0.1:{port}/api/",
+                    f"Slack cannot be reached at SLACK_API_URL (http://127.0.0.1:{port}/api/): 127.0.0.1:{port} "
+                    "refused the connection. Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between "
+                    "Folio and Slack."),
+        "tls": (slack.base_url.replace("http:", "https:"),  # a plain HTTP server behind an https:// URL
+                f"Slack cannot be reached at SLACK_API_URL ({slack.base_url.replace('http:', 'https:')}): the TLS "
+                f"handshake with {slack.url.removeprefix('http://')} failed ("),
+    }[cause]  # fmt: skip
+    fixes = {"dns": "Check the DNS and outbound network of this machine or container; SLACK_API_URL is only wrong "
+                    "if you changed it.",
+             "refused": "firewall between Folio and Slack.",
+             "tls": "Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an "
+                    "http:// server behind an https:// SLACK_API_URL fails this way too."}  # fmt: skip
+    monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
+    monkeypatch.setenv("SLACK_API_URL", url)
+    settings = load_settings(None)
+    async with builders.slack_http_session() as session:
+        problem = await check_bot_token(builders.slack_client(settings, session), url)
+
+    assert problem is not None and problem.startswith(says) and problem.endswith(fixes[cause]), problem
 
 
 async def test_sigterm_says_503_first_then_takes_no_events_then_lets_the_turn_in_flight_post_its_answer(
