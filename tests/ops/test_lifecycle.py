@@ -146,7 +146,10 @@ async def test_sigterm_says_503_first_then_takes_no_events_then_lets_the_turn_in
         await wait_until(writing.is_set)
 
         stop.set()  # SIGTERM
-        assert await get(f"{base}/readyz") == (503, messages.STOPPING_NOT_READY + "\n")  # still listening: 503 first
+        answered = await get(f"{base}/readyz")
+        while answered[0] == 200:  # the stop is on its way
+            answered = await get(f"{base}/readyz")
+        assert answered == (503, messages.STOPPING_NOT_READY + "\n")  # still listening: 503 first
         await wait_until(lambda: not _listening(base))  # then no new events
         assert not server.done()
         release.set()
