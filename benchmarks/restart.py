@@ -122,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.restarts):
                 probes = Probes(port)
                 time.sleep(0.5)
-                process, row = _reload(process, port, log) if args.workers > 1 else _restart(work, env, port, process, log)
+                if args.workers > 1:
+                    process, row = _reload(process, port, log)
+                else:
+                    process, row = _restart(work, env, port, process, log)
                 time.sleep(0.5)
                 probes.stop()
                 rows.append({**row, "probes_failed": probes.failed})

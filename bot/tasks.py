@@ -62,8 +62,8 @@ class BackgroundTasks:
 
         Today a turn's delivery lives only in this process, so a turn handed back is stopped, not re-run; with a
         durable intake, the consumer's own `hand_back()` leaves its deliveries for another worker to claim (passed
-        to `finish_or_hand_back` as `hand_back`, it runs first). The cancel says HAND_BACK, so a turn can tell it from a failure
-        and post nothing: its thread is answered by whoever takes it over."""
+        to `finish_or_hand_back` as `hand_back`, it runs first). The cancel says HAND_BACK, so a turn can tell it
+        from a failure and post nothing: its thread is answered by whoever takes it over."""
         return await self.cancel(HAND_BACK)
 
     def names(self) -> list[str]:
