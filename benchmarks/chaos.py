@@ -389,8 +389,8 @@ def _count(counts: Counts, asked: dict[str, int], acked: list[bool], slack: Slac
 
 # --- the command ------------------------------------------------------------------------------------------------
 def table(rows: list[Counts]) -> str:
-    lines = ["| fault | asked | acked | answered | failure shown | lost | duplicates | deliveries (not acked) | "
-             "restarts |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    header = "| fault | asked | acked | answered | failure shown | lost | duplicates | deliveries (not acked) | restarts |"
+    lines = [header, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in rows:
         lines.append(f"| {c.fault} | {c.asked} | {c.acked} | {c.answered} | {c.failure_shown} | {c.lost} | "
                      f"{c.duplicates} | {c.deliveries} ({c.refused}) | {c.restarts} |")  # fmt: skip

@@ -455,13 +455,13 @@ def unreachable(service: str, *, url: str, setting: str, host: str, cause: str, 
     """A service Folio could not reach, by the real cause (dns, refused, tls, timeout, other), and what to check."""
     why, fix = {
         "dns": (f"the name {host} does not resolve ({detail})",
-                f"Check the DNS and outbound network of this machine or container; {setting} is only wrong if you "
-                "changed it"),
+                (f"Check the DNS and outbound network of this machine or container; {setting} is only wrong if you "
+                 "changed it")),
         "refused": (f"{host} refused the connection",
                     f"Check {setting}, and any proxy (HTTPS_PROXY) or firewall between Folio and {service}"),
         "tls": (f"the TLS handshake with {host} failed ({detail})",
-                "Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an http:// "
-                f"server behind an https:// {setting} fails this way too"),
+                ("Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an http:// "
+                 f"server behind an https:// {setting} fails this way too")),
         "timeout": (f"{host} did not answer in time",
                     "Check the outbound network: a firewall or proxy may be dropping the connection"),
     }.get(cause, (detail, f"Check {setting} and the outbound network"))  # fmt: skip

@@ -273,7 +273,8 @@ async def _socket_mode(app: AsyncApp, app_token: str, quiet: bool = False) -> As
         await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
-    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler  # Socket Mode only: start-up
+    # Imported here: only Socket Mode needs it, and HTTP mode starts without it.
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()

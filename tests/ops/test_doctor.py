@@ -100,8 +100,8 @@ BROKEN = {  # what to break -> (the parts that fail, what the first one's line s
     # Seen: "check SLACK_API_URL" when the cause was name resolution (a container without DNS).
     "slack name not resolved": ({"SLACK_API_URL": "https://folio-nowhere.invalid/api/"}, "slack",
                                 "the name folio-nowhere.invalid does not resolve",
-                                "Check the DNS and outbound network of this machine or container; SLACK_API_URL is "
-                                "only wrong if you changed it"),
+                                ("Check the DNS and outbound network of this machine or container; SLACK_API_URL is "
+                                 "only wrong if you changed it")),
     "slack refused": ({"SLACK_API_URL": "http://127.0.0.1:9/api/"}, "slack", "127.0.0.1:9 refused the connection",
                       "Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between Folio and Slack"),
 }

@@ -100,21 +100,21 @@ async def test_slack_unreachable_names_the_real_cause_and_its_fix(
     port = free_port()
     url, says = {
         "dns": ("https://folio-nowhere.invalid/api/",
-                "Slack cannot be reached at SLACK_API_URL (https://folio-nowhere.invalid/api/): the name "
-                "folio-nowhere.invalid does not resolve ("),
+                ("Slack cannot be reached at SLACK_API_URL (https://folio-nowhere.invalid/api/): the name "
+                 "folio-nowhere.invalid does not resolve (")),
         "refused": (f"http://127.0.0.1:{port}/api/",
-                    f"Slack cannot be reached at SLACK_API_URL (http://127.0.0.1:{port}/api/): 127.0.0.1:{port} "
-                    "refused the connection. Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between "
-                    "Folio and Slack."),
+                    (f"Slack cannot be reached at SLACK_API_URL (http://127.0.0.1:{port}/api/): 127.0.0.1:{port} "
+                     "refused the connection. Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between "
+                     "Folio and Slack.")),
         "tls": (slack.base_url.replace("http:", "https:"),  # a plain HTTP server behind an https:// URL
-                f"Slack cannot be reached at SLACK_API_URL ({slack.base_url.replace('http:', 'https:')}): the TLS "
-                f"handshake with {slack.url.removeprefix('http://')} failed ("),
+                (f"Slack cannot be reached at SLACK_API_URL ({slack.base_url.replace('http:', 'https:')}): the TLS "
+                 f"handshake with {slack.url.removeprefix('http://')} failed (")),
     }[cause]  # fmt: skip
-    fixes = {"dns": "Check the DNS and outbound network of this machine or container; SLACK_API_URL is only wrong "
-                    "if you changed it.",
+    fixes = {"dns": ("Check the DNS and outbound network of this machine or container; SLACK_API_URL is only "
+                     "wrong if you changed it."),
              "refused": "firewall between Folio and Slack.",
-             "tls": "Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an "
-                    "http:// server behind an https:// SLACK_API_URL fails this way too."}  # fmt: skip
+             "tls": ("Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an "
+                     "http:// server behind an https:// SLACK_API_URL fails this way too.")}  # fmt: skip
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
     monkeypatch.setenv("SLACK_API_URL", url)
     settings = load_settings(None)
