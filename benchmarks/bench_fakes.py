@@ -7,8 +7,9 @@ The fake model plays a fixed turn: rewrite_query, then two search_documents call
 about 600 characters citing the passages it was shown; each call waits the given latency, and each token of the
 answer `--token-delay-ms`. A side server reports, for the bench driver, every answer message Folio posts, updates
 or streams (`GET /answers?since=N`, with when the turn's first step, first search and first answer text became
-visible and when the model wrote its first token) and how many calls Folio made (`GET /stats`); the process stops
-when stdin closes.
+visible and when the model wrote its first token) and how many calls Folio made (`GET /stats`); `POST
+/model?latency_ms=N&fail=1` makes the model slow or answer HTTP 500 until the next such call (benchmarks/chaos.py).
+The process stops when stdin closes.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import re
 import sys
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from bot import messages
-from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, tools
+from tests.fakes.openai_responses import FakeResponses, Request, Step, error, reply, rewrite, search, tools
 from tests.fakes.openai_stream import tokens_of
 from tests.fakes.slack_api import FakeSlack, Message
 
@@ -52,12 +54,20 @@ BODY = (
 
 MODEL_CALLS = itertools.count(1)  # create requests answered (next() is atomic under the GIL)
 _model_calls = 0
+MODEL_FAULT: dict[str, float | None] = {"latency": None, "fail": 0}  # set by POST /model (chaos.py's faults)
 
 
 def scripted_turn(request: Request) -> Step:
     """rewrite -> two searches -> an answer citing up to two of the passages shown."""
     global _model_calls
     _model_calls = next(MODEL_CALLS)
+    if MODEL_FAULT["fail"]:
+        return error(500, message="The server had an error while processing your request.")
+    step = _scripted(request)
+    return step if MODEL_FAULT["latency"] is None else replace(step, latency=MODEL_FAULT["latency"])
+
+
+def _scripted(request: Request) -> Step:
     previous = {call["name"] for call in request.previous_calls()}
     if not request.tool_outputs:
         return tools(rewrite(request.user_text or "benefits"))
@@ -134,8 +144,9 @@ class BenchSlack(FakeSlack):
             self._progress(message.thread_ts, task["title"])
         if message.stream.markdown:
             self._turns.setdefault(message.thread_ts, {}).setdefault("first_text", time.time())
-        if not message.stream.streaming and ANSWER_MARK in message.stream.markdown:
-            self._note({"channel": message.channel, "text": message.stream.markdown}, message.ts, message.thread_ts)
+        if not message.stream.streaming:  # a finished stream: an answer, or a failure (quoted passages included)
+            self._note({"channel": message.channel, "text": message.stream.markdown, "blocks": message.blocks},
+                       message.ts, message.thread_ts)  # fmt: skip
 
     def _progress(self, thread_ts: str, title: str) -> None:
         # Called under the fake's lock: the first progress of a turn, and its first search, as they become visible.
@@ -152,10 +163,9 @@ class BenchSlack(FakeSlack):
         if not (answer or any(failure in shown for failure in FAILURES)):
             self._progress(thread, shown)  # a placeholder: "Reading your question…", "Searching: …"
             return
-        if answer and key in self._answered:
+        if key in self._answered:
             return
-        if answer:
-            self._answered.add(key)
+        self._answered.add(key)
         now = time.time()
         turn = self._turns.pop(thread, {})
         number = _NUMBER.search(shown)
@@ -194,6 +204,15 @@ def _report_server(slack: BenchSlack) -> ThreadingHTTPServer:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802 - POST /model: a model fault, until the next one
+            query = parse_qs(urlparse(self.path).query)
+            latency = query.get("latency_ms", [""])[0]
+            MODEL_FAULT["latency"] = float(latency) / 1000 if latency else None
+            MODEL_FAULT["fail"] = float(query.get("fail", ["0"])[0])
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def log_message(self, *args: object) -> None:
             pass

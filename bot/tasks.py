@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import suppress
 from typing import Any
 
 from bot import metrics
 
 log = logging.getLogger(__name__)
+
+HAND_BACK = "hand-back"  # the cancel message of a turn handed back on shutdown (see the turn contract)
 
 
 class BackgroundTasks:
@@ -35,23 +37,70 @@ class BackgroundTasks:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
     async def drain(self, *, timeout: float | None = None) -> None:
-        """Wait until every task, including ones started meanwhile, has finished; TimeoutError after `timeout`."""
-
-        async def every() -> None:
-            while self._running:
-                await asyncio.gather(*list(self._running), return_exceptions=True)
-
-        await asyncio.wait_for(every(), timeout)
+        """Wait until every task, including ones started meanwhile, has finished; TimeoutError after `timeout`, with
+        the tasks still running left running (asyncio.wait, not gather: a cancelled gather cancels its tasks, and so
+        a timed-out drain once cancelled every turn while saying "stopping 0 turns")."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self._running:
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            await asyncio.wait(list(self._running), timeout=left)
         await self.gate.stop()
 
-    async def cancel(self) -> None:
-        """Stop every running task (on shutdown)."""
+    async def cancel(self, message: str | None = None) -> list[str]:
+        """Stop every running task (on shutdown), `message` as the cancel's; the names of those stopped."""
+        stopped = self.names()
         for task in list(self._running):
-            task.cancel()
+            task.cancel(message)
         await self.drain()
+        return stopped
+
+    async def hand_back(self) -> list[str]:
+        """Give up the turns still running, for another process to run (the names of those handed back).
+
+        Today a turn's delivery lives only in this process, so a turn handed back is stopped, not re-run; with a
+        durable intake, the consumer's own `hand_back()` leaves its deliveries for another worker to claim (passed
+        to `finish_or_hand_back` as `hand_back`, it runs first). The cancel says HAND_BACK, so a turn can tell it
+        from a failure and post nothing: its thread is answered by whoever takes it over."""
+        return await self.cancel(HAND_BACK)
+
+    def names(self) -> list[str]:
+        """The names of the tasks still running, sorted (a turn's: "turn CHANNEL/THREAD_TS")."""
+        return sorted(task.get_name() for task in self._running if not task.done())
 
     def __len__(self) -> int:
         return len(self._running)
+
+
+async def finish_or_hand_back(
+    tasks: BackgroundTasks, *, grace: float, hand_back: Callable[[], Awaitable[object]] | None = None
+) -> list[str]:
+    """On shutdown: let the running turns finish within `grace` seconds, then hand back those that did not; the log
+    says how many ran, how many finished and which were handed back. The names of those handed back.
+
+    `hand_back`: the durable intake's own hand-back (the consumer's `hand_back()`, which cancels its turns with
+    HAND_BACK and leaves their records for another process), run first; what it leaves running is handed back here."""
+    running = len(tasks)
+    if not running:
+        log.info("stopping: no turns running")
+        return []
+    log.info("stopping: %d turns running; waiting up to %.0f s for them to finish", running, grace)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    try:
+        await tasks.drain(timeout=grace)
+    except TimeoutError:
+        unfinished = tasks.names()
+        if hand_back is not None:
+            await hand_back()
+        await tasks.hand_back()
+        log.warning("stopping: handed back %d turns that did not finish within %.0f s: %s", len(unfinished), grace,
+                    ", ".join(unfinished))  # fmt: skip
+        return unfinished
+    log.info("stopping: every turn finished (%.1f s)", loop.time() - began)
+    return []
 
 
 class LoopGate:

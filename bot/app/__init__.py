@@ -24,7 +24,7 @@ from bot.config import ChannelPolicy, Settings
 from bot.config.policy_file import PolicyFile
 from bot.errors import ConfigurationError
 from bot.retrieval.local import LocalRetriever
-from bot.tasks import BackgroundTasks
+from bot.tasks import BackgroundTasks, finish_or_hand_back
 
 if TYPE_CHECKING:  # the clients load when built (bot.app.builders): a command that needs none starts faster
     from openai import AsyncOpenAI
@@ -151,12 +151,10 @@ async def open_folio(
 
 
 async def _finish(tasks: BackgroundTasks) -> None:
-    """Let running turns end (they post their answers), then cancel what is left."""
-    try:
-        await tasks.drain(timeout=SHUTDOWN_GRACE)
-    except TimeoutError:
-        log.warning("stopping %d turns that did not finish in %.0f s", len(tasks), SHUTDOWN_GRACE)
-        await tasks.cancel()
+    """Let running turns end (they post their answers), then hand back what is left (`folio serve` has done so
+    already, in its drain, before closing its listener; this catches every other command)."""
+    if len(tasks):
+        await finish_or_hand_back(tasks, grace=SHUTDOWN_GRACE)
 
 
 __all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio"]

@@ -30,6 +30,7 @@ from bot.agent import prompts
 from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_the_api
 from bot.agent.wire import NotAResponse
 from bot.app import Folio, builders, open_folio
+from bot.app.health import unreachable_parts
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.sharing import sharing_check
 from bot.app.verdicts import (
@@ -279,7 +280,8 @@ async def _slack_checks(settings: Settings, manifest: Path | None, policy: Chann
             refused = messages.slack_token_refused("SLACK_BOT_TOKEN", exc.response.get("error"))
             return [Check("slack", "fail", refused, "copy the token again, or reinstall the app")]
         except (aiohttp.ClientError, TimeoutError) as exc:
-            return [Check("slack", "fail", f"{settings.slack_api_url} could not be reached ({exc})", "check SLACK_API_URL")]
+            summary, fix = unreachable_parts(exc, service="Slack", url=settings.slack_api_url, setting="SLACK_API_URL")
+            return [Check("slack", "fail", summary, fix)]  # DNS, refused or TLS: each names its own fix
         granted = {scope.strip() for scope in (answer.headers.get("x-oauth-scopes") or "").split(",") if scope.strip()}
         bot = f"{answer.get('user')} ({answer.get('user_id')})"
         scopes = slack_scopes_check(team=str(answer.get("team")), bot_user=bot, granted=granted,

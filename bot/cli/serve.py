@@ -12,20 +12,19 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from typing import Any, TextIO
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from typing import TYPE_CHECKING, Any, TextIO
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import logs, messages
-from bot.app import open_folio
-from bot.app.health import ReadyCheck, readiness
+from bot.app import SHUTDOWN_GRACE, Folio, open_folio
+from bot.app.health import Readiness, ReadyCheck, unreachable
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat
 from bot.cli.common import HelpFormatter, settings_from, stop_on_signals
@@ -36,11 +35,17 @@ from bot.errors import ConfigurationError, InvalidInput
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import ops_routes, running_site
+from bot.tasks import finish_or_hand_back
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 log = logging.getLogger(__name__)
 
 LISTENING = "Folio is listening for Slack on {url}" + EVENTS_PATH
 CONNECTED = "Folio is connected to Slack (Socket Mode)."
+SLACK_RETRY_FIRST = 1.0  # seconds before asking Slack again when it could not be reached at start; doubling ...
+SLACK_RETRY_MAX = 30.0  # ... up to this
 GC_YOUNG_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python: 700)
 
 
@@ -102,13 +107,18 @@ def run(args: argparse.Namespace) -> int:
     port = settings.port if args.port is None else args.port
     if args.workers < 1:
         raise InvalidInput("--workers must be 1 or more.")
-    if args.workers > 1:
-        return asyncio.run(supervise(settings, args, host=args.host, port=port))
-    if args.worker_ready is not None:  # one of the workers `supervise` started
-        quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-        worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
-        return asyncio.run(worker)
-    return asyncio.run(serve(settings, host=args.host, port=port))
+    try:
+        if args.workers > 1:
+            return asyncio.run(supervise(settings, args, host=args.host, port=port))
+        if args.worker_ready is not None:  # one of the workers `supervise` started
+            quiet = args.worker_number > 1  # the first worker has said the start-up warnings
+            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
+            return asyncio.run(worker)
+        return asyncio.run(serve(settings, host=args.host, port=port))
+    finally:
+        # The interpreter's last collections at exit walk the whole heap of modules: ~2 s of a restart on a busy
+        # machine (benchmarks/restart.py). Out of the collector's sight, they are freed without that walk.
+        gc.freeze()
 
 
 async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool) -> int:
@@ -139,23 +149,21 @@ async def serve(
     """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
 
     `shared`: one worker of `--workers N`, listening beside the others (SO_REUSEPORT) and announcing nothing;
-    `on_ready` is called once it serves. Returns 1 when the embedded Redis keeps dying, so that a supervisor starts
-    Folio afresh."""
+    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers). Returns 1 when the
+    embedded Redis keeps dying, so that a supervisor starts Folio afresh. On `stop`: see `_drain`."""
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
         folio = SlackFolio.of(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
         await folio.store.ping()
-        await check_bot_token(folio.slack, settings.slack_api_url)
         app = build_app(folio)
-        if folio.access is not None:  # a group handle Slack does not know is reported now, by name
-            await folio.access.unknown_groups(folio.channel_policy())
-        ready = readiness(folio)
+        ready = Readiness(folio)
         documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
         app_token = settings.slack_app_token
         port_serves = documents is not None or app_token is None  # something listens on PORT
+        intake: list[Callable[[], Awaitable[None]]] = []  # what takes events: stopped first on the way out
         async with AsyncExitStack() as running:
             running.enter_context(_settled_heap())
             metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
@@ -163,15 +171,67 @@ async def serve(
             if app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
                 await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
-                await running.enter_async_context(_socket_mode(app, app_token.get_secret_value(), quiet=shared))
             else:
                 application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
                 announce = None if shared else LISTENING
                 site = running_site(application, host, port, announce=announce, started=started, shared=shared)
-                await running.enter_async_context(site)
-            if on_ready is not None:
-                on_ready()
-            return await _until_stopped(stop, folio.redis_server)
+                intake.append((await running.enter_async_context(site)).stop_taking)
+            tell = _once(on_ready)
+            if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):
+                return 0  # stopped before Slack ever answered: nothing ran
+            if app_token is not None:
+                handler = await running.enter_async_context(_socket_mode(app, app_token.get_secret_value(), shared))
+                intake.append(handler.close_async)
+            tell()
+            code = await _until_stopped(stop, folio.redis_server)
+            await _drain(folio, ready, intake)
+            return code
+
+
+def _once(call: Callable[[], None] | None) -> Callable[[], None]:
+    """`call`, run the first time only (nothing when None)."""
+    pending = [call] if call is not None else []
+    return lambda: pending.pop()() if pending else None
+
+
+async def _reach_slack(folio: Folio, ready: Readiness, stop: asyncio.Event, *, listening: Callable[[], None]) -> bool:
+    """auth.test until Slack answers (True), or until `stop` (False). A token Slack refuses is a ConfigurationError
+    (no retry mends it); while Slack cannot be reached, /readyz says why, /healthz and /metrics answer, and the log
+    says the cause once per change: an orchestrator sees a live process waiting, not one restarted in a loop."""
+    assert folio.slack is not None
+    url = folio.settings.slack_api_url
+    delay, said = SLACK_RETRY_FIRST, None
+    while (problem := await check_bot_token(folio.slack, url)) is not None:
+        if problem != said:
+            log.warning("%s Folio keeps trying; /readyz answers 503 until Slack answers.", problem)
+        ready.slack = said = problem
+        listening()  # a worker waiting for Slack is up (/healthz): its parent need not wait for it
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        if stop.is_set():
+            return False
+        delay = min(delay * 2, SLACK_RETRY_MAX)
+    if said is not None:
+        log.warning("Slack answers at SLACK_API_URL now; Folio is ready.")
+    ready.slack = None
+    if folio.access is not None:  # a group handle Slack does not know is reported now, by name
+        await folio.access.unknown_groups(folio.channel_policy())
+    return True
+
+
+async def _drain(folio: Folio, ready: Readiness, intake: list[Callable[[], Awaitable[None]]]) -> None:
+    """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), after
+    FOLIO_STOP_DELAY no new events are taken (the HTTP listener closes, the Socket Mode connection ends), then the
+    turns in flight finish within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`)."""
+    ready.stopping = True
+    delay = folio.settings.folio_stop_delay
+    log.info("stopping: /readyz answers 503%s", f"; taking events for {delay:g} s more" if delay else "")
+    if delay:
+        await asyncio.sleep(delay)
+    for stop_taking in intake:
+        await stop_taking()
+    log.info("stopping: no new events are taken")
+    await finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE)
 
 
 @contextmanager
@@ -206,28 +266,33 @@ async def _metrics_site(
         yield
 
 
-async def check_bot_token(client: AsyncWebClient, api_url: str) -> None:
-    """auth.test before serving: a token Slack refuses is one line naming SLACK_BOT_TOKEN, not an error per event."""
+async def check_bot_token(client: AsyncWebClient, api_url: str) -> str | None:
+    """auth.test: None when Slack answers; why, when it cannot be reached (the real cause: DNS, refused, TLS, time).
+    A token Slack refuses is a ConfigurationError naming SLACK_BOT_TOKEN, not an error per event."""
     try:
         await client.auth_test()
     except SlackApiError as exc:
         raise ConfigurationError(messages.slack_token_refused("SLACK_BOT_TOKEN", exc.response.get("error"))) from exc
     except (aiohttp.ClientError, TimeoutError) as exc:
-        raise ConfigurationError(f"Slack could not be reached at SLACK_API_URL ({api_url}): {exc}.") from exc
+        return unreachable(exc, service="Slack", url=api_url, setting="SLACK_API_URL")
+    return None
 
 
 @asynccontextmanager
-async def _socket_mode(app: AsyncApp, app_token: str, *, quiet: bool = False) -> AsyncIterator[None]:
+async def _socket_mode(app: AsyncApp, app_token: str, quiet: bool = False) -> AsyncIterator[AsyncSocketModeHandler]:
     try:  # slack_sdk retries a refused connection for ever, logging each failure: ask once, and say why here
         await app.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise ConfigurationError(messages.slack_token_refused("SLACK_APP_TOKEN", exc.response.get("error"))) from exc
+    # Imported here: only Socket Mode needs it, and HTTP mode starts without it.
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
     if not quiet:
         logs.say(CONNECTED)
     try:
-        yield
+        yield handler
     finally:
         await handler.close_async()
 

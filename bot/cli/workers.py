@@ -6,8 +6,10 @@
     runs the embedded Redis when REDIS_URL is    REDIS_URL = that Redis's unix socket: dedupe, thread locks and
     unset, and restarts it when it dies          conversations are shared, so any worker may take any event
     a fresh PROMETHEUS_MULTIPROC_DIR             writes its samples there; /metrics on any worker sums them all
-    SIGTERM / SIGINT                             SIGTERM: stop taking events, let running turns post their answers
-                                                 (up to bot.app.SHUTDOWN_GRACE), exit 0
+    SIGTERM / SIGINT                             SIGTERM: /readyz 503, stop taking events, let running turns post
+                                                 their answers (up to bot.app.SHUTDOWN_GRACE) or hand them back, exit 0
+    SIGHUP (a reload: new code, a new .env)      N new workers start beside the old ones; once every new one serves,
+                                                 the old ones get SIGTERM and drain: the port never closes
     a worker that dies                           the others are stopped and the parent exits 1, so its supervisor
                                                  (Docker, systemd) starts Folio afresh
 
@@ -24,6 +26,7 @@ import asyncio
 import logging
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -41,7 +44,7 @@ from bot.slack.site import port_refused
 
 READY = b"ready\n"  # what a worker writes to its parent once it serves
 START_TIMEOUT = 120.0  # seconds a worker may take to start (the first may index the sample corpus)
-STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace period is killed
+STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace (+ FOLIO_STOP_DELAY) is killed
 EXIT_WAIT = 10.0  # seconds a worker that closed its ready pipe may take to exit (closing what it opened)
 
 
@@ -79,6 +82,8 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
     if not hasattr(socket, "SO_REUSEPORT"):
         raise ConfigurationError("--workers needs SO_REUSEPORT (Linux, macOS); run one `folio serve` per port here.")
     stop = stop_on_signals()
+    reload = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload.set)
     with ExitStack() as held:
         port = _reserve(held, host, port, "PORT") if _serves_port(settings) else port
         metrics_port = settings.folio_metrics_port
@@ -96,13 +101,13 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
             if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
                 env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="folio-metrics-")
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
-            pool = _Pool(_worker_command(args, host, port), env)
+            pool = _Pool(_worker_command(args, host, port), env, STOP_TIMEOUT + settings.folio_stop_delay)
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
                 return 0 if stop.is_set() else 1
             _announce(settings, host, port, [worker.process.pid for worker in pool.workers])
-            return await pool.watch(stop, redis)
+            return await pool.watch(stop, redis, reload)
 
 
 def _serves_port(settings: Settings) -> bool:
@@ -112,8 +117,12 @@ def _serves_port(settings: Settings) -> bool:
 
 def _reserve(held: ExitStack, host: str, port: int, setting: str) -> int:
     """Bind `port` with SO_REUSEPORT without listening: a port in use is said once, here, and port 0 becomes the
-    port every worker then shares. The socket stays open (and takes no connections) until the workers stop."""
+    port every worker then shares. The socket stays open (and takes no connections) until the workers stop.
+
+    SO_REUSEADDR as every listener has it (aiohttp's too): without it a connection of a stopped Folio still in
+    TIME-WAIT (~60 s after a keep-alive connection or a /readyz probe) made a free port look "in use"."""
     probe = held.enter_context(socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET))
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         probe.bind((host, port))
@@ -139,9 +148,10 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
 class _Pool:
     """The running workers: started, watched, and stopped together."""
 
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], stop_timeout: float) -> None:
         self._command = command
         self._env = env
+        self._stop_timeout = stop_timeout  # a worker still draining after this long is killed
         self.workers: list[Worker] = []
 
     async def start(self, number: int, stop: asyncio.Event) -> bool:
@@ -175,19 +185,26 @@ class _Pool:
         started = await asyncio.gather(*(self.start(number, stop) for number in range(2, workers + 1)))
         return all(started)
 
-    async def watch(self, stop: asyncio.Event, redis: EmbeddedRedis | None) -> int:
-        """Until a stop signal (0, or 1 when a worker's drain failed), a worker's death or Redis giving up (1)."""
-        waits = {asyncio.ensure_future(stop.wait()), *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}
-        if redis is not None:
-            waits.add(asyncio.ensure_future(redis.gave_up.wait()))
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in waits:
-            waiter.cancel()
-        if stop.is_set():
-            return 0 if all(code == 0 for code in await self.stop()) else 1
-        if redis is not None and redis.gave_up.is_set():
-            logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
-            return 1
+    async def watch(self, stop: asyncio.Event, redis: EmbeddedRedis | None, reload: asyncio.Event) -> int:
+        """Until a stop signal (0, or 1 when a worker's drain failed), a worker's death or Redis giving up (1);
+        `reload` (SIGHUP) replaces the workers on the way."""
+        while True:
+            waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload.wait()),
+                     *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}  # fmt: skip
+            if redis is not None:
+                waits.add(asyncio.ensure_future(redis.gave_up.wait()))
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiter in waits:
+                waiter.cancel()
+            if stop.is_set():
+                return 0 if all(code == 0 for code in await self.stop()) else 1
+            if redis is not None and redis.gave_up.is_set():
+                logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
+                return 1
+            if any(worker.process.returncode is not None for worker in self.workers):
+                break
+            reload.clear()
+            await self.reload(stop)
         for worker in self.workers:
             if worker.process.returncode is not None:
                 logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
@@ -195,20 +212,46 @@ class _Pool:
                          level=logging.ERROR)  # fmt: skip
         return 1
 
+    async def reload(self, stop: asyncio.Event) -> None:
+        """Start as many new workers as run now, beside them on the port; once every new one serves, SIGTERM the old
+        ones (each drains: /readyz 503, no new events, its turns finish or are handed back). A new worker that does
+        not start stops the reload: the old ones keep serving."""
+        old, self.workers = self.workers, []
+        first = max(worker.number for worker in old) + 1
+        logs.say(f"folio: reloading: starting {len(old)} new workers beside processes {_pids(old)}")
+        started = await asyncio.gather(*(self.start(number, stop) for number in range(first, first + len(old))))
+        new, self.workers = self.workers, old
+        if not all(started):
+            await _terminate(new, self._stop_timeout)
+            logs.say(f"folio: reload failed: a new worker did not start; processes {_pids(old)} keep serving")
+            return
+        self.workers = new
+        logs.say(f"folio: reloaded: processes {_pids(new)} serve; processes {_pids(old)} finish their turns and stop")
+        await _terminate(old, self._stop_timeout)
+
     async def stop(self) -> list[int]:
         """SIGTERM every worker (each lets its running turns finish), kill any still running after STOP_TIMEOUT;
         their exit statuses."""
-        for worker in self.workers:
+        return await _terminate(self.workers, self._stop_timeout)
+
+
+async def _terminate(workers: list[Worker], timeout: float) -> list[int]:
+    """SIGTERM `workers` (each drains), kill any still running after `timeout` s; their exit statuses."""
+    for worker in workers:
+        if worker.process.returncode is None:
+            worker.process.terminate()
+    waiting = [worker.process.wait() for worker in workers]
+    try:
+        return list(await asyncio.wait_for(asyncio.gather(*waiting), timeout))
+    except TimeoutError:
+        for worker in workers:
             if worker.process.returncode is None:
-                worker.process.terminate()
-        waiting = [worker.process.wait() for worker in self.workers]
-        try:
-            return list(await asyncio.wait_for(asyncio.gather(*waiting), STOP_TIMEOUT))
-        except TimeoutError:
-            for worker in self.workers:
-                if worker.process.returncode is None:
-                    worker.process.kill()
-            return list(await asyncio.gather(*(worker.process.wait() for worker in self.workers)))
+                worker.process.kill()
+        return list(await asyncio.gather(*(worker.process.wait() for worker in workers)))
+
+
+def _pids(workers: list[Worker]) -> str:
+    return ", ".join(str(worker.process.pid) for worker in workers)
 
 
 async def _read_line(fd: int) -> bytes:

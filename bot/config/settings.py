@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     folio_metrics_port: int | None = Field(
         None, ge=1, le=65535, description="a port serving /metrics, /healthz and /readyz (Socket Mode has no other)"
     )
+    folio_stop_delay: float = Field(
+        0.0, ge=0, le=60, description="seconds /readyz answers 503 on SIGTERM before Folio stops taking events"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -7,6 +7,7 @@ import errno
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -58,11 +59,27 @@ def port_refused(exc: OSError, host: str, port: int, setting: str) -> Configurat
     return ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.")
 
 
+@dataclass(frozen=True)
+class Listening:
+    """A running site: the port it got, and how to stop it taking requests before it closes (a drain)."""
+
+    port: int
+    runner: web.AppRunner
+
+    async def stop_taking(self) -> None:
+        """Stop accepting connections and close kept-alive ones once their request in progress is answered; the
+        runner's cleanup at the end of `running_site` closes the rest."""
+        for site in list(self.runner.sites):
+            await site.stop()
+        if self.runner.server is not None:
+            self.runner.server.pre_shutdown()
+
+
 @asynccontextmanager
 async def running_site(
     application: web.Application, host: str, port: int, *, announce: str | None,
     started: Callable[[int], None] | None = None, setting: str = "PORT", shared: bool = False,
-) -> AsyncIterator[int]:  # fmt: skip
+) -> AsyncIterator[Listening]:  # fmt: skip
     """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr (None: say
     nothing). A port that cannot be had is a ConfigurationError naming `setting`. `shared`: bind with SO_REUSEPORT,
     beside the other workers of `folio serve --workers N`, so the kernel spreads connections between them."""
@@ -78,6 +95,6 @@ async def running_site(
             logs.say(announce.format(url=f"http://{host}:{bound}"))
         if started is not None:
             started(bound)  # port 0 in tests: the caller learns which port it got
-        yield bound
+        yield Listening(bound, runner)
     finally:
         await runner.cleanup()

@@ -113,6 +113,13 @@ BROKEN = {  # what to break -> (the parts that fail, what the first one's line s
     "slack invalid_auth": ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "slack", "SLACK_BOT_TOKEN (invalid_auth)", "token"),
     "app token": ({"SLACK_APP_TOKEN": "xapp-wrong"}, "slack events", "SLACK_APP_TOKEN (invalid_auth)", "app-level"),
     "bad setting": ({"FOLIO_MAX_ITERATIONS": "lots"}, "settings", "FOLIO_MAX_ITERATIONS", ".env"),
+    # Seen: "check SLACK_API_URL" when the cause was name resolution (a container without DNS).
+    "slack name not resolved": ({"SLACK_API_URL": "https://folio-nowhere.invalid/api/"}, "slack",
+                                "the name folio-nowhere.invalid does not resolve",
+                                ("Check the DNS and outbound network of this machine or container; SLACK_API_URL is "
+                                 "only wrong if you changed it")),
+    "slack refused": ({"SLACK_API_URL": "http://127.0.0.1:9/api/"}, "slack", "127.0.0.1:9 refused the connection",
+                      "Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between Folio and Slack"),
 }
 
 

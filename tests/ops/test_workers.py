@@ -74,10 +74,10 @@ def answering(before_answer: Callable[[], None] = lambda: None) -> Callable[[Req
 
 
 @asynccontextmanager
-async def workers(env: dict[str, str], cwd: Path) -> AsyncIterator[Served]:
-    """`folio serve --workers 2` on a free port, until it has said that both workers serve."""
+async def workers(env: dict[str, str], cwd: Path, *, port: int = 0) -> AsyncIterator[Served]:
+    """`folio serve --workers 2` on `port` (a free one by default), until it has said that both workers serve."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
         env=env, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     served = Served(process)
@@ -211,3 +211,63 @@ async def test_a_worker_refusing_to_start_is_said_once_with_its_real_exit_status
     assert sum("Slack refused SLACK_BOT_TOKEN (invalid_auth)" in line for line in lines) == 1, lines
     assert any("worker 1 did not start (exit status 2)" in line for line in lines), lines  # seen: "none (it did
     assert not any("Traceback" in line or "Unknown child process" in line for line in lines), lines  # not start in time)"
+
+
+def time_wait_port() -> int:
+    """A port nothing listens on, with a connection Folio's side closed first still in TIME-WAIT (~60 s): what a
+    stopped `folio serve` leaves behind when a keep-alive connection (a load balancer, a /readyz probe) was open."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        served, _ = listener.accept()
+        served.close()  # the server's end closes first: it is the one left in TIME-WAIT
+        client.recv(1)
+        client.close()
+    return port
+
+
+async def test_workers_start_at_once_on_ports_a_stopped_folio_left_in_time_wait(
+    env: dict[str, str], tmp_path: Path, fake_model: FakeResponses
+) -> None:
+    # Seen: "Port 13000 on 0.0.0.0 is in use" (rc 2) though nothing listened, and the same for the metrics port.
+    port, metrics_port = time_wait_port(), time_wait_port()
+    async with workers({**env, "FOLIO_METRICS_PORT": str(metrics_port)}, tmp_path, port=port) as served:
+        assert served.base == f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{metrics_port}/healthz") as response:
+            assert response.status == 200
+
+
+async def test_sighup_starts_new_workers_before_stopping_the_old_ones_so_the_port_never_closes(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
+    fake_model.respond_with(answering())
+    async with workers(env, tmp_path) as served:
+        refused: list[str] = []
+        probing = asyncio.Event()
+
+        async def probe() -> None:  # a load balancer's health checks, each on a new connection, all along
+            while not probing.is_set():
+                try:
+                    async with aiohttp.ClientSession() as http, http.get(f"{served.base}/healthz") as response:
+                        await response.read()
+                except aiohttp.ClientError as exc:
+                    refused.append(repr(exc))
+                await asyncio.sleep(0.02)
+
+        prober = asyncio.create_task(probe())
+        served.process.send_signal(signal.SIGHUP)
+        await wait_until(lambda: any("reloaded: processes" in line for line in served.lines), timeout=90)
+        await wait_until(lambda: not any(_alive(pid) for pid in served.workers), timeout=60)
+        probing.set()
+        await prober
+        await mention(served.base, "1800000000.000001")
+        await wait_until(lambda: answers(slack, "1800000000.000001") == 1)
+
+    assert refused == []
+    [reloaded] = [line for line in served.lines if "reloaded: processes" in line]
+    new = {int(pid) for pid in re.findall(r"\d+", reloaded.split(";")[0])}
+    assert len(new) == 2 and not new & set(served.workers)
+    assert {record["process"] for record in served.turn_records()} <= new

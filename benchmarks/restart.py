@@ -1,0 +1,171 @@
+"""How long a redeploy leaves Slack without Folio: `python benchmarks/restart.py [--restarts N] [--workers N]`.
+
+Single process (the default): `folio serve` in HTTP mode with the bench's fake Slack and fake model
+(benchmarks/bench_fakes.py) and the embedded Redis (or --redis-url), restarted as an orchestrator does: SIGTERM, wait
+for the exit, start again. Measured per restart, from the SIGTERM: when the old process exited, when the new one
+answered /readyz 200 (the gap: events meanwhile are refused, and Slack retries them a minute later), and how many
+/readyz probes (one every 20 ms, each on a new connection) failed. With --workers N: SIGHUP (a reload) instead, and
+the same probes, which should never fail (the port never closes). Figures to benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: `python benchmarks/restart.py`
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench import SECRET, _build_index, _fakes, _free_port, _pythonpath  # noqa: E402
+
+_OURS = ("SLACK_", "OPENAI_", "AZURE_", "FOLIO_", "REDIS_", "PORT", "PROMETHEUS_")
+PROBE_EVERY = 0.02
+
+
+def folio_env(work: Path, urls: dict[str, str], *, redis_url: str | None) -> dict[str, str]:
+    """`folio serve`'s environment for a bench: the fakes, the bench index, no settings of the caller's."""
+    env = {name: value for name, value in os.environ.items() if not name.upper().startswith(_OURS)}
+    env.update({
+        "SLACK_BOT_TOKEN": urls["slack_token"], "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": urls["slack_api_url"],
+        "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": urls["model_base_url"], "FOLIO_MODEL_FAST": "bench-model",
+        "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(work / "data"),
+        "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"), "FOLIO_LOG_LEVEL": "INFO", "PYTHONPATH": _pythonpath(),
+    })  # fmt: skip
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+def start(work: Path, env: dict[str, str], port: int, workers: int, log: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers)]  # fmt: skip
+    with log.open("ab") as out:
+        return subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Probes:
+    """/readyz every PROBE_EVERY s on a new connection, in a thread: how many failed and when it last answered 200."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.failed = 0
+        self.last_ok = 0.0
+        self.first_ok_after: dict[float, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if ready(self.port):
+                self.last_ok = time.monotonic()
+            else:
+                self.failed += 1
+            time.sleep(PROBE_EVERY)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 120.0) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready(port):
+            return time.monotonic()
+        if process.poll() is not None:
+            raise SystemExit(f"restart: Folio stopped at start-up:\n{log.read_text(errors='replace')[-2000:]}")
+        time.sleep(PROBE_EVERY)
+    raise SystemExit(f"restart: Folio was not ready within {timeout:.0f} s; see {log}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="benchmarks/restart.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--restarts", type=int, default=3, metavar="N", help="restarts (or reloads) measured")
+    parser.add_argument("--workers", type=int, default=1, metavar="N", help="N > 1: SIGHUP reloads of --workers N")
+    parser.add_argument("--redis-url", help="a Redis of yours (default: the embedded one)")
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="folio-restart-"))
+    log = work / "folio.log"
+    try:
+        _build_index(args.corpus, work / "data")
+        (work / "channels.yaml").write_text("default:\n  container: benefits\n")
+        with _fakes(300.0, 0.0) as (_, urls):
+            env = folio_env(work, urls, redis_url=args.redis_url)
+            port = _free_port()
+            began = time.monotonic()
+            process = start(work, env, port, args.workers, log)
+            first = wait_ready(port, process, log) - began
+            print(f"restart: first start, to /readyz 200: {first:.2f} s", file=sys.stderr)
+            rows = []
+            for _ in range(args.restarts):
+                probes = Probes(port)
+                time.sleep(0.5)
+                if args.workers > 1:
+                    process, row = _reload(process, port, log)
+                else:
+                    process, row = _restart(work, env, port, process, log)
+                time.sleep(0.5)
+                probes.stop()
+                rows.append({**row, "probes_failed": probes.failed})
+                print(f"restart: {rows[-1]}", file=sys.stderr)
+            process.send_signal(signal.SIGTERM)
+            process.wait(60)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _report(rows, first, args.workers)
+    return 0
+
+
+def _restart(
+    work: Path, env: dict[str, str], port: int, process: subprocess.Popen[bytes], log: Path
+) -> tuple[subprocess.Popen[bytes], dict[str, float]]:
+    began = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    process.wait(60)
+    exited = time.monotonic()
+    new = start(work, env, port, 1, log)
+    answered = wait_ready(port, new, log)
+    return new, {"exit_s": exited - began, "start_s": answered - exited, "gap_s": answered - began}
+
+
+def _reload(process: subprocess.Popen[bytes], port: int, log: Path) -> tuple[subprocess.Popen[bytes], dict[str, float]]:
+    seen = log.read_text(errors="replace").count("reloaded: processes")
+    began = time.monotonic()
+    process.send_signal(signal.SIGHUP)
+    while log.read_text(errors="replace").count("reloaded: processes") == seen:
+        time.sleep(PROBE_EVERY)
+    return process, {"reload_s": time.monotonic() - began, "gap_s": 0.0}
+
+
+def _report(rows: list[dict[str, float]], first: float, workers: int) -> None:
+    print(f"first start to /readyz 200: {first:.2f} s")
+    for name in rows[0]:
+        values = [row[name] for row in rows]
+        print(f"{name}: median {statistics.median(values):.2f}, max {max(values):.2f} ({len(values)} "
+              f"{'reloads' if workers > 1 else 'restarts'})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
