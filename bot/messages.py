@@ -467,3 +467,26 @@ def slack_token_refused(variable: str, error: str | None) -> str:
         else "OAuth & Permissions > Bot User OAuth Token (xoxb-...)"
     )
     return f"Slack refused {variable} ({error or 'no reason given'}). Copy it again from your app's {where} into .env."
+
+
+# --- budgets and rate caps (bot.turns.budget) ---------------------------------------------------------------------
+def over_budget(whose: str, limit: int, *, resets_in: float) -> str:
+    """`whose` is "user", "channel" or "workspace"; the budget resets at midnight UTC, `resets_in` seconds away."""
+    owner = {"user": "You have", "channel": "This channel has", "workspace": "This workspace has"}[whose]
+    return (
+        f"{owner} used today's Folio budget of {limit:,} tokens, so I will not start on this question. "
+        f"The budget resets at midnight UTC (in {_duration(resets_in)}); an admin can raise it."
+    )
+
+
+def too_many_questions(per_minute: int, *, retry_in: float) -> str:
+    a_minute = "one question a minute" if per_minute == 1 else f"{per_minute} questions a minute"
+    return f"You are asking faster than {a_minute}, so I will not start on this one. Ask again in {_duration(retry_in)}."
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(1, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"

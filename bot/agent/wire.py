@@ -58,6 +58,7 @@ class ModelReply:
     code_runs: tuple[CodeRun, ...]
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, those the provider served from its prompt cache (billed lower)
     has_usage: bool = False
     error: str | None = None  # the service's message when status is "failed"
     incomplete_reason: str | None = None  # "content_filter", "max_output_tokens", ...
@@ -83,10 +84,16 @@ class ModelReply:
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=int(usage.get("input_tokens") or 0) if usage else 0,
             output_tokens=int(usage.get("output_tokens") or 0) if usage else 0,
+            cached_tokens=_cached(usage),
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
         )
+
+
+def _cached(usage: Mapping[str, object] | None) -> int:
+    details = usage.get("input_tokens_details") if usage else None
+    return int(details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
 
 
 def _glimpse(data: object) -> str:

@@ -1,0 +1,39 @@
+"""Turn traces in Redis, beside the conversation: `{prefix}:{team}:{channel}:{thread_ts}` (prefix
+`ConversationStore.keyspace("trace")`) is a list of each turn's trace as JSON, oldest first, kept as long as
+conversations are (its expiry restarts with each turn)."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
+
+MAX_TURNS = 50  # a thread's traces kept: the latest turns are the ones anybody asks about
+
+
+class TraceStore:
+    def __init__(self, redis: Redis, *, prefix: str, ttl_seconds: int = THIRTY_DAYS) -> None:
+        self._redis, self._prefix, self._ttl = redis, prefix, ttl_seconds
+
+    def _key(self, thread: ThreadKey) -> str:
+        return f"{self._prefix}:{thread}"
+
+    async def add(self, thread: ThreadKey, trace_json: str) -> None:
+        """Keep one more turn's trace (a transaction on one key)."""
+        key = self._key(thread)
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.rpush(key, trace_json)
+                pipe.ltrim(key, -MAX_TURNS, -1)
+                pipe.expire(key, self._ttl)
+                await pipe.execute()
+
+    async def all(self, thread: ThreadKey) -> list[str]:
+        """The thread's traces as JSON, oldest first (empty when none are kept)."""
+        async with redis_errors():
+            raw = await self._redis.lrange(self._key(thread), 0, -1)
+        return [item.decode() if isinstance(item, bytes) else item for item in raw]
+
+    async def delete(self, thread: ThreadKey) -> None:
+        async with redis_errors():
+            await self._redis.delete(self._key(thread))
