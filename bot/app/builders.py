@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
@@ -209,21 +210,33 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
     connection error, retried once on a new connection.
     """
-    from slack_sdk.http_retry.builtin_async_handlers import (
-        AsyncConnectionErrorRetryHandler,
-        AsyncRateLimitErrorRetryHandler,
-    )
+    from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
+
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
         SlackCallMeter(),
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+        RateLimitRetry(max_retry_count=3),
     ]
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
         session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
+
+
+class RateLimitRetry(AsyncRateLimitErrorRetryHandler):
+    """Every method answered HTTP 429 is retried after its Retry-After (slack_sdk's handler), except the one that
+    opens a stream: a turn refused a stream is posted at once instead (bot.slack.stream) rather than kept waiting."""
+
+    NOT_WAITED_FOR = frozenset({"chat.startStream"})
+
+    async def _can_retry_async(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:  # fmt: skip
+        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+        return method not in self.NOT_WAITED_FOR and response is not None and response.status_code == 429
 
 
 class SlackCallMeter(AsyncRetryHandler):

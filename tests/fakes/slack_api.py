@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import threading
 import time
 from collections import defaultdict, deque
@@ -115,6 +116,7 @@ class FakeSlack:
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
+        self._tiers: dict[str, tuple[int, float, deque[float]]] = {}
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -141,6 +143,12 @@ class FakeSlack:
         """The next `times` calls of `method` are HTTP 429 `ratelimited` with a Retry-After header."""
         with self._lock:
             self._failures[method].extend(_Failure("ratelimited", 429, retry_after) for _ in range(times))
+
+    def tier(self, method: str, *, per_window: int, window: float = 60.0) -> None:
+        """Slack's per-method rate tier: past `per_window` calls in any `window` seconds, `method` answers HTTP 429
+        `ratelimited` with Retry-After (whole seconds until the oldest call in the window leaves it)."""
+        with self._lock:
+            self._tiers[method] = (per_window, window, deque())
 
     def add_usergroup(self, group_id: str, handle: str, users: list[str], *, disabled: bool = False) -> None:
         """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
@@ -177,7 +185,7 @@ class FakeSlack:
         with self._lock:
             self.calls.append(SlackCall(method, params))
             queued = self._failures.get(method)
-            failure = queued.popleft() if queued else None
+            failure = queued.popleft() if queued else self._over_tier(method)
             if failure is not None:
                 return failure.status, {"ok": False, "error": failure.error}, failure
             expected = self.app_token if method == "apps.connections.open" else self.token
@@ -187,6 +195,18 @@ class FakeSlack:
             if answer is None:
                 return 200, {"ok": False, "error": "unknown_method"}, None
             return 200, answer(params), None
+
+    def _over_tier(self, method: str) -> _Failure | None:
+        if method not in self._tiers:
+            return None
+        limit, window, calls = self._tiers[method]
+        now = time.monotonic()
+        while calls and calls[0] <= now - window:
+            calls.popleft()
+        if len(calls) >= limit:
+            return _Failure("ratelimited", 429, max(1, math.ceil(calls[0] + window - now)))
+        calls.append(now)
+        return None
 
     def _next_ts(self) -> str:
         return f"1700000000.{next(self._ts):06d}"
