@@ -490,3 +490,10 @@ def _duration(seconds: float) -> str:
         return f"{seconds} s"
     hours, minutes = divmod(round(seconds / 60), 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
+# --- "Why this answer?" (bot.slack.why, `folio trace`) -------------------------------------------------------------
+MENU_WHY = "Why this answer? (admins)"
+WHY_TITLE = "Why this answer?"
+WHY_ADMINS_ONLY = "Only Folio's admins can see why an answer said what it said (`admins:` in channels.yaml)."
+WHY_NO_TRACE = "There is no trace of this answer: traces are kept for 30 days, and only while FOLIO_TRACES is on."

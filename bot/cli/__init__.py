@@ -10,13 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from bot import logs
-from bot.cli import access, ask, chat, doctor, eval, index, remove, search, serve, usage
+from bot.cli import access, ask, chat, doctor, eval, index, remove, search, serve, trace, usage
 from bot.cli import list as list_files  # the module `folio list`; not shadowing the builtin here
 from bot.cli.common import HelpFormatter, interrupted, parse_tags, pipe_closed
 from bot.config import Settings, load_settings
 from bot.errors import ConfigurationError, FolioError
 
-COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval, usage)
+COMMANDS = (index, list_files, remove, search, ask, chat, serve, access, doctor, eval, usage, trace)
 
 DESCRIPTION = """\
 Folio answers questions about your documents, citing the page of every claim.
@@ -39,6 +39,7 @@ examples:
   folio access U0123ABCD           # what that person may search in direct messages, and why
   folio doctor                     # is every part wired right? one line each, with what to do
   folio usage --by user            # tokens, model calls and searches per person (cost with a price table)
+  folio trace THREAD_LINK          # why each answer of a thread said what it said
 
 run `folio COMMAND --help` for the options of one command.
 """

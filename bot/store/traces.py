@@ -34,6 +34,17 @@ class TraceStore:
             raw = await self._redis.lrange(self._key(thread), 0, -1)
         return [item.decode() if isinstance(item, bytes) else item for item in raw]
 
+    async def find(self, *, thread_ts: str, channel: str | None = None) -> list[str]:
+        """The traces of every thread rooted at `thread_ts` (in `channel`, when given), whatever its workspace: what
+        `folio trace` is given is a link or a ts, which name no workspace. A SCAN: for the terminal, not for turns."""
+        pattern = f"{self._prefix}:*:{channel or '*'}:{thread_ts}"
+        found: list[str] = []
+        async with redis_errors():
+            keys = sorted([key async for key in self._redis.scan_iter(match=pattern, count=1000)])
+            for key in keys:
+                found += [item.decode() if isinstance(item, bytes) else item for item in await self._redis.lrange(key, 0, -1)]
+        return found
+
     async def delete(self, thread: ThreadKey) -> None:
         async with redis_errors():
             await self._redis.delete(self._key(thread))

@@ -125,7 +125,7 @@ class TraceBuilder:
         trace.tool_calls = [{"name": call.name, "arguments": dict(call.arguments), "summary": call.summary}
                             for call in answer.tool_calls]  # fmt: skip
         trace.cited = [f"[{c.label}] {c.file}" + (f" p. {c.page}" if c.page is not None else "") for c in answer.citations]
-        trace.removed = [f"{marker}: {REMOVED_WHY}" for marker in answer.removed_markers]
+        trace.removed = [f"[{marker}]: {REMOVED_WHY}" for marker in answer.removed_markers]
         trace.fallbacks = list(answer.notices)
         if answer.mode == "search_only":
             trace.fallbacks.insert(0, "search-only answer (quoted passages): no model answer")

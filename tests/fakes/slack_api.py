@@ -303,6 +303,14 @@ class FakeSlack:
             blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
         ))  # fmt: skip
 
+    def _views_open(self, params: Json) -> Json:
+        view = json.loads(params["view"]) if isinstance(params.get("view"), str) else params.get("view")
+        if not params.get("trigger_id") or not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **view}}
+
     def _chat_postEphemeral(self, params: Json) -> Json:
         return {"ok": True, "message_ts": self._next_ts()}
 
