@@ -19,7 +19,7 @@ from bot.cli import main
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, Harness
+from tests.slack.harness import CHANNEL, POLICY, Harness
 
 USERS = ("U0USER0001", "U0USER0002", "U0USER0003", "U0USER0004", "U0USER0005")
 
@@ -153,3 +153,19 @@ async def test_the_questions_per_minute_cap_holds_under_a_burst_of_20_in_one_sec
     assert len(fake_model.requests) == 5 and len(refused) == 15
     said = "You are asking faster than 5 questions a minute, so I will not start on this one. Ask again in "
     assert all(text.startswith(said) and text.endswith((" s.", " 1 min.")) for text in refused)
+
+
+async def test_a_channel_budget_in_channels_yaml_stops_the_channel_whoever_asks(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(lambda request: Step(text="Covered in network.", input_tokens=300, output_tokens=100))
+    policy = {**POLICY, "channels": {CHANNEL: {"container": "benefits", "daily_tokens": 400}}}
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=policy,
+                           folio_budget_channel_daily_tokens=100_000) as app:  # fmt: skip
+        first = await app.mention("First?", user="U0USER0001")
+        await app.settle()
+        second = await app.mention("Second?", user="U0USER0002")
+        await app.settle()
+
+    assert "Covered in network." in app.texts(first)[0] and len(fake_model.requests) == 1
+    assert app.texts(second)[0].startswith("This channel has used today's Folio budget of 400 tokens")

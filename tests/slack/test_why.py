@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.cli import main
-from bot.slack.render import ACTION_MORE
+from bot.slack.render import ACTION_DELETE, ACTION_MORE
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.slack.conftest import running_app
@@ -95,3 +95,18 @@ async def test_a_direct_message_trace_keeps_the_searches_but_not_the_words(
     [trace] = [json.loads(text) for text in traces]
     assert trace["question"] is None and trace["answer"] is None
     assert any(step["title"] == "Searching: balance billing protection" for step in trace["steps"])
+
+
+async def test_deleting_the_conversation_deletes_its_traces(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(answering)
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=ADMINS_POLICY) as app:
+        ts = await app.mention("Balance billing?")
+        await app.settle()
+        thread, [answer] = app.thread_key(ts), slack.thread(CHANNEL, ts)
+        kept = await app.folio.ledger.traces.all(thread)
+        await app.click(ACTION_DELETE, thread_ts=ts, message_ts=answer.ts)
+        await app.settle()
+
+        assert len(kept) == 1 and await app.folio.ledger.traces.all(thread) == []
