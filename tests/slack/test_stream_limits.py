@@ -38,3 +38,16 @@ async def test_a_burst_past_the_stream_tier_is_answered_on_the_posted_path_and_s
     assert len(slack.calls_of("chat.stopStream")) == streamed + 1  # the next window streams again
     assert "Covered in network." in app.texts(later)[-1]
     assert all(call["channel"] == CHANNEL for call in slack.calls_of("chat.startStream"))
+
+
+async def test_a_burst_of_answers_in_one_channel_backs_off_on_429_and_all_are_posted(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(lambda request: reply("Covered in network."))
+    slack.tier("chat.postMessage", per_window=5, window=2.0)  # Slack: about one a second per channel, short bursts
+    async with running_app(slack, fake_model, redis_url, corpus_index) as app:
+        burst = [await app.mention(f"Question {n}?") for n in range(10)]
+        await app.settle()
+
+    assert all("Covered in network." in app.texts(ts)[-1] for ts in burst)
+    assert len(slack.calls_of("chat.postMessage")) > 10  # some were answered 429 and sent again after Retry-After
