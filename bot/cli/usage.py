@@ -96,7 +96,9 @@ def table(rows: list[UsageRow], by: str, prices: PriceTable) -> str:
     header = (by, *COLUMNS, *(("est. cost",) if prices.priced else ()))
     total = UsageRow(key="total")
     for row in rows:
-        total.turns, total.calls, total.searches = total.turns + row.turns, total.calls + row.calls, total.searches + row.searches
+        total.turns += row.turns
+        total.calls += row.calls
+        total.searches += row.searches
         for model, spent in row.models.items():
             total.add(f"in:{model}", spent.input)
             total.add(f"cached:{model}", spent.cached)

@@ -21,8 +21,8 @@ from bot.slack.failures import describe_failure
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns.governance import GovernedRecorder
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
+from bot.turns.governance import GovernedRecorder
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-""""Why this answer?": the answer's overflow menu opens the turn's trace in a modal, for Folio's admins only.
+"""The "Why this answer?" item: the answer's overflow menu opens the turn's trace in a modal, for Folio's admins only.
 
 Slack shows one message alike to everyone in the channel, so the menu item is there for all; the check is here, on
 every click (a payload anyone could forge says nothing about who may see a trace): the clicker must be listed in

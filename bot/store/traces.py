@@ -4,11 +4,36 @@ conversations are (its expiry restarts with each turn)."""
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
+from dataclasses import dataclass
 
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from bot.store import scripts
 from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
 
 MAX_TURNS = 50  # a thread's traces kept: the latest turns are the ones anybody asks about
+
+# KEYS[1]: the thread's list; ARGV: the trace, how many to keep, seconds to keep them
+ADD = scripts.Script("""
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+""")
+
+
+@dataclass(frozen=True)
+class QueuedTrace:
+    """One turn's trace, to send in the pipeline that adds the turn's usage (`UsageStore.add(..., also=...)`)."""
+
+    key: str
+    trace_json: str
+    ttl: int
+    scripts: tuple[scripts.Script, ...] = (ADD,)
+
+    def queue(self, pipe: Pipeline) -> None:
+        ADD.queue(pipe, [self.key], [self.trace_json, MAX_TURNS, self.ttl])
 
 
 class TraceStore:
@@ -17,6 +42,10 @@ class TraceStore:
 
     def _key(self, thread: ThreadKey) -> str:
         return f"{self._prefix}:{thread}"
+
+    def queued(self, thread: ThreadKey, trace_json: str) -> QueuedTrace:
+        """The trace, ready to go out with the turn's usage in one round trip."""
+        return QueuedTrace(self._key(thread), trace_json, self._ttl)
 
     async def add(self, thread: ThreadKey, trace_json: str) -> None:
         """Keep one more turn's trace (a transaction on one key)."""
@@ -42,7 +71,8 @@ class TraceStore:
         async with redis_errors():
             keys = sorted([key async for key in self._redis.scan_iter(match=pattern, count=1000)])
             for key in keys:
-                found += [item.decode() if isinstance(item, bytes) else item for item in await self._redis.lrange(key, 0, -1)]
+                items = await self._redis.lrange(key, 0, -1)
+                found += [item.decode() if isinstance(item, bytes) else item for item in items]
         return found
 
     async def delete(self, thread: ThreadKey) -> None:

@@ -11,21 +11,29 @@ count), and per model `in:MODEL`, `cached:MODEL`, `out:MODEL` (what the price ta
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Protocol
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
+from bot.store import scripts
 from bot.store.conversations import redis_errors
 
 DIMENSIONS = ("workspace", "channel", "user", "profile")
 
-# KEYS[1]: the day's hash; ARGV[1]: its time to live (seconds), then field, amount, field, amount, ...
+# KEYS[1]: the day's hash; ARGV: its time to live (seconds), the number of dimensions D, D field prefixes
+# ("user|U0123|"), then metric, amount, metric, amount, ... Every prefix gets every metric: few arguments to send.
 _ADD = """
-for i = 2, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local dims = tonumber(ARGV[2])
+for d = 3, 2 + dims do
+  for i = 3 + dims, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[d] .. ARGV[i], ARGV[i + 1]) end
+end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
@@ -46,6 +54,17 @@ redis.call('ZADD', KEYS[1], t, ARGV[3])
 redis.call('EXPIRE', KEYS[1], math.ceil(window) + 1)
 return {1, '0'}
 """
+
+
+ADD = scripts.Script(_ADD)
+
+
+class Queued(Protocol):
+    """More commands to send in the same pipeline, and the scripts they use."""
+
+    scripts: tuple[scripts.Script, ...]
+
+    def queue(self, pipe: Pipeline) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -73,16 +92,17 @@ class TurnUsage:
     def tokens(self) -> int:
         return sum(each.input + each.output for each in self.models.values())
 
-    def fields(self) -> dict[str, int]:
-        """The hash fields this turn adds to, and by how much (nothing for a zero)."""
+    def prefixes(self) -> list[str]:
+        """The hash field prefix of each dimension this turn counts under."""
+        values = (self.workspace, self.channel, self.user, self.profile)
+        return [f"{dimension}|{value}|" for dimension, value in zip(DIMENSIONS, values)]
+
+    def metrics(self) -> dict[str, int]:
+        """Each metric this turn adds to, and by how much (nothing for a zero)."""
         metrics: dict[str, int] = {"turns": 1, "calls": self.calls, "searches": self.searches, "tokens": self.tokens}
         for model, spent in self.models.items():
             metrics.update({f"in:{model}": spent.input, f"cached:{model}": spent.cached, f"out:{model}": spent.output})
-        values = {"workspace": self.workspace, "channel": self.channel, "user": self.user, "profile": self.profile}
-        return {
-            f"{dimension}|{values[dimension]}|{metric}": amount
-            for dimension in DIMENSIONS for metric, amount in metrics.items() if amount
-        }  # fmt: skip
+        return {metric: amount for metric, amount in metrics.items() if amount}
 
 
 @dataclass
@@ -114,10 +134,9 @@ class UsageRow:
                 setattr(self, metric, getattr(self, metric) + amount)
             return
         spent = self.models.get(model, ModelTokens())
-        self.models[model] = ModelTokens(
-            input=spent.input + (amount if kind == "in" else 0), cached=spent.cached + (amount if kind == "cached" else 0),
-            output=spent.output + (amount if kind == "out" else 0),
-        )  # fmt: skip
+        added = {"in": "input", "cached": "cached", "out": "output"}.get(kind)
+        if added is not None:
+            self.models[model] = dataclasses.replace(spent, **{added: getattr(spent, added) + amount})
 
 
 class UsageStore:
@@ -127,19 +146,31 @@ class UsageStore:
         self._redis = redis
         self._prefix = prefix
         self._ttl = retention_days * 24 * 3600
-        self._add = redis.register_script(_ADD)
         self._take = redis.register_script(_TAKE)
 
     def day_key(self, day: date) -> str:
         return f"{self._prefix}:{{{day.isoformat()}}}"
 
-    async def add(self, usage: TurnUsage, *, day: date) -> None:
-        """Add one turn's usage to the day's counters, atomically."""
-        args: list[str | int] = [self._ttl]
-        for name, amount in usage.fields().items():
-            args += [name, amount]
+    def queue(self, pipe: Pipeline, usage: TurnUsage, *, day: date) -> None:
+        """Queue adding one turn's usage to the day's counters (one script: atomic, one slot)."""
+        prefixes = usage.prefixes()
+        args: list[str | int] = [self._ttl, len(prefixes), *prefixes]
+        for metric, amount in usage.metrics().items():
+            args += [metric, amount]
+        ADD.queue(pipe, [self.day_key(day)], args)
+
+    async def add(self, usage: TurnUsage, *, day: date, also: Queued | None = None) -> None:
+        """Add one turn's usage to the day's counters, atomically; `also` queues more for the same round trip (the
+        turn's trace)."""
+        known = (ADD, *(also.scripts if also else ()))
+
+        def build(pipe: Pipeline) -> None:
+            self.queue(pipe, usage, day=day)
+            if also is not None:
+                also.queue(pipe)
+
         async with redis_errors():
-            await self._add(keys=[self.day_key(day)], args=args)
+            await scripts.run(self._redis, known, build)
 
     async def spent(self, day: date, counters: Iterable[tuple[str, str]]) -> list[int]:
         """Tokens spent on `day` by each (dimension, value), e.g. [("user", "U1"), ("workspace", "T1")]."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -100,18 +100,16 @@ class GovernedRecorder(TurnRecorder):
             models={model: spent for model, spent in self.tokens.items() if model},
         )  # fmt: skip
 
-    def _writes(self) -> list[Coroutine[Any, Any, None]]:
+    async def _write(self) -> None:
+        """The usage counters and the trace, in one round trip; a failure is logged (counters a little short beat
+        a turn that fails after answering)."""
         assert self.ledger is not None
         day = datetime.fromtimestamp(self.wall(), timezone.utc).date()
-        writes = [self.ledger.usage.add(self.usage(), day=day)]
+        also = None
         if self._trace is not None and self.ledger.traces is not None:
             trace = self._trace.finish(outcome_of(self.answer, self.error))
-            writes.append(self.ledger.traces.add(self.request.thread, trace.to_json()))
-        return writes
-
-    async def _write(self) -> None:
-        for write in self._writes():
-            try:
-                await write
-            except Exception:  # logged: counters a little short beat a turn that fails after answering
-                log.warning("could not record the usage or trace of %s", self.request.thread, exc_info=True)
+            also = self.ledger.traces.queued(self.request.thread, trace.to_json())
+        try:
+            await self.ledger.usage.add(self.usage(), day=day, also=also)
+        except Exception:
+            log.warning("could not record the usage or trace of %s", self.request.thread, exc_info=True)

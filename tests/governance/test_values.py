@@ -29,7 +29,8 @@ def test_a_wrong_price_stops_folio_at_start_naming_the_variable(monkeypatch: pyt
 
 
 def test_a_thread_is_found_from_its_link_a_replys_link_or_its_ts() -> None:
-    assert thread_of("https://acme.slack.com/archives/C0123ABCD/p1700000000123456") == ("C0123ABCD", "1700000000.123456")
+    link = "https://acme.slack.com/archives/C0123ABCD/p1700000000123456"
+    assert thread_of(link) == ("C0123ABCD", "1700000000.123456")
     reply = "https://acme.slack.com/archives/C0123ABCD/p1700000099000001?thread_ts=1700000000.123456&cid=C0123ABCD"
     assert thread_of(reply) == ("C0123ABCD", "1700000000.123456")
     assert thread_of("1700000000.123456") == (None, "1700000000.123456")
