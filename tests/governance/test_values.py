@@ -47,3 +47,14 @@ def test_the_refusals_name_the_limit_and_when_it_resets() -> None:
     assert messages.too_many_questions(1, retry_in=12.4) == (
         "You are asking faster than one question a minute, so I will not start on this one. Ask again in 12 s."
     )
+
+
+def test_admins_are_user_ids_or_user_groups(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from bot.config import load_policy
+
+    path = tmp_path / "channels.yaml"
+    path.write_text("admins: [U0ADMIN01, it-admins, S0LEGAL01]\n")
+    assert load_policy(path).admins == ("U0ADMIN01", "it-admins", "S0LEGAL01")
+    path.write_text("admins: [U0ADMIN01, Bob Smith]\n")
+    with pytest.raises(ConfigurationError, match="line 1: admins.1: .*'Bob Smith' is not a Slack user group"):
+        load_policy(path)
