@@ -18,6 +18,7 @@ from typing import Any
 
 from bot import metrics
 from bot.agent.events import ModelCalled, Step, TurnEvent
+from bot.errors import OverLimit
 from bot.models import Answer
 from bot.store.traces import TraceStore
 from bot.store.usage import ModelTokens, TurnUsage, UsageStore
@@ -83,8 +84,8 @@ class GovernedRecorder(TurnRecorder):
     def finished(self) -> None:
         super().finished()
         metrics.cached_tokens(sum(spent.cached for spent in self.tokens.values()))
-        if self.ledger is None or self.spawn is None:
-            return
+        if self.ledger is None or self.spawn is None or isinstance(self.error, OverLimit):
+            return  # a refused turn spent nothing and said nothing worth tracing
         try:
             self.spawn(self._write(), name=f"ledger {self.request.thread}")
         except Exception:  # the record must never break a turn that already answered

@@ -9,6 +9,7 @@ import json
 import random
 import uuid
 from contextlib import AsyncExitStack
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from bot.cli import main
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, POLICY, Harness
+from tests.slack.harness import ALICE, CHANNEL, POLICY, Harness
 
 USERS = ("U0USER0001", "U0USER0002", "U0USER0003", "U0USER0004", "U0USER0005")
 
@@ -113,6 +114,8 @@ async def test_a_person_over_the_daily_budget_is_stopped_at_the_first_turn_past_
             await worker.settle()
         other = await workers[1].mention("And me?", user="U0USER0009")
         await workers[1].settle()
+        today = datetime.now(timezone.utc).date()
+        spent = {row.key: row for row in await workers[0].folio.ledger.usage.rows(since=today, until=today, by="user")}
 
     requests = len(fake_model.requests)
     assert requests == 4  # three of Alice's turns and the other person's; her fourth made no model call
@@ -123,6 +126,7 @@ async def test_a_person_over_the_daily_budget_is_stopped_at_the_first_turn_past_
         "The budget resets at midnight UTC (in "
     ) and refusal.endswith("); an admin can raise it.")
     assert "Covered" in workers[0].texts(threads[2][1])[0] and "Covered" in workers[1].texts(other)[0]
+    assert (spent[ALICE].turns, spent[ALICE].input, spent[ALICE].output) == (3, 900, 300)  # the refusal spent nothing
 
 
 async def test_think_harder_counts_against_the_same_budget(
