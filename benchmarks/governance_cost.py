@@ -65,12 +65,12 @@ async def run(turns: int, redis_url: str | None) -> dict[str, float]:
     ledger = Ledger(UsageStore(redis, prefix="bench:usage", retention_days=1), TraceStore(redis, prefix="bench:trace"))
     replay = events()
     figures = {}
+    pending: list[asyncio.Task[None]] = []
+
+    def spawn(work, *, name: str) -> None:  # type: ignore[no-untyped-def]
+        pending.append(asyncio.create_task(work))
+
     for name in ("plain", "governed", "plain again", "governed again"):
-        pending: list[asyncio.Task[None]] = []
-
-        def spawn(work, *, name: str) -> None:  # type: ignore[no-untyped-def]
-            pending.append(asyncio.create_task(work))
-
         started = time.process_time()
         for number in range(turns):
             request = TurnRequest(thread=ThreadKey("T1", "C1", f"1.{number}"), question="When are refunds due?",
