@@ -110,3 +110,20 @@ async def test_deleting_the_conversation_deletes_its_traces(
         await app.settle()
 
         assert len(kept) == 1 and await app.folio.ledger.traces.all(thread) == []
+
+
+async def test_an_admin_through_a_user_group_sees_the_trace(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(answering)
+    slack.add_usergroup("S0ADMINS01", "it-admins", [BOB])
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy={**POLICY, "admins": ["it-admins"]}) as app:
+        ts = await app.mention("Balance billing?")
+        await app.settle()
+        [answer] = slack.thread(CHANNEL, ts)
+        await choose_why(app, user=BOB, thread_ts=ts, message_ts=answer.ts)
+
+    [opened] = slack.calls_of("views.open")
+    view = opened["view"] if isinstance(opened["view"], dict) else json.loads(opened["view"])
+    assert "- search: Searching: balance billing protection" in "\n".join(b["text"]["text"] for b in view["blocks"])
+    assert app.ephemeral(BOB) == []
