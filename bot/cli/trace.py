@@ -10,8 +10,8 @@ import re
 import sys
 from urllib.parse import parse_qs, urlparse
 
-from bot.app import open_folio
 from bot.cli.common import HelpFormatter, settings_from
+from bot.cli.usage import counted_store
 from bot.errors import InvalidInput
 from bot.store.traces import TraceStore
 from bot.turns.trace import Trace
@@ -59,9 +59,8 @@ def run(args: argparse.Namespace) -> int:
     channel = args.channel or channel
 
     async def go() -> list[str]:
-        async with open_folio(settings, serving=True) as folio:
-            assert folio.store is not None  # serving builds it
-            redis, prefix = folio.store.keyspace("trace")
+        async with counted_store(settings) as store:
+            redis, prefix = store.keyspace("trace")
             return await TraceStore(redis, prefix=prefix).find(thread_ts=thread_ts, channel=channel)
 
     traces = [Trace.from_json(text) for text in asyncio.run(go())]

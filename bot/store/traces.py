@@ -4,10 +4,7 @@ conversations are (its expiry restarts with each turn)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
 from bot.store import scripts
 from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
@@ -23,19 +20,6 @@ return 1
 """)
 
 
-@dataclass(frozen=True)
-class QueuedTrace:
-    """One turn's trace, to send in the pipeline that adds the turn's usage (`UsageStore.add(..., also=...)`)."""
-
-    key: str
-    trace_json: str
-    ttl: int
-    scripts: tuple[scripts.Script, ...] = (ADD,)
-
-    def queue(self, pipe: Pipeline) -> None:
-        ADD.queue(pipe, [self.key], [self.trace_json, MAX_TURNS, self.ttl])
-
-
 class TraceStore:
     def __init__(self, redis: Redis, *, prefix: str, ttl_seconds: int = THIRTY_DAYS) -> None:
         self._redis, self._prefix, self._ttl = redis, prefix, ttl_seconds
@@ -43,19 +27,14 @@ class TraceStore:
     def _key(self, thread: ThreadKey) -> str:
         return f"{self._prefix}:{thread}"
 
-    def queued(self, thread: ThreadKey, trace_json: str) -> QueuedTrace:
-        """The trace, ready to go out with the turn's usage in one round trip."""
-        return QueuedTrace(self._key(thread), trace_json, self._ttl)
+    def call(self, thread: ThreadKey, trace_json: str) -> scripts.Call:
+        """Keeping one more turn's trace, to send with the turn's usage in one round trip (`UsageStore.add`)."""
+        return ADD.call([self._key(thread)], [trace_json, MAX_TURNS, self._ttl])
 
     async def add(self, thread: ThreadKey, trace_json: str) -> None:
-        """Keep one more turn's trace (a transaction on one key)."""
-        key = self._key(thread)
+        """Keep one more turn's trace (one script on one key)."""
         async with redis_errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(key, trace_json)
-                pipe.ltrim(key, -MAX_TURNS, -1)
-                pipe.expire(key, self._ttl)
-                await pipe.execute()
+            await scripts.run(self._redis, [self.call(thread, trace_json)])
 
     async def all(self, thread: ThreadKey) -> list[str]:
         """The thread's traces as JSON, oldest first (empty when none are kept)."""

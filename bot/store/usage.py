@@ -14,13 +14,11 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Protocol
 
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
 from bot.store import scripts
 from bot.store.conversations import redis_errors
@@ -57,14 +55,6 @@ return {1, '0'}
 
 
 ADD = scripts.Script(_ADD)
-
-
-class Queued(Protocol):
-    """More commands to send in the same pipeline, and the scripts they use."""
-
-    scripts: tuple[scripts.Script, ...]
-
-    def queue(self, pipe: Pipeline) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -151,26 +141,18 @@ class UsageStore:
     def day_key(self, day: date) -> str:
         return f"{self._prefix}:{{{day.isoformat()}}}"
 
-    def queue(self, pipe: Pipeline, usage: TurnUsage, *, day: date) -> None:
-        """Queue adding one turn's usage to the day's counters (one script: atomic, one slot)."""
+    def call(self, usage: TurnUsage, *, day: date) -> scripts.Call:
+        """Adding one turn's usage to the day's counters: one script, atomic, on one key."""
         prefixes = usage.prefixes()
         args: list[str | int] = [self._ttl, len(prefixes), *prefixes]
         for metric, amount in usage.metrics().items():
             args += [metric, amount]
-        ADD.queue(pipe, [self.day_key(day)], args)
+        return ADD.call([self.day_key(day)], args)
 
-    async def add(self, usage: TurnUsage, *, day: date, also: Queued | None = None) -> None:
-        """Add one turn's usage to the day's counters, atomically; `also` queues more for the same round trip (the
-        turn's trace)."""
-        known = (ADD, *(also.scripts if also else ()))
-
-        def build(pipe: Pipeline) -> None:
-            self.queue(pipe, usage, day=day)
-            if also is not None:
-                also.queue(pipe)
-
+    async def add(self, usage: TurnUsage, *, day: date, also: Sequence[scripts.Call] = ()) -> None:
+        """Add one turn's usage to the day's counters; `also` goes out in the same round trip (the turn's trace)."""
         async with redis_errors():
-            await scripts.run(self._redis, known, build)
+            await scripts.run(self._redis, [self.call(usage, day=day), *also])
 
     async def spent(self, day: date, counters: Iterable[tuple[str, str]]) -> list[int]:
         """Tokens spent on `day` by each (dimension, value), e.g. [("user", "U1"), ("workspace", "T1")]."""

@@ -106,10 +106,10 @@ class GovernedRecorder(TurnRecorder):
         a turn that fails after answering)."""
         assert self.ledger is not None
         day = datetime.fromtimestamp(self.wall(), timezone.utc).date()
-        also = None
+        also = []
         if self._trace is not None and self.ledger.traces is not None:
             trace = self._trace.finish(outcome_of(self.answer, self.error))
-            also = self.ledger.traces.queued(self.request.thread, trace.to_json())
+            also.append(self.ledger.traces.call(self.request.thread, trace.to_json()))
         try:
             await self.ledger.usage.add(self.usage(), day=day, also=also)
         except Exception:

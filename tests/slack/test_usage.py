@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 import random
+import threading
 import uuid
 from contextlib import AsyncExitStack
 from datetime import datetime, timezone
@@ -32,13 +33,15 @@ class Metered:
     def __init__(self, seed: int = 7) -> None:
         self.random = random.Random(seed)
         self.input = self.cached = self.output = self.calls = 0
+        self.lock = threading.Lock()  # the fake answers each request in a thread of its own
 
     def __call__(self, request: Request) -> Step:
-        tokens_in = self.random.randint(200, 900)
-        cached, tokens_out = self.random.randint(0, tokens_in // 2), self.random.randint(10, 80)
-        self.input, self.cached, self.output, self.calls = (
-            self.input + tokens_in, self.cached + cached, self.output + tokens_out, self.calls + 1,
-        )  # fmt: skip
+        with self.lock:
+            tokens_in = self.random.randint(200, 900)
+            cached, tokens_out = self.random.randint(0, tokens_in // 2), self.random.randint(10, 80)
+            self.input, self.cached, self.output, self.calls = (
+                self.input + tokens_in, self.cached + cached, self.output + tokens_out, self.calls + 1,
+            )  # fmt: skip
         base = reply("Covered in network [S1].") if request.tool_outputs else tools(search("network coverage"))
         return Step(calls=base.calls, text=base.text, input_tokens=tokens_in, cached_tokens=cached,
                     output_tokens=tokens_out)  # fmt: skip
