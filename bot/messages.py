@@ -497,3 +497,15 @@ MENU_WHY = "Why this answer? (admins)"
 WHY_TITLE = "Why this answer?"
 WHY_ADMINS_ONLY = "Only Folio's admins can see why an answer said what it said (`admins:` in channels.yaml)."
 WHY_NO_TRACE = "There is no trace of this answer: traces are kept for 30 days, and only while FOLIO_TRACES is on."
+
+
+def no_trace(thread_ts: str) -> str:
+    return f"No trace is kept for thread {thread_ts}: traces last 30 days, and only with FOLIO_TRACES on."
+
+
+def not_a_thread(text: str) -> str:
+    return f"{text!r} is neither a Slack message link nor a ts such as 1700000000.123456."
+
+
+def since_in_future(since: str, today: str) -> str:
+    return f"--since {since} is in the future; usage is counted up to today ({today}, UTC)."

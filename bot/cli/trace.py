@@ -10,6 +10,7 @@ import re
 import sys
 from urllib.parse import parse_qs, urlparse
 
+from bot import messages
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.usage import counted_store
 from bot.errors import InvalidInput
@@ -46,7 +47,7 @@ def thread_of(text: str) -> tuple[str | None, str]:
         return None, text
     match = _LINK_TS.search(urlparse(text).path)
     if match is None:
-        raise InvalidInput(f"{text!r} is neither a Slack message link nor a ts such as 1700000000.123456.")
+        raise InvalidInput(messages.not_a_thread(text))
     root = parse_qs(urlparse(text).query).get("thread_ts")  # a reply's link names its thread
     digits = match.group(2)
     return match.group(1), root[0] if root else f"{digits[:-6]}.{digits[-6:]}"
@@ -65,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     traces = [Trace.from_json(text) for text in asyncio.run(go())]
     if not traces:
-        print(f"No trace is kept for thread {thread_ts}: traces last 30 days, and only with FOLIO_TRACES on.",
-              file=sys.stderr)  # fmt: skip
+        print(messages.no_trace(thread_ts), file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps([json.loads(trace.to_json()) for trace in traces], ensure_ascii=False, indent=2))

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date, datetime, timedelta, timezone
 
+from bot import messages
 from bot.app import builders, open_folio
 from bot.app.redis_server import running_socket
 from bot.cli.common import HelpFormatter, settings_from
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     today = datetime.now(timezone.utc).date()
     since = args.since or today - timedelta(days=6)
     if since > today:
-        raise InvalidInput(f"--since {since} is in the future; usage is counted up to today ({today}, UTC).")
+        raise InvalidInput(messages.since_in_future(str(since), str(today)))
 
     async def go() -> list[UsageRow]:
         async with counted_store(settings) as store:
