@@ -113,3 +113,7 @@ class ContentFiltered(ModelRefused):
 
 class ContextTooLong(ModelRefused):
     """The input no longer fits the model's context window."""
+
+
+class OverLimit(FolioError):
+    """A daily token budget or the questions-per-minute cap stops this turn before any model call."""

@@ -576,3 +576,45 @@ def unreachable(service: str, *, url: str, setting: str, host: str, cause: str, 
                     "Check the outbound network: a firewall or proxy may be dropping the connection"),
     }.get(cause, (detail, f"Check {setting} and the outbound network"))  # fmt: skip
     return f"{service} cannot be reached at {setting} ({url}): {why}", fix
+
+
+# --- budgets and rate caps (bot.turns.budget) ---------------------------------------------------------------------
+def over_budget(whose: str, limit: int, *, resets_in: float) -> str:
+    """`whose` is "user", "channel" or "workspace"; the budget resets at midnight UTC, `resets_in` seconds away."""
+    owner = {"user": "You have", "channel": "This channel has", "workspace": "This workspace has"}[whose]
+    return (
+        f"{owner} used today's Folio budget of {limit:,} tokens, so I will not start on this question. "
+        f"The budget resets at midnight UTC (in {_duration(resets_in)}); an admin can raise it."
+    )
+
+
+def too_many_questions(per_minute: int, *, retry_in: float) -> str:
+    a_minute = "one question a minute" if per_minute == 1 else f"{per_minute} questions a minute"
+    return f"You are asking faster than {a_minute}, so I will not start on this one. Ask again in {_duration(retry_in)}."
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(1, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
+# --- "Why this answer?" (bot.slack.why, `folio trace`) -------------------------------------------------------------
+MENU_WHY = "Why this answer? (admins)"
+WHY_TITLE = "Why this answer?"
+WHY_ADMINS_ONLY = "Only Folio's admins can see why an answer said what it said (`admins:` in channels.yaml)."
+WHY_NO_TRACE = "There is no trace of this answer: traces are kept for 30 days, and only while FOLIO_TRACES is on."
+
+
+def no_trace(thread_ts: str) -> str:
+    return f"No trace is kept for thread {thread_ts}: traces last 30 days, and only with FOLIO_TRACES on."
+
+
+def not_a_thread(text: str) -> str:
+    return f"{text!r} is neither a Slack message link nor a ts such as 1700000000.123456."
+
+
+def since_in_future(since: str, today: str) -> str:
+    return f"--since {since} is in the future; usage is counted up to today ({today}, UTC)."

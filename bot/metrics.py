@@ -44,7 +44,8 @@ FIRST_FEEDBACK_SECONDS = Histogram(
 MODEL_CALLS = Counter("folio_model_calls", "Responses API calls, by profile and outcome", ["profile", "outcome"])
 MODEL_SECONDS = Histogram("folio_model_call_seconds", "Time one Responses API call took", ["profile"],
                           buckets=CALL_BUCKETS)  # fmt: skip
-TOKENS = Counter("folio_tokens", "Model tokens, by direction (input or output)", ["direction"])
+TOKENS = Counter("folio_tokens", "Model tokens, by direction (input, output; cached: the part of input served from "
+                 "the provider's prompt cache)", ["direction"])  # fmt: skip
 SEARCHES = Counter("folio_searches", "Searches the agent ran, by outcome (ok, failed)", ["outcome"])
 SEARCH_SECONDS = Histogram("folio_search_seconds", "Time one search took", buckets=FAST_BUCKETS)
 CITATIONS_REMOVED = Counter("folio_citations_removed", "Citation markers removed because they named no shown source")
@@ -113,6 +114,11 @@ def turn_finished(figures: TurnFigures) -> None:
     CITATIONS_REMOVED.inc(figures.citations_removed)
     TOKENS.labels("input").inc(figures.input_tokens)
     TOKENS.labels("output").inc(figures.output_tokens)
+
+
+def cached_tokens(count: int) -> None:
+    """Input tokens of a finished turn that the provider served from its prompt cache (part of `input`)."""
+    TOKENS.labels("cached").inc(count)
 
 
 def exposition() -> tuple[bytes, str]:

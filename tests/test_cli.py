@@ -11,7 +11,9 @@ import pytest
 from bot.cli import COMMANDS, build_parser, main
 from tests.conftest import ROOT
 
-SUBCOMMANDS = ("index", "list", "remove", "search", "ask", "chat", "serve", "access", "doctor", "eval", "feedback")
+SUBCOMMANDS = (
+    "index", "list", "remove", "search", "ask", "chat", "serve", "access", "doctor", "eval", "feedback", "usage", "trace",
+)
 
 
 def test_every_subcommand_is_listed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,6 +65,10 @@ class ModelCalled:
     profile: str
     outcome: str
     seconds: float
+    model: str = ""
+    input_tokens: int = 0  # what the service reported for this call (0 when it failed or reported none)
+    cached_tokens: int = 0
+    output_tokens: int = 0
 
 
 TurnEvent = Step | ResponseCreated | AnswerText | ModelCalled

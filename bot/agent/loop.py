@@ -259,6 +259,7 @@ async def _create(
     # openai's errors leave as Folio errors naming their cause (bot.agent.provider_errors); the call is timed, and a
     # streamed call is read to its end inside the block.
     chained = bool(previous_response_id)
+    response: ModelReply | None = None
     try:
         async with model_call(turn.model, model=params["model"], profile=turn.profile, chained=chained) as end:
             if turn.stream and may_answer:
@@ -273,10 +274,19 @@ async def _create(
                 response = await create(turn.model, request_body(params))
                 announced = False
     finally:  # the turn's observer counts every call, failed ones included
-        await turn.tools.events(ModelCalled(turn.profile, end.outcome, end.seconds))
+        await turn.tools.events(_called(turn.profile, params["model"], end.outcome, end.seconds, response))
+    assert response is not None  # the call raised otherwise
     await _record(turn, response, announced=announced)
     check_response(response)  # failed, or stopped by a content filter
     return response
+
+
+def _called(profile: str, model: str, outcome: str, seconds: float, response: ModelReply | None) -> ModelCalled:
+    """The event of one ended call, with the tokens the service reported for it (the usage counters add these)."""
+    if response is None:
+        return ModelCalled(profile, outcome, seconds, model)
+    return ModelCalled(profile, outcome, seconds, model, response.input_tokens, response.cached_tokens,
+                       response.output_tokens)  # fmt: skip
 
 
 async def _record(turn: _Turn, response: ModelReply, *, announced: bool) -> None:

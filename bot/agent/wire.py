@@ -67,6 +67,7 @@ class ModelReply:
     code_runs: tuple[CodeRun, ...]
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, those the provider served from its prompt cache (billed lower)
     has_usage: bool = False
     error: str | None = None  # the service's message when status is "failed"
     incomplete_reason: str | None = None  # "content_filter", "max_output_tokens", ...
@@ -92,6 +93,7 @@ class ModelReply:
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=_count(usage, "input_tokens"),
             output_tokens=_count(usage, "output_tokens"),
+            cached_tokens=_cached(usage),
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
@@ -108,6 +110,12 @@ def _count(usage: Json | None, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MalformedReply(f"usage.{key} is {_glimpse(value)!r}, not a number of tokens")
     return value
+
+
+def _cached(usage: Json | None) -> int:
+    """The cached part of the input tokens (`input_tokens_details.cached_tokens`), checked like any token count."""
+    details = usage.get("input_tokens_details") if usage else None
+    return _count(details, "cached_tokens") if isinstance(details, dict) else 0
 
 
 def _glimpse(data: object) -> str:

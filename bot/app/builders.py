@@ -229,18 +229,17 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
-        AsyncRateLimitErrorRetryHandler,
     )
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from bot.app.slack_calls import SlackCallMeter
+    from bot.app.slack_calls import RateLimitRetry, SlackCallMeter
 
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
     retries: list[AsyncRetryHandler] = [
         SlackCallMeter(),
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+        RateLimitRetry(max_retry_count=3),
     ]
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,

@@ -1,8 +1,9 @@
-"""Counting every Slack Web API call's outcome (folio_slack_api_errors_total), from inside slack_sdk's retry chain."""
+"""Slack's retry chain: every Web API call's outcome counted (folio_slack_api_errors_total), and 429s waited out."""
 
 from __future__ import annotations
 
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
@@ -30,3 +31,17 @@ class SlackCallMeter(AsyncRetryHandler):
             ok = body.get("ok", response.status_code < 400)
             metrics.slack_call(method, None if ok else str(body.get("error") or f"http_{response.status_code}"))
         return False
+
+
+class RateLimitRetry(AsyncRateLimitErrorRetryHandler):
+    """Every method answered HTTP 429 is retried after its Retry-After (slack_sdk's handler), except the one that
+    opens a stream: a turn refused a stream is posted at once instead (bot.slack.stream) rather than kept waiting."""
+
+    NOT_WAITED_FOR = frozenset({"chat.startStream"})
+
+    async def _can_retry_async(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:  # fmt: skip
+        method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+        return method not in self.NOT_WAITED_FOR and response is not None and response.status_code == 429

@@ -34,6 +34,8 @@ COMMANDS = {
     "doctor": ("bot.cli.doctor", "check that every part is wired right, with what to do when one is not"),
     "eval": ("bot.cli.eval", "score answers (or retrieval) on a golden file"),
     "feedback": ("bot.cli.feedback", "list (or export as golden lines) the feedback on answers"),
+    "usage": ("bot.cli.usage", "tokens, model calls and searches by day, channel, user or profile"),
+    "trace": ("bot.cli.trace", "why a thread's answers said what they said"),
 }
 
 DESCRIPTION = """\
@@ -57,6 +59,8 @@ examples:
   folio access U0123ABCD           # what that person may search in direct messages, and why
   folio doctor                     # is every part wired right? one line each, with what to do
   folio feedback --since 2026-11-01  # what people said of answers; `folio feedback export FILE` for eval
+  folio usage --by user            # tokens, model calls and searches per person (cost with a price table)
+  folio trace THREAD_LINK          # why each answer of a thread said what it said
 
 run `folio COMMAND --help` for the options of one command.
 """

@@ -7,6 +7,7 @@
         tags: [department:finance]             # optional default tags, /ask can narrow them
         external: allow                        # optional: answer here though the channel is shared with another
                                                # organisation (Slack Connect), people of it included
+        daily_tokens: 200000                   # optional: this channel's daily token budget
     dm:                                        # optional: what direct messages may search
       container: handbook
     default:                                   # optional: channels not listed above
@@ -17,6 +18,7 @@
       users:                                   # Slack user ID -> containers, added to their groups'
         U0CFO0001: [board]
       default: [handbook]                      # everyone; omit to give others nothing in DMs
+    admins: [U0ADMIN01, it-admins]             # optional: user IDs or user groups who see "Why this answer?"
     prompts:                                   # optional: suggested prompts in the assistant, per container
       finance:
         - {title: Payment terms, message: What are the payment terms with Acme?}
@@ -62,6 +64,7 @@ class ChannelRule(BaseModel):
     container: str
     tags: tuple[Tag, ...] = ()
     external: Literal["allow", "refuse"] = "refuse"  # Slack Connect: see bot.turns.boundary
+    daily_tokens: int | None = Field(None, ge=1)  # the channel's daily token budget (else the setting's)
 
     @field_validator("container")
     @classmethod
@@ -115,6 +118,10 @@ def _user_key(key: str) -> str:
     raise ValueError(f"{key!r} is not a Slack user ID (it looks like U0123ABCD)")
 
 
+def _admin_key(key: str) -> str:
+    return key if is_user_id(key) else _group_key(key)
+
+
 class AccessRules(BaseModel):
     """Who may search what in direct messages and the assistant: a person's containers are the union of their
     groups', their own and the default. Group membership comes from Slack (see `bot.access.membership`)."""
@@ -146,6 +153,7 @@ class ChannelPolicy(BaseModel):
     default: ChannelRule | None = None
     access: AccessRules | None = None
     prompts: dict[str, tuple[Prompt, ...]] = Field(default_factory=dict)
+    admins: tuple[Annotated[str, AfterValidator(_admin_key)], ...] = ()  # user IDs or user groups: see turn traces
 
     @field_validator("tag_keys")
     @classmethod

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.config.prices import PriceTable, parse_prices
 from bot.errors import ConfigurationError
 
 Effort = Literal["minimal", "low", "medium", "high"]
@@ -95,6 +96,16 @@ class Settings(BaseSettings):
     )
     folio_convert_timeout: float = Field(300.0, gt=0, le=7200, description="seconds one file may take to convert")
     folio_convert_jobs: int = Field(2, ge=1, le=32, description="LibreOffice conversions at once")
+    # Usage, budgets and traces (see README "Usage, budgets and traces"); a blank budget or cap means none
+    folio_price_per_mtok_in: str = Field("", description="dollars per million input tokens: 0.25, or gpt-5=1.25,...")
+    folio_price_per_mtok_out: str = Field("", description="dollars per million output tokens, the same form")
+    folio_price_per_mtok_cached: str = Field("", description="dollars per million cached input tokens (default: input)")
+    folio_budget_user_daily_tokens: int | None = Field(None, ge=1, description="tokens one person may use a day")
+    folio_budget_channel_daily_tokens: int | None = Field(None, ge=1, description="tokens one channel may use a day")
+    folio_budget_workspace_daily_tokens: int | None = Field(None, ge=1, description="tokens a workspace may use a day")
+    folio_user_questions_per_minute: int | None = Field(None, ge=1, description="questions one person may ask a minute")
+    folio_usage_retention_days: int = Field(90, ge=1, le=3650, description="days usage counters are kept")
+    folio_traces: bool = Field(True, description="keep each turn's trace for admins (\"Why this answer?\")")
 
     # Operations
     folio_log_format: Literal["text", "json"] = Field("text", description="log lines as text, or one JSON object each")
@@ -128,6 +139,12 @@ class Settings(BaseSettings):
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("folio_price_per_mtok_in", "folio_price_per_mtok_out", "folio_price_per_mtok_cached")
+    @classmethod
+    def _prices(cls, value: str) -> str:
+        parse_prices(value)  # a wrong price table stops Folio at start, naming the variable
+        return value
+
     @field_validator("slack_api_url")
     @classmethod
     def _trailing_slash(cls, value: str) -> str:
@@ -145,6 +162,12 @@ class Settings(BaseSettings):
     @property
     def thorough_model(self) -> str:
         return self.folio_model_thorough or self.folio_model_fast
+
+    @property
+    def prices(self) -> PriceTable:
+        return PriceTable(input=parse_prices(self.folio_price_per_mtok_in),
+                          output=parse_prices(self.folio_price_per_mtok_out),
+                          cached=parse_prices(self.folio_price_per_mtok_cached))  # fmt: skip
 
 
 def _bare(value: str) -> str:

@@ -24,6 +24,8 @@ from slack_sdk.models.blocks import (
     FeedbackButtonsElement,
     MarkdownBlock,
     MarkdownTextObject,
+    Option,
+    OverflowMenuElement,
     SectionBlock,
 )
 
@@ -42,6 +44,8 @@ ACTION_NOT_HELPFUL = "folio_not_helpful"
 ACTION_THINK_HARDER = "folio_think_harder"
 ACTION_DELETE = "folio_delete"
 ACTION_PRIVATE = "folio_private"  # "Search what only I can see", offered to one person (bot.slack.private)
+ACTION_MORE = "folio_more"  # the answer's overflow menu; its one item today opens the turn's trace for admins
+WHY = "why"
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,9 @@ def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
         text=messages.BUTTON_DELETE, action_id=ACTION_DELETE, value=value, style="danger", confirm=confirm
     )
     buttons.append(delete)
-    return ActionsBlock(elements=buttons)
+    more = OverflowMenuElement(action_id=ACTION_MORE, options=[Option(text=messages.MENU_WHY, value=json.dumps(
+        {"turn": turn_index, "do": WHY}))])  # fmt: skip
+    return ActionsBlock(elements=[*buttons, more])
 
 
 def _notices(answer: Answer) -> list[Block]:

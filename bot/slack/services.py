@@ -8,6 +8,7 @@ listeners and turns then use them without asking again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -19,6 +20,10 @@ from bot.config.policy_file import PolicyFile
 from bot.errors import ConfigurationError
 from bot.slack.stream import StreamMemory
 from bot.store import ConversationStore
+from bot.store.traces import TraceStore
+from bot.store.usage import UsageStore
+from bot.turns.budget import Budget, Limits
+from bot.turns.governance import Ledger
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +35,20 @@ class SlackFolio(Folio):
     access: Access
     policy: ChannelPolicy | PolicyFile
     streams: StreamMemory = field(default_factory=StreamMemory)  # this process's workspaces without streams
+
+    @functools.cached_property
+    def ledger(self) -> Ledger:
+        """Where turns add their usage and keep their traces (the conversation store's Redis)."""
+        settings = self.settings
+        redis, prefix = self.store.keyspace("usage")
+        usage = UsageStore(redis, prefix=prefix, retention_days=settings.folio_usage_retention_days)
+        traces = TraceStore(redis, prefix=self.store.keyspace("trace")[1]) if settings.folio_traces else None
+        return Ledger(usage, traces)
+
+    @functools.cached_property
+    def budget(self) -> Budget:
+        """Today's budgets and rate cap, checked by every Slack turn."""
+        return Budget(self.ledger.usage, limits=Limits.of(self.settings), policy=self.channel_policy)
 
     @classmethod
     def of(cls, folio: Folio) -> SlackFolio:
@@ -43,3 +62,4 @@ class SlackFolio(Folio):
         parts = {each.name: getattr(folio, each.name) for each in dataclasses.fields(Folio)}
         return cls(**{**parts, "store": folio.store, "slack": folio.slack, "access": folio.access,
                       "policy": folio.policy})  # fmt: skip
+

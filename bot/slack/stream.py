@@ -16,7 +16,8 @@ checked answer, which says so.
 
 A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
 status or a placeholder (StatusLineView); after, by replacing the streamed message with chat.update. The workspace
-is then remembered as one without streams for REMEMBER_SECONDS, in this process's memory only (`StreamMemory`, held
+is then remembered as one without streams for REMEMBER_SECONDS (for a rate limit, HTTP 429: only until its
+Retry-After has passed, and the turns meanwhile are posted at once), in this process's memory only (`StreamMemory`, held
 by the SlackFolio: each replica learns it once; a restart forgets it), unless the refusal was about that one message
 only (MESSAGE_ENDED).
 """
@@ -68,8 +69,8 @@ class StreamMemory:
     def allows(self, team: str) -> bool:
         return self._until.get(team, 0.0) <= time.monotonic()
 
-    def refuse(self, team: str) -> None:
-        self._until[team] = time.monotonic() + REMEMBER_SECONDS
+    def refuse(self, team: str, *, seconds: float = REMEMBER_SECONDS) -> None:
+        self._until[team] = time.monotonic() + seconds
 
 
 class StreamView(StatusLineView):
@@ -269,9 +270,26 @@ class StreamView(StatusLineView):
         if reason in MESSAGE_ENDED:
             log.info("%s refused (%s): this answer goes on without its stream", method, reason)
             return
-        log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
+        wait = retry_after(exc)
+        if wait is not None:  # Slack's rate tier (startStream: about 20 a minute): post until it lets streams in
+            log.info("%s rate limited: answers in workspace %s are posted for %.0f s", method, self._team, wait)
+        else:
+            log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
         if self._team:
-            self._memory.refuse(self._team)
+            self._memory.refuse(self._team, seconds=REMEMBER_SECONDS if wait is None else wait)
+
+
+def retry_after(exc: Exception) -> float | None:
+    """The seconds a 429 answer asks to wait (Retry-After; 1 when it names none), or None for any other failure."""
+    response = exc.response if isinstance(exc, SlackApiError) else None
+    if response is None or response.status_code != 429:
+        return None
+    value = (response.headers or {}).get("Retry-After") or (response.headers or {}).get("retry-after")
+    value = value[0] if isinstance(value, list | tuple) and value else value
+    try:
+        return max(1.0, float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 1.0
 
 
 def _split(chunk: Json) -> list[Json]:

@@ -23,6 +23,7 @@ from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
 from bot.turns.boundary import SharedSpaces
+from bot.turns.governance import GovernedRecorder
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ async def run_slack_turn(
     hand-back): a failure is shown in the thread, logged and recorded."""
     try:
         await answer(request, services=services(folio), view=view_for(folio, request, resumed_ts=resumed_ts),
-                     observer=TurnRecorder(request, content=folio.settings.folio_log_content), lock=lock)  # fmt: skip
+                     observer=observer_for(folio, request), lock=lock)  # fmt: skip
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
         if not isinstance(error, FolioError | TimeoutError | SlackApiError):
             log.exception("turn failed in %s", request.thread, exc_info=error)
@@ -79,8 +80,14 @@ def services(folio: SlackFolio) -> TurnServices:
         scopes=SharedSpaces(PolicyScopes(folio.channel_policy, folio.access), folio.channel_policy,
                             folio.access.organisation),
         timeout=folio.turn_timeout,
-        admit=folio.tasks.gate.wait_for_room,
+        admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check,
     )  # fmt: skip
+
+
+def observer_for(folio: SlackFolio, request: TurnRequest) -> GovernedRecorder:
+    """The turn's record, its usage counted and its trace kept (bot.turns.governance)."""
+    return GovernedRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
+                            spawn=folio.tasks.spawn)  # fmt: skip
 
 
 def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:

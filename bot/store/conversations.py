@@ -120,9 +120,9 @@ class ConversationStore:
                 await pipe.execute()
 
     async def delete(self, thread: ThreadKey) -> None:
-        """Forget the thread."""
+        """Forget the thread (its turn traces too: they may quote it)."""
         async with redis_errors():
-            await self._redis.delete(self._key(thread), self._responses_key(thread))
+            await self._redis.delete(self._key(thread), self._responses_key(thread), f"{self._prefix}:trace:{thread}")
 
     async def set_feedback(self, thread: ThreadKey, turn_index: int, feedback: Feedback) -> bool:
         """Store a helpful / not helpful vote on one turn; False when the turn is gone. Hold the thread lock."""

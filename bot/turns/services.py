@@ -12,6 +12,7 @@ from bot.agent import AgentOptions
 from bot.models import Conversation
 from bot.retrieval import SearchIndex
 from bot.store import ThreadKey
+from bot.turns.request import TurnRequest
 from bot.turns.scope import Scopes
 
 if TYPE_CHECKING:  # the SDK loads with the first model call (`folio ask` without a model never needs it)
@@ -67,6 +68,10 @@ async def at_once() -> None:
     """Admission for surfaces without a gate: every turn starts at once."""
 
 
+async def unlimited(request: object) -> None:
+    """The guard of surfaces without budgets or rate caps (the terminal, an eval)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TurnServices:
     """Everything a turn needs, whatever the surface; built by the surface from the `Folio` it was given."""
@@ -78,3 +83,4 @@ class TurnServices:
     scopes: Scopes
     timeout: float | None  # seconds the agent may take for the answer (None: as long as it takes)
     admit: Callable[[], Awaitable[None]] = at_once  # waits while the event loop is too busy to start one more turn
+    guard: Callable[[TurnRequest], Awaitable[None]] = unlimited  # raises OverLimit (bot.turns.budget) to refuse

@@ -126,6 +126,7 @@ async def _scope(request: TurnRequest, existing: Conversation | None, services: 
     """The turn's scope, resolved once; a thread taken on whose very first turn is refused is given back to people
     (its replies are not Folio's to answer)."""
     try:
+        await services.guard(request)  # over a budget or the rate cap: refused here, before any model call
         return await services.scopes.resolve(request, narrowing=existing.narrowing if existing else request.tags)
     except FolioError:
         if existing is not None and not existing.turns:

@@ -83,6 +83,7 @@ class Step:
     latency: float | None = None  # seconds; None = the server's default
     input_tokens: int = 120
     output_tokens: int = 30
+    cached_tokens: int = 0  # of input_tokens, reported as usage.input_tokens_details.cached_tokens
     tokens: tuple[str, ...] | None = None  # how a streamed text is cut into deltas (default: word pieces)
     token_delay: float | None = None  # seconds between streamed text deltas; None = the server's default
     broken_after: int | None = None  # streamed: the connection drops after this many text deltas
@@ -438,7 +439,7 @@ def _response(response_id: str, body: Json, output: list[Json], step: Step) -> J
         "output": output,
         "usage": {
             "input_tokens": step.input_tokens,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "input_tokens_details": {"cached_tokens": step.cached_tokens, "cache_write_tokens": 0},
             "output_tokens": step.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": step.input_tokens + step.output_tokens,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import threading
 import time
 from collections import defaultdict, deque
@@ -125,6 +126,7 @@ class FakeSlack:
         self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
         self.modals: list[Json] = []  # views opened with views.open, in order
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
+        self._tiers: dict[str, tuple[int, float, deque[float]]] = {}
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -151,6 +153,12 @@ class FakeSlack:
         """The next `times` calls of `method` are HTTP 429 `ratelimited` with a Retry-After header."""
         with self._lock:
             self._failures[method].extend(_Failure("ratelimited", 429, retry_after) for _ in range(times))
+
+    def tier(self, method: str, *, per_window: int, window: float = 60.0) -> None:
+        """Slack's per-method rate tier: past `per_window` calls in any `window` seconds, `method` answers HTTP 429
+        `ratelimited` with Retry-After (whole seconds until the oldest call in the window leaves it)."""
+        with self._lock:
+            self._tiers[method] = (per_window, window, deque())
 
     def add_usergroup(self, group_id: str, handle: str, users: list[str], *, disabled: bool = False) -> None:
         """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
@@ -197,7 +205,7 @@ class FakeSlack:
         with self._lock:
             self.calls.append(SlackCall(method, params))
             queued = self._failures.get(method)
-            failure = queued.popleft() if queued else None
+            failure = queued.popleft() if queued else self._over_tier(method)
             if failure is not None:
                 return failure.status, {"ok": False, "error": failure.error}, failure
             expected = self.app_token if method == "apps.connections.open" else self.token
@@ -210,6 +218,18 @@ class FakeSlack:
                 return 200, {"ok": False, "error": problem}, None
             hostile = self.hostile.get(method)
             return 200, (hostile(params, answer(params)) if hostile else answer(params)), None
+
+    def _over_tier(self, method: str) -> _Failure | None:
+        if method not in self._tiers:
+            return None
+        limit, window, calls = self._tiers[method]
+        now = time.monotonic()
+        while calls and calls[0] <= now - window:
+            calls.popleft()
+        if len(calls) >= limit:
+            return _Failure("ratelimited", 429, max(1, math.ceil(calls[0] + window - now)))
+        calls.append(now)
+        return None
 
     def _next_ts(self) -> str:
         return f"1700000000.{next(self._ts):06d}"
@@ -305,6 +325,14 @@ class FakeSlack:
             markdown=state.markdown if state else "", tasks=tuple(map(dict, state.tasks.values())) if state else (),
             blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
         ))  # fmt: skip
+
+    def _views_open(self, params: Json) -> Json:
+        view = json.loads(params["view"]) if isinstance(params.get("view"), str) else params.get("view")
+        if not params.get("trigger_id") or not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **view}}
 
     def _chat_postEphemeral(self, params: Json) -> Json:
         return {"ok": True, "message_ts": self._next_ts()}

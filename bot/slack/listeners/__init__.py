@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.slack import why
 from bot.slack.listeners import actions, ask, assistant, feedback, messages, private, shared, subteams
 from bot.slack.services import SlackFolio
 
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
     """Attach every listener to `app`."""
-    for module in (messages, ask, actions, assistant, subteams, shared, feedback, private):
+    for module in (messages, ask, actions, assistant, subteams, shared, feedback, private, why):
         module.register(app, folio)

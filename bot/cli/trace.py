@@ -1,0 +1,77 @@
+"""`folio trace THREAD_LINK_OR_TS [--channel ID] [--json]`: what each turn of a Slack thread did: model calls,
+searches and the sources they returned, citations kept and removed, fallbacks (the traces `bot.store.traces` keeps)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from urllib.parse import parse_qs, urlparse
+
+from bot import messages
+from bot.cli.common import HelpFormatter, settings_from
+from bot.cli.usage import counted_store
+from bot.errors import InvalidInput
+from bot.store.traces import TraceStore
+from bot.turns.trace import Trace
+
+EPILOG = """\
+examples:
+  folio trace https://acme.slack.com/archives/C0123ABCD/p1700000000123456
+  folio trace 1700000000.123456 --channel C0123ABCD
+  folio trace 1700000000.123456 --json"""
+
+_TS = re.compile(r"^\d{9,}\.\d{6}$")
+_LINK_TS = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10,})")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "trace", help="why a thread's answers said what they said", epilog=EPILOG, formatter_class=HelpFormatter,
+        description="Print the trace of each turn of a Slack thread: every model call (profile, tokens, latency), "
+        "every search with the sources it returned (file, page, score, container), the citations kept and removed, "
+        "and the fallbacks taken. Give a message link (Copy link in Slack) or the thread's ts.",
+    )  # fmt: skip
+    parser.add_argument("thread", metavar="THREAD_LINK_OR_TS", help="a Slack message link, or the thread's ts")
+    parser.add_argument("--channel", metavar="ID", help="the channel, when a bare ts is given")
+    parser.add_argument("--json", action="store_true", help="print a JSON array, one object per turn")
+    parser.set_defaults(run=run)
+
+
+def thread_of(text: str) -> tuple[str | None, str]:
+    """(channel or None, thread ts) from a message link or a ts; InvalidInput naming the forms accepted."""
+    text = text.strip()
+    if _TS.match(text):
+        return None, text
+    match = _LINK_TS.search(urlparse(text).path)
+    if match is None:
+        raise InvalidInput(messages.not_a_thread(text))
+    root = parse_qs(urlparse(text).query).get("thread_ts")  # a reply's link names its thread
+    digits = match.group(2)
+    return match.group(1), root[0] if root else f"{digits[:-6]}.{digits[-6:]}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the thread's traces, oldest turn first."""
+    settings = settings_from(args)
+    channel, thread_ts = thread_of(args.thread)
+    channel = args.channel or channel
+
+    async def go() -> list[str]:
+        async with counted_store(settings) as store:
+            redis, prefix = store.keyspace("trace")
+            return await TraceStore(redis, prefix=prefix).find(thread_ts=thread_ts, channel=channel)
+
+    traces = [Trace.from_json(text) for text in asyncio.run(go())]
+    if not traces:
+        print(messages.no_trace(thread_ts), file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([json.loads(trace.to_json()) for trace in traces], ensure_ascii=False, indent=2))
+        return 0
+    for number, trace in enumerate(traces, 1):
+        print(f"== turn {number}")
+        print("\n".join(trace.lines()))
+    return 0

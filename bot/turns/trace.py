@@ -1,0 +1,151 @@
+"""The trace of one turn, for an admin asking "Why this answer?": each model call (profile, model, tokens, latency),
+each step and tool call with its arguments (the rewritten question, the search queries and filters), the sources
+each search returned (file, page, score, container), which sources the answer cited, which citation markers the
+check removed and why, and the fallbacks taken.
+
+`TraceBuilder` gathers it from the turn's hooks (`bot.turns.governance.GovernedRecorder` feeds it); `Trace` is the
+JSON-ready value stored beside the conversation (`bot.store.traces`) and shown by `folio trace` and the Slack modal
+(`lines()`). The question and the answer are in it only for turns in a channel, whose members saw them anyway;
+a direct message's trace keeps the searches but not the words.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.agent.events import ModelCalled, Step
+from bot.models import Answer, utc_now
+
+REMOVED_WHY = "named no source the model was shown"
+
+
+@dataclass(frozen=True)
+class TraceSource:
+    label: str  # S1, S2, ... as the model saw it
+    file: str
+    page: int | None
+    score: float
+    container: str
+
+
+@dataclass
+class TraceStep:
+    kind: str  # model, rewrite, search, calculate, write
+    title: str  # "Searching: payment terms Acme", or the model and profile of a call
+    ms: int = 0
+    status: str = "done"
+    detail: str = ""
+    tokens: tuple[int, int, int] | None = None  # a model call's (input, cached, output)
+    sources: list[TraceSource] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    at: str
+    workspace: str
+    channel: str
+    thread_ts: str
+    user: str
+    profile: str = "fast"
+    outcome: str = "unknown"
+    steps: list[TraceStep] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {name, arguments, summary}
+    cited: list[str] = field(default_factory=list)  # "[1] handbook.pdf p. 4"
+    removed: list[str] = field(default_factory=list)  # "[S9]: named no source the model was shown"
+    fallbacks: list[str] = field(default_factory=list)
+    question: str | None = None
+    answer: str | None = None
+
+    def to_json(self) -> str:
+        # by hand rather than dataclasses.asdict, which deep-copies every value (a tenth of a millisecond a turn)
+        data = dict(vars(self))
+        data["steps"] = [{**vars(step), "sources": [vars(source) for source in step.sources]} for step in self.steps]
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Trace:
+        data = json.loads(text)
+        steps = [TraceStep(**{**step, "sources": [TraceSource(**s) for s in step["sources"]],
+                              "tokens": tuple(step["tokens"]) if step["tokens"] else None})
+                 for step in data.pop("steps")]  # fmt: skip
+        return cls(**data, steps=steps)
+
+    def lines(self) -> list[str]:
+        """The trace as plain lines (the terminal and the Slack modal show these)."""
+        out = [f"turn at {self.at} by {self.user} in {self.channel}: {self.outcome}, profile {self.profile}"]
+        if self.question is not None:
+            out.append(f"question: {self.question}")
+        for step in self.steps:
+            tokens = _tokens(step.tokens)
+            failed = " FAILED" if step.status == "failed" else ""
+            out.append(f"- {step.kind}: {step.title}{failed} ({step.ms} ms){tokens}")
+            out += [f"    {s.label} {s.file} p. {s.page if s.page is not None else '-'} score {s.score:.3f} "
+                    f"[{s.container}]" for s in step.sources]  # fmt: skip
+        for call in self.tool_calls:
+            out.append(f"- tool {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
+                       + (f": {call['summary']}" if call.get("summary") else ""))  # fmt: skip
+        out.append("cited: " + ("; ".join(self.cited) or "none"))
+        out.append("removed citations: " + ("; ".join(self.removed) or "none"))
+        out.append("fallbacks: " + ("; ".join(self.fallbacks) or "none"))
+        if self.answer is not None:
+            out.append(f"answer: {self.answer}")
+        return out
+
+
+@dataclass
+class TraceBuilder:
+    """Builds a turn's `Trace` from its events and its answer."""
+
+    trace: Trace
+    with_text: bool  # a channel turn: its question and answer were visible there anyway
+    _open: dict[str, TraceStep] = field(default_factory=dict)
+
+    def model_called(self, event: ModelCalled) -> None:
+        self.trace.steps.append(TraceStep(
+            kind="model", title=f"{event.model or '?'} ({event.profile})", ms=round(event.seconds * 1000),
+            status="done" if event.outcome == "ok" else "failed", detail=event.outcome,
+            tokens=(event.input_tokens, event.cached_tokens, event.output_tokens),
+        ))  # fmt: skip
+
+    def step(self, event: Step, seconds: float) -> None:
+        """A step started (`seconds` 0) or ended (`seconds` since it started)."""
+        if event.status == "started":
+            self._open[event.id] = step = TraceStep(kind=event.kind, title=event.title, status="started")
+            self.trace.steps.append(step)
+            return
+        step = self._open.pop(event.id, None) or TraceStep(kind=event.kind, title=event.title)
+        if step not in self.trace.steps:
+            self.trace.steps.append(step)
+        step.status, step.detail, step.ms = event.status, event.detail, round(seconds * 1000)
+        step.sources = [TraceSource(label, chunk.file, chunk.page, round(chunk.score, 4), chunk.container)
+                        for label, chunk in event.sources]  # fmt: skip
+
+    def answered(self, answer: Answer, question: str) -> None:
+        trace = self.trace
+        trace.profile = answer.profile
+        trace.tool_calls = [{"name": call.name, "arguments": dict(call.arguments), "summary": call.summary}
+                            for call in answer.tool_calls]  # fmt: skip
+        trace.cited = [f"[{c.label}] {c.file}" + (f" p. {c.page}" if c.page is not None else "")
+                       for c in answer.citations]  # fmt: skip
+        trace.removed = [f"[{marker}]: {REMOVED_WHY}" for marker in answer.removed_markers]
+        trace.fallbacks = list(answer.notices)
+        if answer.mode == "search_only":
+            trace.fallbacks.insert(0, "search-only answer (quoted passages): no model answer")
+        if answer.cap_hit:
+            trace.fallbacks.append("the step limit was reached")
+        if self.with_text:
+            trace.question, trace.answer = question, answer.text
+
+    def finish(self, outcome: str) -> Trace:
+        self.trace.outcome = outcome
+        return self.trace
+
+
+def _tokens(tokens: tuple[int, int, int] | None) -> str:
+    return f" tokens {tokens[0]} in ({tokens[1]} cached) / {tokens[2]} out" if tokens else ""
+
+
+def new_trace(*, workspace: str, channel: str, thread_ts: str, user: str) -> Trace:
+    return Trace(at=utc_now(), workspace=workspace, channel=channel, thread_ts=thread_ts, user=user)

@@ -1,0 +1,53 @@
+"""Slack's rate tier for streams (chat.startStream: about 20 a minute per workspace): turns past it are posted at
+once, every one answered, and streams resume once Retry-After has passed, not an hour later."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from tests.fakes.openai_responses import FakeResponses, reply
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
+from tests.slack.harness import CHANNEL
+
+WINDOW = 6.0  # Slack's window is a minute; a shorter one keeps the test short, the rule is the same
+
+
+async def test_a_burst_past_the_stream_tier_is_answered_on_the_posted_path_and_streams_resume(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(lambda request: reply("Covered in network."))
+    slack.tier("chat.startStream", per_window=20, window=WINDOW)
+    async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True) as app:
+        started = time.monotonic()
+        burst = [await app.mention(f"Question {n}?") for n in range(60)]
+        await app.settle()
+        took = time.monotonic() - started
+        streamed = len(slack.calls_of("chat.stopStream"))
+        posted = [call for call in slack.calls_of("chat.postMessage") if call.get("thread_ts") in burst]
+
+        await asyncio.sleep(WINDOW + 0.5)  # Retry-After has passed
+        later = await app.mention("And now?")
+        await app.settle()
+
+    assert all("Covered in network." in app.texts(ts)[-1] for ts in burst)
+    assert streamed >= 20 and len(posted) == 60 - streamed  # each answer shown once, one way or the other
+    assert took < 20  # no turn waited for the rate limit (the SDK would sleep Retry-After, up to 3 times)
+    assert len(slack.calls_of("chat.stopStream")) == streamed + 1  # the next window streams again
+    assert "Covered in network." in app.texts(later)[-1]
+    assert all(call["channel"] == CHANNEL for call in slack.calls_of("chat.startStream"))
+
+
+async def test_a_burst_of_answers_in_one_channel_backs_off_on_429_and_all_are_posted(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(lambda request: reply("Covered in network."))
+    slack.tier("chat.postMessage", per_window=5, window=2.0)  # Slack: about one a second per channel, short bursts
+    async with running_app(slack, fake_model, redis_url, corpus_index) as app:
+        burst = [await app.mention(f"Question {n}?") for n in range(10)]
+        await app.settle()
+
+    assert all("Covered in network." in app.texts(ts)[-1] for ts in burst)
+    assert len(slack.calls_of("chat.postMessage")) > 10  # some were answered 429 and sent again after Retry-After
