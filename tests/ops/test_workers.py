@@ -268,6 +268,7 @@ async def test_sighup_starts_new_workers_before_stopping_the_old_ones_so_the_por
 
     assert refused == []
     [reloaded] = [line for line in served.lines if "reloaded: processes" in line]
-    new = {int(pid) for pid in re.findall(r"\d+", reloaded.split(";")[0])}
+    said = json.loads(reloaded)["message"] if reloaded.startswith("{") else reloaded  # a JSON line in JSON mode
+    new = {int(pid) for pid in re.findall(r"\d+", said.split(";")[0])}
     assert len(new) == 2 and not new & set(served.workers)
     assert {record["process"] for record in served.turn_records()} <= new
