@@ -5,7 +5,7 @@ Keys (all under one prefix, default `folio`):
     {prefix}:resp:{team}:{channel}:{thread_ts}    a set of every response id the model returned for the thread,
                                                    added the moment it exists (turns that never finish included)
     {prefix}:seen:{kind}:{id}                      a delivery already handled (event id, message ts, trigger id)
-    {prefix}:lock:{team}:{channel}:{thread_ts}:*   the thread's lock queue (see bot.store.lock)
+    {prefix}:lock:{{team}:{channel}:{thread_ts}}:*   the thread's lock: queue, holder lease, fence (bot.store.lock)
 
 Every Redis error leaves this module as StoreUnavailable.
 """
@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 from bot import messages
 from bot.errors import StoreUnavailable
 from bot.models import Conversation, Feedback
-from bot.store.lock import ThreadLock
+from bot.store.lock import LEASE_SECONDS, ThreadLock
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +64,14 @@ class ConversationStore:
         prefix: str = "folio",
         ttl_seconds: int = THIRTY_DAYS,
         lock_hold_seconds: float = 180.0,
+        lock_lease_seconds: float = LEASE_SECONDS,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self._redis = redis
         self._prefix = prefix
         self._ttl = ttl_seconds
-        self._lock_hold = lock_hold_seconds
+        self._lock_hold = lock_hold_seconds  # the longest a turn holds its thread: waiters wait three times that
+        self._lock_lease = lock_lease_seconds
         self._on_close = on_close
 
     def _key(self, thread: ThreadKey) -> str:
@@ -190,11 +192,12 @@ class ConversationStore:
         return lock
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
-        """The thread's lock: turns run one at a time in the order they called `enqueue()`."""
+        """The thread's lock: turns run one at a time in the order they called `enqueue()`; its keys share the
+        thread's hash tag (one Cluster slot)."""
         return ThreadLock(
             self._redis,
-            f"{self._prefix}:lock:{thread}",
-            hold_seconds=self._lock_hold,
+            f"{self._prefix}:lock:{{{thread}}}",
+            lease_seconds=self._lock_lease,
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 
