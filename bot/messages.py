@@ -19,6 +19,7 @@ STORE_DOWN = "I could not reach my conversation store. Please try again in a min
 UNEXPECTED = "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
 
 STORE_UNREACHABLE = "Redis is not reachable; conversations cannot be read or saved. Check REDIS_URL, or FOLIO_DATA_DIR for the embedded Redis."
+TURN_GAVE_UP = "I could not finish answering this after several tries. Please ask again; if it keeps failing, tell an admin."
 LEASE_LOST = "This answer was interrupted (I lost hold of the thread for a moment). I am starting it again."
 THREAD_BUSY = "This thread is still busy with earlier questions. Please ask again in a minute."
 

@@ -16,7 +16,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.agent import delete_responses
 from bot.app import Folio
-from bot.slack.turns import TurnRequest, describe_failure, start_turn
+from bot.slack.consumer import start_turn
+from bot.slack.turns import TurnRequest, describe_failure
 from bot.models import Feedback
 from bot.store import ConversationStore, ThreadKey
 

@@ -6,23 +6,25 @@ Every failure ends in a message in the thread (see `describe_failure`), and the 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages, metrics
+from bot import messages
 from bot.agent import run_turn
 from bot.agent.events import Listener, ResponseCreated, Step, TurnEvent
 from bot.app import Folio
-from bot.errors import FolioError, ModelUnavailable, SearchUnavailable, StoreUnavailable
+from bot.errors import FolioError, LeaseLost, ModelUnavailable, SearchUnavailable, StoreUnavailable
 from bot.ingest.lifecycle import forget_removed
 from bot.models import Conversation, Profile, Scope, Tag
 from bot.slack.progress import ThreadProgress
 from bot.slack.scope import new_thread_scope, scope_for_turn
 from bot.slack.stream import StreamedProgress, show_answer, streamed_progress
-from bot.slack.turnlog import answered, failed, observed, tap
+from bot.slack.turnlog import answered, failed, tap
 from bot.store import ConversationStore, ThreadKey, ThreadLock
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,19 @@ class TurnRequest:
     tags: tuple[Tag, ...] = ()
     profile: Profile | None = None
     root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
+    delivery: str | None = None  # the delivery's identity: the dedupe key end to end (bot.store.intake)
+
+    def to_json(self) -> str:
+        """Plain JSON of the fields, for the intake record."""
+        fields = {**asdict(self), "tags": [[tag.key, tag.value] for tag in self.tags]}
+        return json.dumps(fields, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> TurnRequest:
+        fields = json.loads(text)
+        fields["thread"] = ThreadKey(**fields["thread"])
+        fields["tags"] = tuple(Tag(key=key, value=value) for key, value in fields["tags"])
+        return cls(**fields)
 
 
 def describe_failure(error: BaseException) -> str:
@@ -59,12 +74,24 @@ def describe_failure(error: BaseException) -> str:
     return messages.UNEXPECTED
 
 
-async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock) -> None:
-    """Run one turn after the ack; its place in the thread's queue was taken before the ack."""
+Shown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
+
+
+async def answer_in_thread(
+    folio: Folio, client: AsyncWebClient, request: TurnRequest, lock: ThreadLock, *, resumed_ts: str | None = None,
+    on_shown: Shown | None = None,
+) -> None:
+    """Run one turn after the ack; its place in the thread's queue was taken before the ack. `resumed_ts`: the
+    message an earlier attempt of this delivery showed, updated instead of posting a second one. A lost lease
+    (LeaseLost) and cancellation leave without a message: the consumer runs the turn again or hands it back."""
     store = _store(folio)
     thread = request.thread
-    progress = streamed_progress(folio, client, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
-                                 team=thread.team)  # fmt: skip
+    if resumed_ts is None:
+        progress = streamed_progress(folio, client, channel=thread.channel, thread_ts=thread.thread_ts,
+                                     user=request.user, team=thread.team)  # fmt: skip
+    else:
+        progress = ThreadProgress(client, channel=thread.channel, thread_ts=thread.thread_ts)
+        progress.placeholder_ts = resumed_ts
     try:
         async with lock:
             await folio.tasks.gate.wait_for_room()  # after the lock, so a thread's turns keep their order
@@ -77,14 +104,24 @@ async def answer_in_thread(folio: Folio, client: AsyncWebClient, request: TurnRe
                 conversation = existing or _new_conversation(request, turn.scope)
                 changed = conversation.rescope(turn.scope)
                 await forget_removed(conversation, folio.retriever)  # a document taken out is not cited again
-                await progress.start(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-                await _answer(folio, request, conversation, progress, scope_changed=changed, basis=turn.basis)
+                working = messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING
+                await (progress.update(working) if resumed_ts else progress.start(working))
+                await _shown(on_shown, getattr(progress, "stream_ts", None) or progress.placeholder_ts)
+                await _answer(folio, request, conversation, progress, scope_changed=changed, basis=turn.basis,
+                              on_shown=on_shown)  # fmt: skip
             except Exception as error:
                 shown = await _report(progress, error, request)
                 if shown and existing is not None:  # so that deleting the conversation removes this message too
                     await _remember(folio, request, shown)
+    except LeaseLost:
+        raise
     except Exception as error:  # the store or the lock failed: every failure must reach the thread
         await _report(progress, error, request)
+
+
+async def _shown(on_shown: Shown | None, ts: str | None) -> None:
+    if on_shown is not None and ts is not None:
+        await on_shown(ts)
 
 
 async def _report(progress: ThreadProgress, error: Exception, request: TurnRequest) -> str | None:
@@ -113,7 +150,7 @@ def _new_conversation(request: TurnRequest, scope: Scope) -> Conversation:
 
 async def _answer(
     folio: Folio, request: TurnRequest, conversation: Conversation, progress: ThreadProgress, *,
-    scope_changed: bool, basis: str | None,
+    scope_changed: bool, basis: str | None, on_shown: Shown | None = None,
 ) -> None:
     streamed = isinstance(progress, StreamedProgress) and progress.streaming
     async with asyncio.timeout(folio.turn_timeout):
@@ -128,35 +165,13 @@ async def _answer(
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
     ts = await show_answer(progress, answer, scope=conversation.scope, turn_index=turn_index, basis=basis)
+    await _shown(on_shown, ts)
     conversation.message_ts.append(ts)
     try:
         await _store(folio).save(request.thread, conversation)
     except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
         log.exception("could not save %s", request.thread)
         await progress.say(messages.NOT_SAVED)
-
-
-async def start_turn(
-    folio: Folio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
-) -> None:
-    """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn.
-
-    The place in line taken here is the order turns of one thread run in, and from here on a plain reply in the
-    thread is a follow-up (it waits for this turn, then chains from its answer). Messages call it just after the
-    ack, in arrival order (bot.slack.listeners.messages); `/ask` and "Think harder" after theirs.
-    """
-    try:
-        lock = await _store(folio).take_on(request.thread, delivery=delivery, new=_claim(folio, request))
-    except StoreUnavailable as error:
-        progress = ThreadProgress(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
-        folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {request.thread}")
-        return
-    if lock is None:
-        log.info("duplicate delivery %s dropped", delivery)
-        metrics.duplicate_dropped("message")
-        return
-    turn = observed(answer_in_thread(folio, client, request, lock), request, content=folio.settings.folio_log_content)
-    folio.tasks.spawn(turn, name=f"turn {request.thread}")
 
 
 def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgress) -> Listener:
@@ -176,8 +191,9 @@ def _listener(store: ConversationStore, thread: ThreadKey, progress: ThreadProgr
     return hear
 
 
-def _claim(folio: Folio, request: TurnRequest) -> Conversation | None:
-    """The conversation a new thread starts with; None where the policy refuses (the turn then says why)."""
+def claimed_conversation(folio: Folio, request: TurnRequest) -> Conversation | None:
+    """The conversation a new thread starts with, saved when Folio takes the thread on; None where the policy refuses
+    (the turn then says why)."""
     try:
         scope = new_thread_scope(
             folio.channel_policy(), channel=request.thread.channel, is_dm=request.is_dm, tags=request.tags

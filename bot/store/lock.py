@@ -168,6 +168,7 @@ class ThreadLock:
         renewer, self._renewer = self._renewer, None
         if renewer is not None:
             renewer.cancel()
+            await asyncio.wait([renewer])  # never raises: the renewer's own end is not the holder's concern
         await self._release()
         task = asyncio.current_task()
         if self._lost and exc_type is asyncio.CancelledError and task is not None and task.uncancel() == 0:

@@ -19,6 +19,7 @@ from bot.app.builders import slack_client, slack_http_session
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.consumer import consumer_for
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -82,6 +83,7 @@ async def running_app(
                     url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
                     yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http)
             finally:
+                await consumer_for(folio).stop()
                 await folio.tasks.drain()
                 await runner.cleanup()
     finally:
