@@ -66,6 +66,7 @@ class Consumer:
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claim_every = min(claim_every, self._store.intake.lease_ms / 3000)
         self._running: dict[str, _Running] = {}
+        self._unmarked: dict[str, str] = {}  # delivery -> owner: answered while Redis was down, not yet marked done
         self._loop: asyncio.Task[None] | None = None
         self._handing_back = False
 
@@ -132,7 +133,7 @@ class Consumer:
         intake = self._store.intake
         try:
             if await self._attempt(record, request, lock):
-                await self._intake_quietly(intake.done(record.delivery, record.owner))
+                await self._mark_done(record.delivery, record.owner)
         except LeaseLost:  # the thread's lock lapsed under the turn: run it again, updating what it showed
             log.warning("turn %s lost its thread's lease; it runs again", record.delivery)
             await self._intake_quietly(intake.hand_back([(record.delivery, record.owner)], counts=True))
@@ -162,6 +163,16 @@ class Consumer:
         await observed(work, request, content=self._folio.settings.folio_log_content)
         return True
 
+    async def _mark_done(self, delivery: str, owner: str) -> None:
+        """Mark the turn done; while Redis is unreachable, keep its lease and try again each look (so that the
+        turn, answered already, is not claimed and answered again once Redis is back)."""
+        try:
+            await self._store.intake.done(delivery, owner)
+            self._unmarked.pop(delivery, None)
+        except StoreUnavailable:
+            log.warning("turn %s is answered but not marked done yet (Redis unreachable); trying again", delivery)
+            self._unmarked[delivery] = owner
+
     async def _answered(self, thread: ThreadKey, shown: str | None) -> bool:
         conversation = await self._store.load(thread)
         return shown is not None and conversation is not None and shown in conversation.message_ts
@@ -177,6 +188,8 @@ class Consumer:
             await asyncio.sleep(self._claim_every)
             try:
                 await self._renew()
+                for delivery, owner in list(self._unmarked.items()):
+                    await self._mark_done(delivery, owner)
                 if not self._handing_back:
                     for record in await self._store.intake.claim(self.name, limit=CLAIM_LIMIT):
                         self._resume(record)
@@ -184,7 +197,10 @@ class Consumer:
                 pass  # logged where it happened; the next look tries again
 
     async def _renew(self) -> None:
-        lost = await self._store.intake.renew((delivery, entry.owner) for delivery, entry in self._running.items())
+        held = [(delivery, entry.owner) for delivery, entry in self._running.items()] + list(self._unmarked.items())
+        lost = await self._store.intake.renew(held)
+        for delivery in lost & self._unmarked.keys():
+            del self._unmarked[delivery]  # claimed meanwhile: that attempt finds the answer saved, or shows it again
         for delivery in lost:
             entry = self._running.get(delivery)
             if entry is not None:

@@ -212,9 +212,29 @@ class ThreadLock:
     async def _release(self) -> None:
         # Never raises: a hold we could not release lapses within one lease, and the caller's own error matters more.
         self._queued = False
-        queue, waiters, holder, _ = self._keys
         held, self.fence = (self._held() if self.fence else ""), 0
+        if not await self._try_release(held):
+            log.warning("could not release thread lock %s; trying again while its lease runs", self._keys[2])
+            retry = asyncio.create_task(self._release_later(held), name=f"release {self._keys[2]}")
+            _releasing.add(retry)  # referenced until done: the loop keeps only weak references
+            retry.add_done_callback(_releasing.discard)
+
+    async def _try_release(self, held: str) -> bool:
+        queue, waiters, holder, _ = self._keys
         try:
             await self._redis.eval(_RELEASE, 3, holder, queue, waiters, held, self._token)
+            return True
         except RedisError:
-            log.warning("could not release thread lock %s; it lapses within %d ms", holder, self._lease_ms)
+            return False
+
+    async def _release_later(self, held: str) -> None:
+        """Redis was unreachable (restarting): release as soon as it is back, so the thread's next turn need not
+        wait out the lease. Fenced, so releasing late never frees a newer holder's hold."""
+        deadline = time.monotonic() + self._lease_ms / 1000
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+            if await self._try_release(held):
+                return
+
+
+_releasing: set[asyncio.Task[None]] = set()

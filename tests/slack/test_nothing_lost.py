@@ -1,0 +1,67 @@
+"""Issue 25: a question Slack delivers is answered or told, through a Redis outage; never dropped, never twice.
+
+A real redis-server on a loopback port, killed mid-turn and started again on the same append-only file (as
+compose's Redis); Folio's Redis client is the one `folio serve` builds (its reconnect policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+from bot import messages
+from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
+from tests.fakes.slack_api import FakeSlack
+from tests.redis_process import RedisProcess
+from tests.slack.conftest import running_app
+from tests.slack.harness import ALICE, CHANNEL, Harness, user_ts, wait_until
+
+QUESTION = "What protection is there against balance billing?"
+ANSWER = "You are protected from balance billing [S1]."
+LEASE = 4.0  # seconds: the outage below (about 3 s) is shorter than one lease, as a Redis restart is
+
+
+def answers(harness: Harness, ts: str) -> int:
+    return sum(ANSWER.split(" [")[0] in text for text in harness.texts(ts))
+
+
+async def test_redis_killed_mid_turn_nothing_is_lost_and_the_thread_answers_again_within_seconds(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+) -> None:
+    writing, release = threading.Event(), threading.Event()
+
+    def respond(request: Request) -> Step:  # each turn: one search, then the answer (held until the test says)
+        if not request.tool_outputs:
+            return tools(search("balance billing protection"))
+        writing.set()
+        release.wait(30)
+        return reply(ANSWER)
+
+    fake_model.respond_with(respond)
+    with RedisProcess(tmp_path / "redis") as redis:
+        async with running_app(slack, fake_model, redis_url, corpus_index, redis=redis.url, lock_lease=LEASE,
+                               production_client=True) as harness:  # fmt: skip
+            ts = await harness.mention(QUESTION)
+            await wait_until(writing.is_set)
+            redis.kill()
+            killed = time.monotonic()
+            follow_up = {"type": "message", "channel": CHANNEL, "channel_type": "channel", "user": ALICE,
+                         "text": "And for out-of-network care?", "ts": user_ts(), "thread_ts": ts}  # fmt: skip
+            assert await harness.event(follow_up) == 500  # Redis cannot record it: not acknowledged, Slack retries
+            release.set()  # the first turn ends while Redis is down: the model's response cannot be recorded
+            await wait_until(lambda: harness.texts(ts) == [messages.STORE_DOWN])  # so it says so: told, not lost
+            await asyncio.sleep(max(0.0, 3.0 - (time.monotonic() - killed)))
+
+            redis.start()
+            back = time.monotonic()
+            assert await harness.event(follow_up, retry=1) == 200  # Slack's retry, at once: taken on
+            await wait_until(lambda: answers(harness, ts) == 1, timeout=30)
+            answered_after = time.monotonic() - back
+            await asyncio.sleep(LEASE + 2)  # past the first turn's lease: nobody answers it a second time
+            await harness.settle()
+
+            texts = harness.texts(ts)
+    assert answered_after < LEASE + 1  # within seconds of Redis returning
+    assert len(texts) == 2 and texts[0] == messages.STORE_DOWN and ANSWER.split(" [")[0] in texts[1], texts
