@@ -84,7 +84,7 @@ async def running_app(
             try:
                 async with aiohttp.ClientSession() as http:
                     url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
-                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http)
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http, folio=folio)
             finally:
                 await consumer_for(folio).stop()
                 await folio.tasks.drain()

@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
+from bot.app import Folio
 from bot.models import Chunk, Scope
 from bot.retrieval import Retriever, SearchIndex
 from bot.tasks import BackgroundTasks
@@ -97,6 +98,7 @@ class Harness:
     retriever: RecordingRetriever
     http: aiohttp.ClientSession
     responses: list[tuple[int, str]] = field(default_factory=list)
+    folio: Folio | None = None  # the running Folio (e.g. for its consumer)
 
     async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
         sent = {"Content-Type": content_type, **sign(body), **(headers or {})}

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from pathlib import Path
 
 from bot import messages
+from bot.slack.consumer import consumer_for
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.redis_process import RedisProcess
@@ -65,3 +67,34 @@ async def test_redis_killed_mid_turn_nothing_is_lost_and_the_thread_answers_agai
             texts = harness.texts(ts)
     assert answered_after < LEASE + 1  # within seconds of Redis returning
     assert len(texts) == 2 and texts[0] == messages.STORE_DOWN and ANSWER.split(" [")[0] in texts[1], texts
+
+
+async def test_a_turn_handed_back_at_shutdown_is_finished_by_another_process_at_once_and_once(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    writing, release = threading.Event(), threading.Event()
+
+    def respond(request: Request) -> Step:
+        if not request.tool_outputs:
+            return tools(search("balance billing protection"))
+        writing.set()
+        release.wait(30)
+        return reply(ANSWER)
+
+    fake_model.respond_with(respond)
+    prefix = f"handback-{uuid.uuid4().hex[:8]}"  # both processes share one Redis state
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as stopping:
+        ts = await stopping.mention(QUESTION)
+        await wait_until(writing.is_set)
+        async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as other:
+            assert stopping.folio is not None
+            handed = await consumer_for(stopping.folio).hand_back()  # a redeploy: this process stops taking turns
+            release.set()
+            started = time.monotonic()
+            await wait_until(lambda: answers(other, ts) == 1, timeout=20)
+            taken_over = time.monotonic() - started
+            await other.settle()
+        await stopping.settle()
+
+    assert handed == 1 and taken_over < 3  # claimable at once, not after a lease
+    assert stopping.texts(ts) == other.texts(ts) and len(other.texts(ts)) == 1  # answered once, no failure shown
