@@ -64,7 +64,8 @@ class Consumer:
         self._store: ConversationStore = folio.store
         self._slack: AsyncWebClient = folio.slack
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self._claim_every = min(claim_every, self._store.intake.lease_ms / 3000)
+        self._renew_every = self._store.intake.lease_ms / 3000  # a third of the lease: two renewals may fail
+        self._claim_every = min(claim_every, self._renew_every)
         self._running: dict[str, _Running] = {}
         self._unmarked: dict[str, str] = {}  # delivery -> owner: answered while Redis was down, not yet marked done
         self._loop: asyncio.Task[None] | None = None
@@ -155,8 +156,12 @@ class Consumer:
             await self._give_up(request.thread, record)
             return True
 
+        noted = {record.shown}
+
         async def shown(ts: str) -> None:
-            await self._intake_quietly(self._store.intake.shown(record.delivery, record.owner, ts))
+            if ts not in noted:  # the answer usually replaces the message noted already (stream or placeholder)
+                noted.add(ts)
+                await self._intake_quietly(self._store.intake.shown(record.delivery, record.owner, ts))
 
         lock = lock if lock is not None else self._store.lock(request.thread)
         work = answer_in_thread(self._folio, self._slack, request, lock, resumed_ts=record.shown, on_shown=shown)
@@ -184,10 +189,13 @@ class Consumer:
         await progress.fail(messages.TURN_GAVE_UP)
 
     async def _work(self) -> None:
+        renewed = asyncio.get_running_loop().time()
         while True:
             await asyncio.sleep(self._claim_every)
             try:
-                await self._renew()
+                if self._unmarked or asyncio.get_running_loop().time() - renewed >= self._renew_every - 0.01:
+                    renewed = asyncio.get_running_loop().time()
+                    await self._renew()
                 for delivery, owner in list(self._unmarked.items()):
                     await self._mark_done(delivery, owner)
                 if not self._handing_back:

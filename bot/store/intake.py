@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from bot.store.errors import redis_errors
+from bot.store.scripts import Script
 
 SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
@@ -35,7 +36,7 @@ _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] /
 
 # KEYS seen, due, turn; ARGV delivery, request, owner, lease_ms, ttl_s, accept id, reply.
 # 1 when recorded now (or by this very accept, retried after a lost reply), 0 for a delivery seen before.
-_ACCEPT = _NOW + """
+_ACCEPT = Script(_NOW + """
 local seen = redis.call('GET', KEYS[1])
 if seen then
   if seen == ARGV[6] then return 1 end
@@ -46,13 +47,13 @@ redis.call('HSET', KEYS[3], 'request', ARGV[2], 'reply', ARGV[7], 'owner', ARGV[
 redis.call('EXPIRE', KEYS[3], ARGV[5])
 redis.call('ZADD', KEYS[2], now + ARGV[4], ARGV[1])
 return 1
-"""
+""")
 
 # KEYS due; ARGV limit. Deliveries whose lease lapsed.
-_DUE = _NOW + "return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])"
+_DUE = Script(_NOW + "return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])")
 
 # KEYS due, turn; ARGV delivery, consumer, lease_ms. {owner, request, reply, attempt, shown} once claimed, else {}.
-_CLAIM = _NOW + """
+_CLAIM = Script(_NOW + """
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) > now then return {} end
 if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) return {} end
@@ -62,39 +63,39 @@ redis.call('HSET', KEYS[2], 'owner', owner)
 redis.call('ZADD', KEYS[1], now + ARGV[3], ARGV[1])
 local got = redis.call('HMGET', KEYS[2], 'request', 'reply', 'shown')
 return {owner, got[1], got[2] or '', tostring(attempt), got[3] or ''}
-"""
+""")
 
 # KEYS due, turn; ARGV delivery, owner, lease_ms. 1 while the record is this attempt's, else 0.
-_RENEW = _NOW + """
+_RENEW = Script(_NOW + """
 if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[2] then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + ARGV[3], ARGV[1])
 return 1
-"""
+""")
 
 # KEYS turn; ARGV owner, ts.
-_SHOWN = """
+_SHOWN = Script("""
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'shown', ARGV[2])
 return 1
-"""
+""")
 
 # KEYS seen, due, turn; ARGV delivery, owner.
-_DONE = """
+_DONE = Script("""
 if redis.call('HGET', KEYS[3], 'owner') ~= ARGV[2] then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[3])
 redis.call('SET', KEYS[1], 'done', 'KEEPTTL')
 return 1
-"""
+""")
 
 # KEYS due, turn; ARGV delivery, owner, counts ("1": this attempt counts towards the limit). Claimable at once.
-_HAND_BACK = """
+_HAND_BACK = Script("""
 if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[2], 'owner', '')
 if ARGV[3] ~= '1' then redis.call('HINCRBY', KEYS[2], 'attempt', -1) end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 return 1
-"""
+""")
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Intake:
     ) -> None:
         """Add "record this delivery unless seen before" to the caller's pipeline; its result is 1 when recorded."""
         keys = (self._seen(delivery), self._due(), self._turn(delivery))
-        pipe.eval(_ACCEPT, 3, *keys, delivery, request, owner, self.lease_ms, SEEN_TTL, accept_id, "1" if reply else "")
+        _ACCEPT.queue(pipe, keys, (delivery, request, owner, self.lease_ms, SEEN_TTL, accept_id, "1" if reply else ""))
 
     async def renew(self, held: Iterable[tuple[str, str]]) -> set[str]:
         """Extend the leases of `(delivery, owner)` records; returns the deliveries that are no longer ours."""
@@ -133,33 +134,33 @@ class Intake:
         async with redis_errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for delivery, owner in held:
-                    pipe.eval(_RENEW, 2, self._due(), self._turn(delivery), delivery, owner, self.lease_ms)
+                    _RENEW.queue(pipe, (self._due(), self._turn(delivery)), (delivery, owner, self.lease_ms))
                 kept = await pipe.execute()
         return {delivery for (delivery, _), ours in zip(held, kept, strict=True) if not ours}
 
     async def claim(self, consumer: str, *, limit: int) -> list[Claimed]:
         """Take up to `limit` records whose lease lapsed (their worker died, or handed them back)."""
         async with redis_errors():
-            due = await self._redis.eval(_DUE, 1, self._due(), limit)
+            due = await _DUE(self._redis, (self._due(),), (limit,))
             if not due:
                 return []
             async with self._redis.pipeline(transaction=False) as pipe:
                 for delivery in due:
-                    pipe.eval(_CLAIM, 2, self._due(), self._turn(_text(delivery)), _text(delivery), consumer,
-                              self.lease_ms)  # fmt: skip
+                    keys = (self._due(), self._turn(_text(delivery)))
+                    _CLAIM.queue(pipe, keys, (_text(delivery), consumer, self.lease_ms))
                 replies = await pipe.execute()
         return [_claimed(_text(delivery), reply) for delivery, reply in zip(due, replies, strict=True) if reply]
 
     async def shown(self, delivery: str, owner: str, ts: str) -> None:
         """Note the message this attempt shows, so that a later attempt updates it instead of posting anew."""
         async with redis_errors():
-            await self._redis.eval(_SHOWN, 1, self._turn(delivery), owner, ts)
+            await _SHOWN(self._redis, (self._turn(delivery),), (owner, ts))
 
     async def done(self, delivery: str, owner: str) -> bool:
         """The turn is answered (or its failure shown): forget the record, keep the dedupe mark."""
         async with redis_errors():
             keys = (self._seen(delivery), self._due(), self._turn(delivery))
-            return bool(await self._redis.eval(_DONE, 3, *keys, delivery, owner))
+            return bool(await _DONE(self._redis, keys, (delivery, owner)))
 
     async def hand_back(self, held: Sequence[tuple[str, str]], *, counts: bool) -> None:
         """Make records claimable at once; `counts`: the attempt counts towards the limit (it failed, it was not
@@ -169,7 +170,8 @@ class Intake:
         async with redis_errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for delivery, owner in held:
-                    pipe.eval(_HAND_BACK, 2, self._due(), self._turn(delivery), delivery, owner, "1" if counts else "")
+                    keys = (self._due(), self._turn(delivery))
+                    _HAND_BACK.queue(pipe, keys, (delivery, owner, "1" if counts else ""))
                 await pipe.execute()
 
     async def unfinished(self) -> int:

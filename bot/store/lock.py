@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 
 from bot import messages, metrics
 from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
+from bot.store.scripts import Script
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] /
 # KEYS queue, waiters, holder, fence; ARGV token, lease_ms, heartbeat_ms.
 # The fence (> 0) when the caller now holds the lock, 0 while someone alive holds it or is ahead, -1 when the caller
 # is no longer in line (its heartbeat lapsed and a later waiter dropped it).
-_TRY_ACQUIRE = _NOW + """
+_TRY_ACQUIRE = Script(_NOW + """
 redis.call('HSET', KEYS[2], ARGV[1], now + ARGV[3])
 redis.call('PEXPIRE', KEYS[2], 2 * ARGV[3])
 redis.call('PEXPIRE', KEYS[1], 2 * ARGV[3])
@@ -63,12 +64,12 @@ while true do
   redis.call('LPOP', KEYS[1])
   redis.call('HDEL', KEYS[2], head)
 end
-""" % _FENCE_TTL_MS  # fmt: skip
+""" % _FENCE_TTL_MS)  # fmt: skip
 
 # KEYS holder, fence; ARGV "token:fence", fence, lease_ms. 1 while the hold is ours, 0 once someone else's.
 # A hold that lapsed while nobody took it (the fence is unchanged, or gone with a Redis that restarted empty) is
 # taken back: no one else held the thread meanwhile.
-_RENEW = """
+_RENEW = Script("""
 local held = redis.call('GET', KEYS[1])
 if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[3]) return 1 end
 if held then return 0 end
@@ -77,15 +78,15 @@ if fence and fence ~= ARGV[2] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 if not fence then redis.call('SET', KEYS[2], ARGV[2], 'PX', %d) end
 return 1
-""" % _FENCE_TTL_MS  # fmt: skip
+""" % _FENCE_TTL_MS)  # fmt: skip
 
 # KEYS holder, queue, waiters; ARGV "token:fence" (or ""), token. Leaves the line, and the hold only when it is ours.
-_RELEASE = """
+_RELEASE = Script("""
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 redis.call('LREM', KEYS[2], 0, ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 return 1
-"""
+""")
 
 
 class ThreadLock:
@@ -196,12 +197,12 @@ class ThreadLock:
 
     async def _renew(self) -> bool:
         _, _, holder, fence = self._keys
-        return bool(await self._redis.eval(_RENEW, 2, holder, fence, self._held(), self.fence, self._lease_ms))
+        return bool(await _RENEW(self._redis, (holder, fence), (self._held(), self.fence, self._lease_ms)))
 
     async def _try_acquire(self) -> int:
         args = (self._token, self._lease_ms, self._lease_ms)
         try:
-            return int(await self._redis.eval(_TRY_ACQUIRE, 4, *self._keys, *args))
+            return int(await _TRY_ACQUIRE(self._redis, self._keys, args))
         except RedisError as exc:
             log.warning("redis: %r", exc)
             raise StoreUnavailable(messages.STORE_UNREACHABLE) from exc
@@ -222,7 +223,7 @@ class ThreadLock:
     async def _try_release(self, held: str) -> bool:
         queue, waiters, holder, _ = self._keys
         try:
-            await self._redis.eval(_RELEASE, 3, holder, queue, waiters, held, self._token)
+            await _RELEASE(self._redis, (holder, queue, waiters), (held, self._token))
             return True
         except RedisError:
             return False
