@@ -12,10 +12,14 @@ import time
 import uuid
 from pathlib import Path
 
+from redis.asyncio import Redis
+
 from bot import messages
 from bot.slack.consumer import consumer_for
+from bot.slack.turns import TurnRequest
+from bot.store import ConversationStore, ThreadKey
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.redis_process import RedisProcess
 from tests.slack.conftest import running_app
 from tests.slack.harness import ALICE, CHANNEL, Harness, user_ts, wait_until
@@ -98,3 +102,27 @@ async def test_a_turn_handed_back_at_shutdown_is_finished_by_another_process_at_
 
     assert handed == 1 and taken_over < 3  # claimable at once, not after a lease
     assert stopping.texts(ts) == other.texts(ts) and len(other.texts(ts)) == 1  # answered once, no failure shown
+
+
+async def test_a_turn_that_dies_with_every_worker_is_told_after_three_attempts_not_tried_for_ever(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    prefix, lease = f"gave-up-{uuid.uuid4().hex[:8]}", 0.3
+    store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=lease)
+    thread = ThreadKey(team=TEAM, channel=CHANNEL, thread_ts=user_ts())
+    request = TurnRequest(thread=thread, question=QUESTION, user=ALICE, delivery=f"message:{thread.thread_ts}")
+    try:  # accepted by a worker that died, then claimed by two more that died too
+        lock = await store.accept(thread, delivery=request.delivery, request=request.to_json(), owner="w1#1",
+                                  new=None, reply=False)  # fmt: skip
+        assert lock is not None
+        for _ in range(2):
+            await asyncio.sleep(lease + 0.1)
+            assert len(await store.intake.claim("dying", limit=1)) == 1
+        await asyncio.sleep(lease + 0.1)
+    finally:
+        await store.close()
+
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix, lock_lease=lease) as harness:
+        await wait_until(lambda: harness.texts(thread.thread_ts) == [messages.TURN_GAVE_UP], timeout=10)
+        await harness.settle()
+    assert fake_model.requests == []  # not run a fourth time
