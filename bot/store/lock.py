@@ -143,6 +143,13 @@ class ThreadLock:
     async def __aenter__(self) -> ThreadLock:
         if not self._queued:
             await self.enqueue()
+        try:
+            return await self._wait_for_turn()
+        except asyncio.CancelledError:  # stopped while waiting (a hand-back): leave the line now, not a lease later
+            await self._release()
+            raise
+
+    async def _wait_for_turn(self) -> ThreadLock:
         started = time.monotonic()
         deadline = started + self._wait_seconds
         pause, longest = self._poll_seconds
