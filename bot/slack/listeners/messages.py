@@ -9,6 +9,7 @@ plain reply is in Folio's thread is decided after the ack, by the turn (a reply 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -27,6 +28,8 @@ from bot.slack.turns import TurnRequest, claimed_conversation, describe_failure
 from bot.store import ThreadKey
 
 log = logging.getLogger(__name__)
+
+HOLD_REPLY = 300.0  # seconds a reply that came with Slack's last retry waits here for Redis
 
 
 def register(app: AsyncApp, folio: Folio) -> None:
@@ -62,8 +65,9 @@ async def on_message_event(
         if (context.get(RETRY) or 0) < LAST_RETRY:
             log.warning("store unavailable: delivery %s not acknowledged, so Slack sends it again", request.delivery)
             raise  # Bolt answers 500 (HTTP) or sends no ack (Socket Mode)
-        if reply:  # Slack's last try, and Redis cannot say whether the thread is Folio's: stay out of it
-            log.warning("store unavailable at Slack's last retry; a reply in %s goes unanswered", thread)
+        if reply:  # Slack's last try, and only Redis can say whether the thread is Folio's: hold it until then
+            log.warning("store unavailable at Slack's last retry; holding a reply in %s until Redis is back", thread)
+            folio.tasks.spawn(_accept_when_back(folio, request), name=f"held reply {thread}")
             return
         progress = ThreadProgress(client, channel=thread.channel, thread_ts=thread.thread_ts)
         folio.tasks.spawn(progress.fail(describe_failure(error)), name=f"store-down {thread}")
@@ -71,3 +75,18 @@ async def on_message_event(
     if accepted and request.is_dm and folio.access is not None:  # an assistant thread's first question: its title
         folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
                           name="title")  # fmt: skip
+
+
+async def _accept_when_back(folio: Folio, request: TurnRequest) -> None:
+    """A reply Slack will not deliver again: take it on as soon as Redis answers (it is lost only if this process
+    stops, or Redis stays down HOLD_REPLY seconds more)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HOLD_REPLY
+    while loop.time() < deadline:
+        await asyncio.sleep(1.0)
+        try:
+            await consumer_for(folio).accept(request, new=None, reply=True)
+            return
+        except StoreUnavailable:
+            continue
+    log.warning("Redis stayed unreachable; a reply in %s goes unanswered", request.thread)
