@@ -32,11 +32,10 @@ from bot.store.scripts import Script
 
 SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
-_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-
 # KEYS seen, due, turn; ARGV delivery, request, owner, lease_ms, ttl_s, accept id, reply.
 # 1 when recorded now (or by this very accept, retried after a lost reply), 0 for a delivery seen before.
-_ACCEPT = Script(_NOW + """
+_ACCEPT = Script("""
+local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local seen = redis.call('GET', KEYS[1])
 if seen then
   if seen == ARGV[6] then return 1 end
@@ -50,10 +49,14 @@ return 1
 """)
 
 # KEYS due; ARGV limit. Deliveries whose lease lapsed.
-_DUE = Script(_NOW + "return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])")
+_DUE = Script("""
+local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
+""")
 
 # KEYS due, turn; ARGV delivery, consumer, lease_ms. {owner, request, reply, attempt, shown} once claimed, else {}.
-_CLAIM = Script(_NOW + """
+_CLAIM = Script("""
+local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) > now then return {} end
 if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) return {} end
@@ -66,7 +69,8 @@ return {owner, got[1], got[2] or '', tostring(attempt), got[3] or ''}
 """)
 
 # KEYS due, turn; ARGV delivery, owner, lease_ms. 1 while the record is this attempt's, else 0.
-_RENEW = Script(_NOW + """
+_RENEW = Script("""
+local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[2] then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + ARGV[3], ARGV[1])
 return 1

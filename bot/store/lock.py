@@ -35,15 +35,14 @@ from bot.store.scripts import Script
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 10.0  # a dead holder blocks its thread this long at most; the holder renews every third of it
-_FENCE_TTL_MS = 24 * 3600 * 1000
 _LOST = "lease-lost"  # the cancel message of a holder whose lease lapsed
 
-_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
 
-# KEYS queue, waiters, holder, fence; ARGV token, lease_ms, heartbeat_ms.
+# KEYS queue, waiters, holder, fence; ARGV token, lease_ms, heartbeat_ms. The fence key lives a day (86400000 ms).
 # The fence (> 0) when the caller now holds the lock, 0 while someone alive holds it or is ahead, -1 when the caller
 # is no longer in line (its heartbeat lapsed and a later waiter dropped it).
-_TRY_ACQUIRE = Script(_NOW + """
+_TRY_ACQUIRE = Script("""
+local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call('HSET', KEYS[2], ARGV[1], now + ARGV[3])
 redis.call('PEXPIRE', KEYS[2], 2 * ARGV[3])
 redis.call('PEXPIRE', KEYS[1], 2 * ARGV[3])
@@ -55,7 +54,7 @@ while true do
     redis.call('LPOP', KEYS[1])
     redis.call('HDEL', KEYS[2], head)
     local fence = redis.call('INCR', KEYS[4])
-    redis.call('PEXPIRE', KEYS[4], %d)
+    redis.call('PEXPIRE', KEYS[4], 86400000)
     redis.call('SET', KEYS[3], head .. ':' .. fence, 'PX', ARGV[2])
     return fence
   end
@@ -64,7 +63,7 @@ while true do
   redis.call('LPOP', KEYS[1])
   redis.call('HDEL', KEYS[2], head)
 end
-""" % _FENCE_TTL_MS)  # fmt: skip
+""")
 
 # KEYS holder, fence; ARGV "token:fence", fence, lease_ms. 1 while the hold is ours, 0 once someone else's.
 # A hold that lapsed while nobody took it (the fence is unchanged, or gone with a Redis that restarted empty) is
@@ -76,9 +75,9 @@ if held then return 0 end
 local fence = redis.call('GET', KEYS[2])
 if fence and fence ~= ARGV[2] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-if not fence then redis.call('SET', KEYS[2], ARGV[2], 'PX', %d) end
+if not fence then redis.call('SET', KEYS[2], ARGV[2], 'PX', 86400000) end
 return 1
-""" % _FENCE_TTL_MS)  # fmt: skip
+""")
 
 # KEYS holder, queue, waiters; ARGV "token:fence" (or ""), token. Leaves the line, and the hold only when it is ours.
 _RELEASE = Script("""

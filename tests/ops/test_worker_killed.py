@@ -21,7 +21,10 @@ TS = "1800000000.000001"
 
 
 async def test_a_turn_whose_workers_are_killed_is_finished_by_the_next_process_once(
-    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses  # noqa: F811
+    env: dict[str, str],
+    tmp_path: Path,
+    slack: FakeSlack,
+    fake_model: FakeResponses,  # noqa: F811
 ) -> None:
     writing, release = threading.Event(), threading.Event()
 

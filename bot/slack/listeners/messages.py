@@ -21,9 +21,9 @@ from bot.app import Folio
 from bot.errors import StoreUnavailable
 from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
+from bot.slack.consumer import consumer_for
 from bot.slack.middleware import DELIVERY, LAST_RETRY, RETRY
 from bot.slack.progress import ThreadProgress
-from bot.slack.consumer import consumer_for
 from bot.slack.turns import TurnRequest, claimed_conversation, describe_failure
 from bot.store import ThreadKey
 
