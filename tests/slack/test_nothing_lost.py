@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from bot import messages
 from bot.slack.consumer import consumer_for
 from bot.slack.turns import TurnRequest
+from bot.models import Conversation, Scope
 from bot.store import ConversationStore, ThreadKey
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
@@ -126,3 +127,31 @@ async def test_a_turn_that_dies_with_every_worker_is_told_after_three_attempts_n
         await wait_until(lambda: harness.texts(thread.thread_ts) == [messages.TURN_GAVE_UP], timeout=10)
         await harness.settle()
     assert fake_model.requests == []  # not run a fourth time
+
+
+async def test_a_turn_whose_worker_died_after_posting_and_saving_its_answer_is_not_answered_again(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    prefix, lease = f"posted-{uuid.uuid4().hex[:8]}", 0.3
+    store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=lease)
+    thread = ThreadKey(team=TEAM, channel=CHANNEL, thread_ts=user_ts())
+    request = TurnRequest(thread=thread, question=QUESTION, user=ALICE, delivery=f"message:{thread.thread_ts}")
+    shown = "1700000000.000900"  # the stream it started, which its answer then filled
+    try:  # the worker accepted it, showed and saved its answer, and died before marking it done
+        lock = await store.accept(
+            thread, delivery=request.delivery, request=request.to_json(), owner="w1#1", new=None, reply=False
+        )
+        assert lock is not None
+        await store.intake.shown(request.delivery, "w1#1", shown)
+        await store.save(thread, Conversation(scope=Scope(container="benefits"), started_by=ALICE, message_ts=[shown]))
+        await asyncio.sleep(lease + 0.1)
+    finally:
+        await store.close()
+
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix, lock_lease=lease) as harness:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and await harness.store.intake.unfinished():
+            await asyncio.sleep(0.1)
+        assert await harness.store.intake.unfinished() == 0  # claimed, found answered, marked done
+        await harness.settle()
+    assert harness.texts(thread.thread_ts) == [] and fake_model.requests == []  # nothing posted, nothing rerun
