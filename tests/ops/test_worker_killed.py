@@ -21,10 +21,10 @@ TS = "1800000000.000001"
 
 
 async def test_a_turn_whose_workers_are_killed_is_finished_by_the_next_process_once(
-    env: dict[str, str],
+    env: dict[str, str],  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
     slack: FakeSlack,
-    fake_model: FakeResponses,  # noqa: F811
+    fake_model: FakeResponses,
 ) -> None:
     writing, release = threading.Event(), threading.Event()
 

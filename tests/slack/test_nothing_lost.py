@@ -15,9 +15,9 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bot import messages
+from bot.models import Conversation, Scope
 from bot.slack.consumer import consumer_for
 from bot.slack.turns import TurnRequest
-from bot.models import Conversation, Scope
 from bot.store import ConversationStore, ThreadKey
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
