@@ -2,13 +2,15 @@
 store, Slack Web API client, channel policy and access rules, and the memory of workspaces without streams.
 
 `SlackFolio.of(folio)` checks once, at start, that they are all there (else ConfigurationError saying what to set);
-listeners and turns then use them without asking again.
+listeners and turns then use them without asking again. Each SlackFolio holds its own turn consumer
+(`bot.slack.consumer`), made with it: one per serving Folio, no registry.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -20,6 +22,9 @@ from bot.errors import ConfigurationError
 from bot.slack.stream import StreamMemory
 from bot.store import ConversationStore
 
+if TYPE_CHECKING:
+    from bot.slack.consumer import Consumer
+
 
 @dataclass(frozen=True, kw_only=True)
 class SlackFolio(Folio):
@@ -30,6 +35,12 @@ class SlackFolio(Folio):
     access: Access
     policy: ChannelPolicy | PolicyFile
     streams: StreamMemory = field(default_factory=StreamMemory)  # this process's workspaces without streams
+    consumer: Consumer = field(init=False, repr=False, compare=False)  # runs this Folio's accepted turns
+
+    def __post_init__(self) -> None:
+        from bot.slack.consumer import Consumer  # it runs turns on this value: imported here, not at the top
+
+        object.__setattr__(self, "consumer", Consumer(self))  # frozen: set once, as the value is made
 
     @classmethod
     def of(cls, folio: Folio) -> SlackFolio:
