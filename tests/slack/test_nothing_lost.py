@@ -7,11 +7,13 @@ compose's Redis); Folio's Redis client is the one `folio serve` builds (its reco
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 import uuid
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from bot import messages
@@ -155,3 +157,47 @@ async def test_a_turn_whose_worker_died_after_posting_and_saving_its_answer_is_n
         assert await harness.store.intake.unfinished() == 0  # claimed, found answered, marked done
         await harness.settle()
     assert harness.texts(thread.thread_ts) == [] and fake_model.requests == []  # nothing posted, nothing rerun
+
+
+async def test_a_turn_that_loses_its_threads_lease_says_so_then_answers_in_that_message_once(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The port onto the one turn (issue 19): LeaseLost leaves `answer` past `run_slack_turn` to the consumer, which
+    # runs the turn again; the thread is told LEASE_LOST (not "something went wrong") in the message the next
+    # attempt then answers in. Each attempt leaves its own turn record.
+    caplog.set_level(logging.INFO, logger="folio.turn")
+    writing, release = threading.Event(), threading.Event()
+    calls = 0
+
+    def respond(request: Request) -> Step:
+        nonlocal calls
+        if not request.tool_outputs:
+            return tools(search("balance billing protection"))
+        calls += 1
+        if calls == 1:  # the first attempt is still writing when another process takes its thread
+            writing.set()
+            release.wait(30)
+        return reply(ANSWER)
+
+    fake_model.respond_with(respond)
+    lease = 1.5
+    async with running_app(slack, fake_model, redis_url, corpus_index, lock_lease=lease) as harness:
+        ts = await harness.mention(QUESTION)
+        await wait_until(writing.is_set)
+        lock = f"{harness.store.keyspace('lock')[1]}:{{{harness.thread_key(ts)}}}"
+        redis = Redis.from_url(redis_url)
+        try:  # a process that found the lease lapsed (this one stalled) holds the thread for a moment
+            await redis.set(f"{lock}:fence", 999)
+            await redis.set(f"{lock}:holder", "other:999", px=int(lease * 1000))
+        finally:
+            await redis.aclose()
+        await wait_until(lambda: harness.texts(ts) == [messages.LEASE_LOST], timeout=10)
+        release.set()
+        await wait_until(lambda: answers(harness, ts) == 1, timeout=20)
+        await harness.settle()
+        texts, unfinished = harness.texts(ts), await harness.store.intake.unfinished()
+
+    assert len(texts) == 1 and ANSWER.split(" [")[0] in texts[0], texts  # LEASE_LOST's message, now the answer
+    assert unfinished == 0 and calls == 2
+    records = [record.turn for record in caplog.records if record.name == "folio.turn"]  # type: ignore[attr-defined]
+    assert len(records) == 2 and records[-1]["outcome"] == "answered", records
