@@ -14,6 +14,9 @@ the turn again (it lines up anew in its thread):
  - when that message is already in the saved conversation, the answer was posted and saved: marked done, not rerun;
  - a plain reply in a thread runs only if the thread is Folio's;
  - past MAX_ATTEMPTS the thread is told (a turn that kills every worker it runs on stops there).
+Each attempt is one `run_slack_turn` (the one turn, bot.turns, with its TurnRecorder: one turn record and its metrics
+an attempt). A turn whose thread lease lapsed under it (LeaseLost) has told the thread LEASE_LOST in the message the
+next attempt then updates, and is handed back counted as an attempt; a hand-back at shutdown shows nothing.
 The window left open: in a thread that shows only a status line, the answer is the first message; a process killed
 after posting it and before noting its ts (one Redis write) gets its answer posted again by the next attempt.
 """
