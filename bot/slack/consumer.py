@@ -122,9 +122,9 @@ class Consumer:
     async def stop(self) -> None:
         """Stop claiming and renewing; turns still running go on (Folio drains them) but their leases lapse."""
         loop, self._loop = self._loop, None
-        if loop is not None and not loop.done():
-            loop.cancel()
-            await asyncio.wait([loop])
+        while loop is not None and not loop.done():
+            loop.cancel()  # again after a while: redis-py can swallow a cancel that lands mid-command (redis-py#2028)
+            await asyncio.wait([loop], timeout=self._claim_every)
 
     def _run(self, record: Claimed, request: TurnRequest, lock: ThreadLock | None) -> None:
         self.start()
