@@ -174,9 +174,9 @@ class ThreadLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         renewer, self._renewer = self._renewer, None
-        if renewer is not None:
-            renewer.cancel()
-            await asyncio.wait([renewer])  # never raises: the renewer's own end is not the holder's concern
+        while renewer is not None and not renewer.done():  # asyncio.wait never raises: its end is not the holder's
+            renewer.cancel()  # again after a while: redis-py can swallow a cancel that lands mid-command (#2028)
+            await asyncio.wait([renewer], timeout=0.1)
         await self._release()
         task = asyncio.current_task()
         if self._lost and exc_type is asyncio.CancelledError and task is not None and task.uncancel() == 0:
