@@ -18,7 +18,8 @@
     ├── HistoryExpired          the provider no longer holds the thread's previous response
     ├── StoreUnavailable        Redis could not be reached
     ├── AccessUnavailable       Slack could not say who is in which user group, and nothing was cached
-    └── ThreadBusy              earlier turns of a Slack thread held it longer than a new one may wait
+    ├── ThreadBusy              earlier turns of a Slack thread held it longer than a new one may wait
+    └── LeaseLost               a turn lost its thread's lock (its lease lapsed); another attempt runs it again
 
 SDK exceptions (openai, azure, redis, slack_sdk) are translated where they are caught: `raise X(...) from exc`.
 This module imports nothing of ours.
@@ -78,6 +79,11 @@ class AccessUnavailable(FolioError):
 
 class ThreadBusy(FolioError):
     """Earlier turns of the thread kept the lock longer than a waiter may wait."""
+
+
+class LeaseLost(FolioError):
+    """The holder of a thread's lock could not renew its lease in time, so its work was stopped: another holder may
+    have the thread now. The turn is run again by whoever picks its record up (bot.slack.consumer)."""
 
 
 class ModelMisconfigured(ConfigurationError):

@@ -42,6 +42,8 @@ def redis_permission_refused(detail: str) -> str:
             "(ACL: ~folio:* +@all -@dangerous), or use another user.")  # fmt: skip
 
 
+TURN_GAVE_UP = "I could not finish answering this after several tries. Please ask again; if it keeps failing, tell an admin."
+LEASE_LOST = "This answer was interrupted (I lost hold of the thread for a moment). I am starting it again."
 THREAD_BUSY = "This thread is still busy with earlier questions. Please ask again in a minute."
 
 # --- scopes and filters ------------------------------------------------------------------------------------------

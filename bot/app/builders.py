@@ -181,7 +181,7 @@ def store(settings: Settings, url: str) -> ConversationStore:
     """A ConversationStore on Redis at `url` (REDIS_URL, or the embedded Redis's socket)."""
     from bot.store import ConversationStore
 
-    hold = settings.folio_turn_timeout + 60  # a turn past its timeout has failed; its lock must not outlive it much
+    hold = settings.folio_turn_timeout + 60  # how long a thread's earlier turns may keep a new one waiting (x 3)
     return ConversationStore(redis_client(url), lock_hold_seconds=hold)
 
 
@@ -197,13 +197,22 @@ def redis_client(url: str) -> Redis:
     raises MaxConnectionsError past 100), with short timeouts: listeners use Redis before Slack's 3-second ack.
 
     A command holds its connection until the event loop gets round to its reply, so a busy loop holds many at once:
-    64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands."""
+    64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands.
+
+    After Redis restarts, every pooled connection is dead. A pool built from a URL has no retry (redis-py gives the
+    `Redis(...)` constructor's default retry only to connections it builds itself), so each old connection failed
+    one more command ("store down" 11 s after recovery). One retry on a connection error reconnects at once; more
+    would hold a listener past Slack's 3-second ack while Redis is really down."""
     from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
 
     try:
         pool = BlockingConnectionPool.from_url(
-            url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0
-        )
+            url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0,
+            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        )  # fmt: skip
     except ValueError as exc:  # no scheme, a bad port: redis-py says what; the operator needs the variable too
         raise ConfigurationError(f"REDIS_URL is not a Redis URL ({exc}). Use redis://HOST:6379/0.") from exc
     return Redis.from_pool(pool)

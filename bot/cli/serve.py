@@ -219,11 +219,12 @@ async def _reach_slack(folio: Folio, ready: Readiness, stop: asyncio.Event, *, l
     return True
 
 
-async def _drain(folio: Folio, ready: Readiness, intake: list[Callable[[], Awaitable[None]]]) -> None:
+async def _drain(folio: SlackFolio, ready: Readiness, intake: list[Callable[[], Awaitable[None]]]) -> None:
     """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), after
     FOLIO_STOP_DELAY no new events are taken (the HTTP listener closes, the Socket Mode connection ends), then the
     turns in flight finish within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`)."""
     ready.stopping = True
+    folio.consumer.pause()  # no other worker's turn is taken on now; this one's keep their leases while they drain
     delay = folio.settings.folio_stop_delay
     log.info("stopping: /readyz answers 503%s", f"; taking events for {delay:g} s more" if delay else "")
     if delay:
@@ -231,7 +232,8 @@ async def _drain(folio: Folio, ready: Readiness, intake: list[Callable[[], Await
     for stop_taking in intake:
         await stop_taking()
     log.info("stopping: no new events are taken")
-    await finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE)
+    await finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE, hand_back=folio.consumer.hand_back)
+    await folio.consumer.stop()  # its leases are all given back or done: nothing more to renew or claim
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.app import Folio
 from bot.errors import ConfigurationError
+from bot.slack.consumer import consumer_for
 from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries
 from bot.slack.services import SlackFolio
@@ -64,6 +65,7 @@ def build_app(folio: Folio) -> AsyncApp:
     )
     app.use(Deliveries(folio.store))
     register(app, folio)
+    consumer_for(folio).start()  # claims the turns of workers that died (bot.slack.consumer)
     return app
 
 

@@ -1,9 +1,10 @@
 """The Bolt middleware that decides, before any listener runs, what is not for Folio and what was seen before.
 
 Messages: Bolt already drops Folio's own events; this drops other bots' messages and non-person subtypes (edits,
-joins, bot posts), and names each message's delivery (`context["delivery"]`). A listener claims that name in the
-same Redis transaction that takes the thread's place in line (one round trip before the ack), so Slack's retries and
-the `message` twin of an `app_mention` are answered once. Buttons and commands: a repeated `trigger_id` is dropped.
+joins, bot posts), and names each message's delivery (`context["delivery"]`) and Slack's retry count. A listener
+records that name durably in the same round trip that takes the thread's place in line, before the ack
+(bot.slack.consumer), so Slack's retries and the `message` twin of an `app_mention` are answered once. Buttons
+and commands: a repeated `trigger_id` is dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from bot.store import ConversationStore
 log = logging.getLogger(__name__)
 
 DELIVERY = "delivery"  # the context key listeners read the delivery name from
+RETRY = "retry_num"  # the context key of Slack's retry count (0: the first delivery; Slack retries 3 times at most)
+LAST_RETRY = 3
 MESSAGE_EVENTS = {"message", "app_mention"}
 # Message subtypes that are a person writing; every other subtype (edits, joins, bot posts) is not a question.
 PERSON_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -55,6 +58,7 @@ class Deliveries(AsyncMiddleware):
             if not from_a_person(event, context.bot_user_id):
                 return await context.ack()
             context[DELIVERY] = message_delivery(context.team_id or event.get("team") or "-", event)
+            context[RETRY] = int((req.headers.get("x-slack-retry-num") or ["0"])[0] or 0)
             return await next()
         trigger = body.get("trigger_id")
         if trigger and not await self._first(f"trigger:{trigger}"):

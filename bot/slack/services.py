@@ -2,7 +2,8 @@
 store, Slack Web API client, channel policy and access rules, and the memory of workspaces without streams.
 
 `SlackFolio.of(folio)` checks once, at start, that they are all there (else ConfigurationError saying what to set);
-listeners and turns then use them without asking again.
+listeners and turns then use them without asking again. Each SlackFolio holds its own turn consumer
+(`bot.slack.consumer`), made with it: one per serving Folio, no registry.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,6 +27,9 @@ from bot.store.usage import UsageStore
 from bot.turns.budget import Budget, Limits
 from bot.turns.governance import Ledger
 
+if TYPE_CHECKING:
+    from bot.slack.consumer import Consumer
+
 
 @dataclass(frozen=True, kw_only=True)
 class SlackFolio(Folio):
@@ -35,6 +40,12 @@ class SlackFolio(Folio):
     access: Access
     policy: ChannelPolicy | PolicyFile
     streams: StreamMemory = field(default_factory=StreamMemory)  # this process's workspaces without streams
+    consumer: Consumer = field(init=False, repr=False, compare=False)  # runs this Folio's accepted turns
+
+    def __post_init__(self) -> None:
+        from bot.slack.consumer import Consumer  # it runs turns on this value: imported here, not at the top
+
+        object.__setattr__(self, "consumer", Consumer(self))  # frozen: set once, as the value is made
 
     @functools.cached_property
     def ledger(self) -> Ledger:

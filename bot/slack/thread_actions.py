@@ -18,8 +18,9 @@ from bot import messages
 from bot.agent import delete_responses
 from bot.models import Feedback
 from bot.slack.assistant import clear_thread
+from bot.slack.consumer import start_turn
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, describe_failure, start_turn
+from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ConversationStore, ThreadKey
 from bot.store.feedback import FeedbackStore
 

@@ -1,7 +1,6 @@
-"""A turn in a Slack thread: take it on before the ack (`start_turn`), then run it (`run_slack_turn`).
+"""A turn in a Slack thread, once it is accepted (bot.slack.consumer): `run_slack_turn`.
 
-    start_turn(folio, client, request)     # before the ack: drop a repeated delivery, take the place in line
-    run_slack_turn(folio, request, resumed_ts=None)   # after it: the one turn (bot.turns), shown in the thread
+    run_slack_turn(folio, request, resumed_ts=None, on_shown=None)   # the one turn (bot.turns), shown in the thread
 
 Every failure ends in a message in the thread (see `bot.slack.failures.describe_failure`), and the progress
 indicator is cleared; every turn, even one lost to Redis before it ran, leaves a turn record and its metrics.
@@ -10,59 +9,46 @@ indicator is cleared; every turn, even one lost to Redis before it ran, leaves a
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import metrics
-from bot.errors import FolioError, StoreUnavailable
+from bot.agent.events import AnswerText, Step
+from bot.errors import FolioError, LeaseLost, StoreUnavailable
+from bot.models import Answer, Scope
 from bot.slack.failures import describe_failure
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer, claim
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer
 from bot.turns.boundary import SharedSpaces
 from bot.turns.governance import GovernedRecorder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TurnRequest", "describe_failure", "run_slack_turn", "start_turn"]
+__all__ = ["Shown", "TurnRequest", "describe_failure", "lost", "run_slack_turn"]
 
-
-async def start_turn(
-    folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None = None
-) -> None:
-    """Claim the delivery, take the thread's place in line, make the thread Folio's, and run the turn.
-
-    The place in line taken here is the order turns of one thread run in, and from here on a plain reply in the
-    thread is a follow-up (it waits for this turn, then chains from its answer). Messages call it just after the
-    ack, in arrival order (bot.slack.listeners.messages); `/ask` and "Think harder" after theirs. The thread is
-    taken on without reading the policy: the turn resolves its scope once, after the lock.
-    """
-    delivery = delivery or request.delivery
-    try:
-        lock = await folio.store.take_on(request.thread, delivery=delivery, new=claim(request))
-    except StoreUnavailable as error:  # the turn is lost before it ran: the thread and the record say so
-        folio.tasks.spawn(_lost(folio, client, request, error), name=f"store-down {request.thread}")
-        return
-    if lock is None:
-        log.info("duplicate delivery %s dropped", delivery)
-        metrics.duplicate_dropped("message")
-        return
-    folio.tasks.spawn(run_slack_turn(folio, request, resumed_ts=None, lock=lock), name=f"turn {request.thread}")
+Shown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
 
 
 async def run_slack_turn(
     folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None,
-    lock: AbstractAsyncContextManager[object] | None = None,
+    lock: AbstractAsyncContextManager[object] | None = None, on_shown: Shown | None = None,
 ) -> None:  # fmt: skip
     """Run one accepted turn in its thread; `resumed_ts` is the message an earlier attempt of the same delivery
-    showed, which this one edits instead of posting another. Never raises but for cancellation (shutdown,
-    hand-back): a failure is shown in the thread, logged and recorded."""
+    showed, which this one edits instead of posting another; `on_shown` hears the ts of each message the turn shows
+    (its stream or placeholder, then its answer or failure), so that a later attempt can find it. Never raises but
+    for cancellation (shutdown, hand-back) and LeaseLost (the thread's lease lapsed under the turn: the thread was
+    told LEASE_LOST, and the consumer runs the turn again in that message); any other failure is shown in the
+    thread, logged and recorded."""
+    view = view_for(folio, request, resumed_ts=resumed_ts)
     try:
-        await answer(request, services=services(folio), view=view_for(folio, request, resumed_ts=resumed_ts),
+        await answer(request, services=services(folio), view=view if on_shown is None else NotedView(view, on_shown),
                      observer=observer_for(folio, request), lock=lock)  # fmt: skip
+    except LeaseLost:
+        raise
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
         if not isinstance(error, FolioError | TimeoutError | SlackApiError):
             log.exception("turn failed in %s", request.thread, exc_info=error)
@@ -102,7 +88,46 @@ def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None 
     )  # fmt: skip
 
 
-async def _lost(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, error: StoreUnavailable) -> None:
+class NotedView:
+    """A Slack view that tells `on_shown` the ts of each message it shows, the moment it exists: the stream or
+    placeholder `working` opened, then the message of the answer or of the failure (when it is another one)."""
+
+    def __init__(self, view: StatusLineView, on_shown: Shown) -> None:
+        self._view = view
+        self._on_shown = on_shown
+
+    async def working(self, title: str) -> None:
+        await self._view.working(title)
+        await self._note(getattr(self._view, "stream_ts", None) or self._view.placeholder_ts)
+
+    def writes_text(self) -> bool:
+        return self._view.writes_text()
+
+    async def step_started(self, step: Step) -> None:
+        await self._view.step_started(step)
+
+    async def step_ended(self, step: Step) -> None:
+        await self._view.step_ended(step)
+
+    async def text(self, piece: AnswerText) -> None:
+        await self._view.text(piece)
+
+    async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None) -> str | None:
+        return await self._note(await self._view.answer(answer, scope=scope, turn_index=turn_index, basis=basis))
+
+    async def notice(self, text: str) -> None:
+        await self._view.notice(text)
+
+    async def failed(self, error: BaseException) -> str | None:
+        return await self._note(await self._view.failed(error))
+
+    async def _note(self, ts: str | None) -> str | None:
+        if ts is not None:
+            await self._on_shown(ts)
+        return ts
+
+
+async def lost(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, error: StoreUnavailable) -> None:
     """A turn Redis lost before it ran: said in the thread, and recorded like any other turn."""
     observer = TurnRecorder(request, content=folio.settings.folio_log_content)
     observer.failed(error)

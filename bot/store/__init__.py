@@ -1,7 +1,12 @@
-"""Conversation state in Redis: the thread record, delivery dedupe and the per-thread lock."""
+"""Conversation state in Redis: the thread record, the intake of accepted deliveries and the per-thread lock."""
 
-from bot.errors import ThreadBusy
-from bot.store.conversations import THIRTY_DAYS, ConversationStore, ThreadKey, redis_errors
+from bot.errors import LeaseLost, ThreadBusy
+from bot.store.conversations import THIRTY_DAYS, ConversationStore, ThreadKey
+from bot.store.errors import redis_errors
+from bot.store.intake import Claimed, Intake
 from bot.store.lock import ThreadLock
 
-__all__ = ["THIRTY_DAYS", "ConversationStore", "ThreadBusy", "ThreadKey", "ThreadLock", "redis_errors"]
+__all__ = [
+    "THIRTY_DAYS", "Claimed", "ConversationStore", "Intake", "LeaseLost", "ThreadBusy", "ThreadKey", "ThreadLock",
+    "redis_errors",
+]  # fmt: skip

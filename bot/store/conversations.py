@@ -5,7 +5,12 @@ Keys (all under one prefix, default `folio`):
     {prefix}:resp:{team}:{channel}:{thread_ts}    a set of every response id the model returned for the thread,
                                                    added the moment it exists (turns that never finish included)
     {prefix}:seen:{kind}:{id}                      a delivery already handled (event id, message ts, trigger id)
-    {prefix}:lock:{team}:{channel}:{thread_ts}:*   the thread's lock queue (see bot.store.lock)
+    {prefix}:lock:{{team}:{channel}:{thread_ts}}:*   the thread's lock: queue, holder lease, fence (bot.store.lock)
+    {{prefix}:intake}:*                             accepted deliveries until their turn is done (bot.store.intake)
+
+Redis Cluster (issue 23): every multi-key script and transaction of the lock and the intake stays on one hash slot.
+`conv` and `resp` are not under the thread's hash tag yet (renaming them would orphan every stored conversation), so
+`load`, `save` and `record_remaining` still span two slots in one MULTI; move them together with a migration.
 
 Every Redis error leaves this module as StoreUnavailable.
 """
@@ -13,18 +18,17 @@ Every Redis error leaves this module as StoreUnavailable.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from bot.errors import StoreUnavailable
 from bot.models import Conversation, Feedback
-from bot.store.failures import store_failure
-from bot.store.lock import ThreadLock
+from bot.store.errors import redis_errors
+from bot.store.intake import Intake
+from bot.store.lock import LEASE_SECONDS, ThreadLock
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +48,6 @@ class ThreadKey:
         return f"{self.team}:{self.channel}:{self.thread_ts}"
 
 
-@asynccontextmanager
-async def redis_errors() -> AsyncIterator[None]:
-    """A Redis failure leaves as StoreUnavailable (the sentence a person reads), its cause logged for the operator."""
-    try:
-        yield
-    except RedisError as exc:
-        log.warning("redis: %r", exc)  # the operator needs the cause; the user gets StoreUnavailable's sentence
-        raise StoreUnavailable(store_failure(exc)) from exc
-
-
 class ConversationStore:
     """The only way Folio reads and writes conversation state."""
 
@@ -64,13 +58,16 @@ class ConversationStore:
         prefix: str = "folio",
         ttl_seconds: int = THIRTY_DAYS,
         lock_hold_seconds: float = 180.0,
+        lock_lease_seconds: float = LEASE_SECONDS,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self._redis = redis
         self._prefix = prefix
         self._ttl = ttl_seconds
-        self._lock_hold = lock_hold_seconds
+        self._lock_hold = lock_hold_seconds  # the longest a turn holds its thread: waiters wait three times that
+        self._lock_lease = lock_lease_seconds
         self._on_close = on_close
+        self.intake = Intake(redis, prefix=prefix, lease_seconds=lock_lease_seconds)
 
     def _key(self, thread: ThreadKey) -> str:
         return f"{self._prefix}:conv:{thread}"
@@ -166,35 +163,41 @@ class ConversationStore:
     def _seen_key(self, kind: str, ident: str) -> str:
         return f"{self._prefix}:seen:{kind}:{ident}"
 
-    async def take_on(
-        self, thread: ThreadKey, *, delivery: str | None, new: Conversation | None
+    async def accept(
+        self, thread: ThreadKey, *, delivery: str, request: str, owner: str, new: Conversation | None, reply: bool
     ) -> ThreadLock | None:
-        """Before the ack, in one round trip: drop a repeated delivery, take the thread's place in line, and make the
-        thread Folio's (`new` is saved unless the thread already has a conversation). None for a repeated delivery.
+        """Before the ack, in one round trip: take the thread's place in line, make the thread Folio's (`new` is
+        saved unless the thread already has a conversation), and record the delivery in the intake unless it was
+        seen before (None then: a repeated delivery). StoreUnavailable when the record may not be written: do not
+        ack then, so that Slack delivers it again.
 
         Saving `new` here, before the turn runs, is what lets a reply sent while the first answer is still being
-        written continue the conversation: `exists()` is true from the moment Folio takes the thread on.
+        written continue the conversation: `exists()` is true from the moment Folio takes the thread on. `reply`:
+        the turn runs only if the thread turns out to be Folio's (a plain reply in a thread).
         """
         lock = self.lock(thread)
         async with redis_errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                if delivery is not None:
-                    pipe.set(self._seen_key("delivery", delivery), "1", nx=True, ex=_SEEN_TTL)
+            # Not a transaction: the thread's keys and the intake's are in different hash slots. The intake record
+            # goes last, so that once it exists everything before it was written too.
+            async with self._redis.pipeline(transaction=False) as pipe:
                 lock.enqueue_in(pipe)
                 if new is not None:
                     pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
-                results = await pipe.execute()
-        if delivery is not None and not results[0]:
+                self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=secrets.token_hex(8),
+                                      reply=reply)  # fmt: skip
+                recorded = (await pipe.execute())[-1]
+        if not recorded:
             await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line
             return None
         return lock
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
-        """The thread's lock: turns run one at a time in the order they called `enqueue()`."""
+        """The thread's lock: turns run one at a time in the order they called `enqueue()`; its keys share the
+        thread's hash tag (one Cluster slot)."""
         return ThreadLock(
             self._redis,
-            f"{self._prefix}:lock:{thread}",
-            hold_seconds=self._lock_hold,
+            f"{self._prefix}:lock:{{{thread}}}",
+            lease_seconds=self._lock_lease,
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 

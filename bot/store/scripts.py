@@ -1,9 +1,13 @@
-"""Lua scripts sent by hash inside one pipeline: several scripts, one round trip.
+"""Lua scripts run by their SHA (EVALSHA): Redis neither receives nor hashes their text on every call.
 
-redis-py's `Script` in a pipeline asks Redis whether it knows the script (a round trip of its own) on every
-execute; here each script is sent with EVALSHA straight away. Redis answers NOSCRIPT when it does not know one yet
-(a new or restarted Redis): that script is loaded and only the calls that failed are sent again, so a call that ran
-is never run twice (its counters would be added twice).
+    await SCRIPT(redis, keys, args)             # one call; NOSCRIPT (a new or restarted Redis) -> EVAL loads it
+    SCRIPT.queue(pipe, keys, args)              # inside a caller's transaction (EVAL: a miss would fail it whole)
+    await run(redis, [A.call(keys, args), ...]) # several scripts in one round trip, each atomic by itself
+
+redis-py's own `Script` in a pipeline asks Redis whether it knows the script (a round trip of its own) on every
+execute; here each script goes with EVALSHA straight away. In `run`, when Redis answers NOSCRIPT, that script is
+loaded and only the calls that failed are sent again, so a call that ran is never run twice (its counters would be
+added twice).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import NoScriptError
 
 
@@ -22,6 +28,16 @@ class Script:
     def __init__(self, source: str) -> None:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    async def __call__(self, redis: Redis, keys: tuple[str, ...], args: tuple[Any, ...]) -> Any:
+        try:
+            return await redis.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:  # a Redis that restarted, or never ran it: EVAL loads it for the next calls
+            return await redis.eval(self.source, len(keys), *keys, *args)
+
+    def queue(self, pipe: Pipeline, keys: tuple[str, ...], args: tuple[Any, ...]) -> None:
+        """EVAL in a pipeline: a missing script there would fail the whole pipeline, and a check costs a round trip."""
+        pipe.eval(self.source, len(keys), *keys, *args)
 
     def call(self, keys: Sequence[str], args: Sequence[str | int]) -> Call:
         return Call(self, tuple(keys), tuple(args))

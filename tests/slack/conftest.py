@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from slack_sdk.models.blocks import Block
 
 from bot.app import open_folio
-from bot.app.builders import slack_client, slack_http_session
+from bot.app.builders import redis_client, slack_client, slack_http_session
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
@@ -49,13 +49,15 @@ async def running_app(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
     turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
     prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None,
-    channel_policy: ChannelPolicy | None = None, clock: Callable[[], float] = time.time, **overrides: Any,
+    channel_policy: ChannelPolicy | None = None, clock: Callable[[], float] = time.time, lock_lease: float = 10.0,
+    production_client: bool = False, **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
     the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the
     policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
     itself (e.g. one that counts its lookups); `clock`: what cached memberships age by; `overrides` (e.g.
-    folio_log_content=True) go to Settings.
+    folio_log_content=True) go to Settings. `lock_lease`: the thread lock's and the intake's lease;
+    `production_client`: Redis through `folio serve`'s client (its pool and reconnect policy).
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
     test_stream.py drives the streamed turns)."""
@@ -65,8 +67,9 @@ async def running_app(
         folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5", folio_access_ttl=access_ttl,
         folio_streaming=streaming, **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,
     )  # fmt: skip
+    client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
     store = ConversationStore(
-        Redis.from_url(redis or redis_url), prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30
+        client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease
     )
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
@@ -76,7 +79,8 @@ async def running_app(
             settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
             policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
             serving=True, clock=clock,
-        ) as folio:  # fmt: skip
+        ) as opened:  # fmt: skip
+            folio = SlackFolio.of(opened)  # the one build_app serves (its consumer, its services)
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -85,9 +89,9 @@ async def running_app(
             try:
                 async with aiohttp.ClientSession() as http:
                     url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
-                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http,
-                                  folio=SlackFolio.of(folio))
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http, folio=folio)
             finally:
+                await folio.consumer.stop()
                 await folio.tasks.drain()
                 await runner.cleanup()
     finally:

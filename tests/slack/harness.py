@@ -108,7 +108,7 @@ class Harness:
     retriever: RecordingRetriever
     http: aiohttp.ClientSession
     responses: list[tuple[int, str]] = field(default_factory=list)
-    folio: SlackFolio | None = None  # the app's services, for a test that runs a turn the way a consumer would
+    folio: SlackFolio | None = None  # the running Folio: its services and its consumer
 
     async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
         sent = {"Content-Type": content_type, **sign(body), **(headers or {})}

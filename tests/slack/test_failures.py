@@ -7,9 +7,9 @@ from pathlib import Path
 
 from bot import messages
 from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, Harness, sign
+from tests.slack.harness import ALICE, CHANNEL, Harness, sign
 
 QUESTION = "What protection is there against balance billing?"
 
@@ -51,12 +51,19 @@ async def test_when_redis_is_down_the_thread_says_so(
     dead = f"unix://{tmp_path}/no-redis.sock"
     async with running_app(slack, fake_model, redis_url, corpus_index, redis=dead) as harness:
         ts = await harness.mention(QUESTION)
+        await harness.message("And for dental?", thread_ts=ts)
+        await harness.settle()
+        # Not acknowledged, so Slack delivers them again (the app_mention, and the reply: nothing was dropped)
+        assert [status for status, _ in harness.responses] == [500, 200, 500]  # the `message` twin is the mention's
+        assert harness.texts(ts) == []
+
+        mention = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> {QUESTION}", "ts": ts,
+                   "channel": CHANNEL}  # fmt: skip
+        assert await harness.event(mention, retry=3) == 200  # Slack's last try: the thread is told instead
         await harness.command("What is covered?")
         await harness.settle()
-
         assert harness.texts(ts) == [messages.STORE_DOWN]
         assert [call["text"] for call in slack.calls_of("response_url")] == [messages.STORE_DOWN]
-        assert all(status == 200 for status, _ in harness.responses)  # acknowledged all the same
 
 
 async def test_when_slack_refuses_the_answer_the_thread_is_told(harness: Harness) -> None:

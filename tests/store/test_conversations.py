@@ -102,22 +102,23 @@ async def test_taking_on_a_thread_makes_it_folios_at_once_without_overwriting_a_
 ) -> None:
     fresh = Conversation(scope=Scope(container="hr"), started_by="U2")
 
-    lock = await store.take_on(THREAD, delivery="message:1", new=fresh)
+    lock = await store.accept(THREAD, delivery="message:1", request="{}", owner="a#1", new=fresh, reply=False)
 
     assert lock is not None and await store.exists(THREAD)  # before any turn ran
     assert (await store.load(THREAD)) == fresh
     await lock.leave()
     await store.save(THREAD, conversation_with_one_turn())
-    again = await store.take_on(THREAD, delivery="message:2", new=fresh)
+    again = await store.accept(THREAD, delivery="message:2", request="{}", owner="a#1", new=fresh, reply=False)
     assert again is not None and (await store.load(THREAD)).last_response_id == "resp_2"
     await again.leave()
 
 
 async def test_a_repeated_delivery_is_dropped_and_leaves_the_line_free(store: ConversationStore) -> None:
-    first = await store.take_on(THREAD, delivery="message:7", new=None)
+    first = await store.accept(THREAD, delivery="message:7", request="{}", owner="a#1", new=None, reply=False)
     assert first is not None
     async with first:
-        assert await store.take_on(THREAD, delivery="message:7", new=None) is None
+        again = await store.accept(THREAD, delivery="message:7", request="{}", owner="b#1", new=None, reply=False)
+        assert again is None
     async with store.lock(THREAD, wait_seconds=1):  # nobody is left in line ahead of a new turn
         pass
 

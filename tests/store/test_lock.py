@@ -1,15 +1,25 @@
-"""Turns in one thread run one at a time, in the order they lined up, and a dead holder does not block forever."""
+"""Turns in one thread run one at a time, in the order they lined up; a holder that dies frees the thread within one
+short lease, and a holder that lost its lease can neither keep nor release the thread."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
+from redis.asyncio import Redis
 
 from bot.store import ConversationStore, ThreadBusy, ThreadKey
+from tests.conftest import ROOT
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1.0")
+LEASE = 1.0  # seconds: the holders below renew every third of it
 
 
 async def test_turns_run_one_at_a_time_in_the_order_they_lined_up(store: ConversationStore) -> None:
@@ -39,22 +49,75 @@ async def test_other_threads_do_not_wait(store: ConversationStore) -> None:
     assert waited < 0.2  # taken at once, not after this thread's holder let go
 
 
-async def test_a_holder_that_died_is_skipped_once_its_hold_expires(redis_url: str) -> None:
-    from redis.asyncio import Redis
-
-    store = ConversationStore(Redis.from_url(redis_url), prefix="test-dead", lock_hold_seconds=0.2)
-    dead = store.lock(THREAD)
-    await dead.__aenter__()  # acquired and never released, like a crashed process
-
-    started = time.monotonic()
-    async with store.lock(THREAD, wait_seconds=5):
-        waited = time.monotonic() - started
-    await store.close()
-    assert 0.1 < waited < 2  # waited for the dead holder's 0.2 s hold to lapse, then took the lock
-
-
 async def test_a_waiter_gives_up_with_a_clear_error(store: ConversationStore) -> None:
     async with store.lock(THREAD):
         with pytest.raises(ThreadBusy, match="still busy"):
             async with store.lock(THREAD, wait_seconds=0.2):
                 pass
+
+
+async def test_a_live_holder_keeps_the_thread_for_longer_than_its_lease(redis_url: str) -> None:
+    store = ConversationStore(Redis.from_url(redis_url), prefix=_prefix(), lock_lease_seconds=0.3)
+    try:
+        async with store.lock(THREAD):
+            with pytest.raises(ThreadBusy):  # four leases go by: the holder's renewals keep it
+                async with store.lock(THREAD, wait_seconds=1.2):
+                    pass
+    finally:
+        await store.close()
+
+
+async def test_a_holder_killed_while_holding_frees_the_thread_within_one_lease(redis_url: str) -> None:
+    prefix = _prefix()
+    store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=LEASE)
+    try:
+        with _holder(redis_url, prefix) as holder:
+            holder.send_signal(signal.SIGKILL)  # dies holding: nothing releases the lock
+            holder.wait()
+            killed = time.monotonic()
+            async with store.lock(THREAD, wait_seconds=30):
+                waited = time.monotonic() - killed
+    finally:
+        await store.close()
+    assert waited < LEASE + 0.5  # within one lease, not FOLIO_TURN_TIMEOUT + 60 s (the old hold: 180 s here)
+
+
+async def test_a_holder_past_its_lease_loses_its_work_and_cannot_release_the_next_holder(redis_url: str) -> None:
+    prefix = _prefix()
+    store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=LEASE)
+    try:
+        with _holder(redis_url, prefix) as holder:
+            holder.send_signal(signal.SIGSTOP)  # a paused process: it cannot renew, and does not know it
+            newer = store.lock(THREAD, wait_seconds=30)
+            async with newer:
+                fence = newer.fence
+                holder.send_signal(signal.SIGCONT)  # back: it finds its lease gone, stops, and releases what it had
+                line = await asyncio.to_thread(holder.stdout.readline)
+                assert line.strip() == "lost"  # its work was cancelled with LeaseLost
+                assert holder.wait(timeout=10) == 0
+                with pytest.raises(ThreadBusy):  # its release did not free the newer holder's thread
+                    async with store.lock(THREAD, wait_seconds=2 * LEASE):
+                        pass
+    finally:
+        await store.close()
+    assert fence > 1  # the newer hold carries a larger fence than the stale one
+
+
+@contextmanager
+def _holder(redis_url: str, prefix: str) -> Iterator[subprocess.Popen[str]]:
+    """A process holding THREAD's lock (tests/store/lock_holder.py), once it says so."""
+    command = [sys.executable, "-m", "tests.store.lock_holder", redis_url, prefix, str(LEASE)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("held "), "the holder never took the lock"
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGCONT)
+            process.kill()
+            process.wait()
+
+
+def _prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"

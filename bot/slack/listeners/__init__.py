@@ -1,6 +1,7 @@
-"""Bolt listeners, one module per concern. Each reads its payload, claims the delivery, and hands off the work
-to a background task before Bolt acknowledges (the app runs with process_before_response=True, so the place a
-turn takes in its thread's queue is fixed before Slack gets the ack)."""
+"""Bolt listeners, one module per concern. Each reads its payload, records the delivery (bot.slack.consumer
+`accept`: durable, deduped, its place in the thread's queue taken) and hands off the work to a background task
+before Bolt acknowledges (the app runs with process_before_response=True, so a listener that raises is answered 500
+and Slack delivers the event again)."""
 
 from __future__ import annotations
 

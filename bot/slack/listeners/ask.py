@@ -19,9 +19,10 @@ from bot.config import ChannelPolicy, narrow
 from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
+from bot.slack.consumer import start_turn
 from bot.slack.render import escape, render_question
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, describe_failure, start_turn
+from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ThreadKey
 from bot.turns.scope import new_thread_scope, scope_for_turn
 

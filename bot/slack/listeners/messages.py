@@ -1,13 +1,15 @@
 """Mentions in channels, direct messages, and plain replies in threads Folio already answers.
 
-Slack gets its ack before any Redis round trip: the listener decides from the event alone whether a message may be
-a question, and hands the rest (is the reply in Folio's thread, the delivery claim, the thread's place in line) to a
-background task. So an ack waits for no Redis reply, and no Redis reply waits for turns the event loop is running.
-A repeated delivery is still answered once (the claim drops it), and a thread's turns still run in arrival order.
+Slack gets its ack after one Redis round trip (bot.slack.consumer `accept`): the delivery is recorded where any
+worker can pick it up, deduped, and the thread's place in line taken; only then is it acked. When Redis cannot
+record it the listener raises, so Bolt answers 500 over HTTP (Socket Mode sends no ack) and Slack delivers it again:
+an accepted question is never lost with a worker, and a question Redis could not take is never acked. Whether a
+plain reply is in Folio's thread is decided after the ack, by the turn (a reply elsewhere ends there, silently).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -18,12 +20,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import StoreUnavailable
 from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
-from bot.slack.middleware import DELIVERY
+from bot.slack.consumer import consumer_for
+from bot.slack.middleware import DELIVERY, LAST_RETRY, RETRY
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, start_turn
+from bot.slack.turns import TurnRequest, lost
 from bot.store import ThreadKey
+from bot.turns import claim
 
 log = logging.getLogger(__name__)
+
+HOLD_REPLY = 300.0  # seconds a reply that came with Slack's last retry waits here for Redis
 
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
@@ -40,7 +46,7 @@ async def on_message_event(
     folio: SlackFolio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
 ) -> None:
     """Decide whether a person's message (the middleware let only those through) may be a question for Folio, and
-    if so take it on after the ack."""
+    if so take it on before the ack (raises StoreUnavailable, so it is not acked, while Redis cannot record it)."""
     channel, ts = event["channel"], event["ts"]
     thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
                        thread_ts=event.get("thread_ts") or ts)  # fmt: skip
@@ -52,26 +58,37 @@ async def on_message_event(
     request = TurnRequest(
         thread=thread, question=clean_question(text, bot_user_id=context.bot_user_id), user=event["user"], is_dm=is_dm,
         asker_team=event.get("user_team"),  # Slack Connect: the asker's own workspace
+        delivery=context.get(DELIVERY),
     )
     reply = not mentioned and not is_dm  # answered only when the thread is Folio's
-    folio.tasks.spawn(_take_on(folio, client, request, delivery=context.get(DELIVERY), reply=reply),
-                      name=f"take on {thread}")  # fmt: skip
-
-
-async def _take_on(
-    folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, *, delivery: str | None, reply: bool
-) -> None:
-    if reply and not await _continues_a_conversation(folio, request.thread):
+    new = None if reply else claim(request)  # taken on without reading the policy: the turn resolves its scope
+    try:
+        accepted = await consumer_for(folio).accept(request, new=new, reply=reply)
+    except StoreUnavailable as error:
+        if (context.get(RETRY) or 0) < LAST_RETRY:
+            log.warning("store unavailable: delivery %s not acknowledged, so Slack sends it again", request.delivery)
+            raise  # Bolt answers 500 (HTTP) or sends no ack (Socket Mode)
+        if reply:  # Slack's last try, and only Redis can say whether the thread is Folio's: hold it until then
+            log.warning("store unavailable at Slack's last retry; holding a reply in %s until Redis is back", thread)
+            folio.tasks.spawn(_accept_when_back(folio, request), name=f"held reply {thread}")
+            return
+        folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {thread}")  # told and recorded
         return
-    await start_turn(folio, client, request, delivery=delivery)
-    if request.is_dm:  # an assistant thread's first question becomes its title
+    if accepted and request.is_dm:  # an assistant thread's first question: its title
         folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
                           name="title")  # fmt: skip
 
 
-async def _continues_a_conversation(folio: SlackFolio, thread: ThreadKey) -> bool:
-    try:
-        return await folio.store.exists(thread)
-    except StoreUnavailable:  # cannot tell whether this is Folio's thread, so stay quiet rather than intrude
-        log.warning("store unavailable; ignoring a reply in %s", thread)
-        return False
+async def _accept_when_back(folio: SlackFolio, request: TurnRequest) -> None:
+    """A reply Slack will not deliver again: take it on as soon as Redis answers (it is lost only if this process
+    stops, or Redis stays down HOLD_REPLY seconds more)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HOLD_REPLY
+    while loop.time() < deadline:
+        await asyncio.sleep(1.0)
+        try:
+            await consumer_for(folio).accept(request, new=None, reply=True)
+            return
+        except StoreUnavailable:
+            continue
+    log.warning("Redis stayed unreachable; a reply in %s goes unanswered", request.thread)
