@@ -29,7 +29,7 @@ from bot.slack.services import SlackFolio
 from bot.slack.thread_actions import tell
 from bot.slack.turns import services, view_for
 from bot.store import ThreadKey
-from bot.turns import TurnRecorder, TurnRequest, answer, claim
+from bot.turns import TurnRecorder, TurnRequest, answer
 from bot.turns.boundary import SharedSpaces
 from bot.turns.scope import TurnScope
 
@@ -116,11 +116,10 @@ async def answer_privately(folio: SlackFolio, client: AsyncWebClient, user: str,
 
 
 async def _run(folio: SlackFolio, request: TurnRequest, channel: str) -> None:
-    lock = await folio.store.take_on(request.thread, delivery=None, new=claim(request))
     scopes = SharedSpaces(PrivateScope(folio.channel_policy, folio.access, channel), folio.channel_policy,
                           folio.access.organisation)  # fmt: skip
     try:
         await answer(request, services=dataclasses.replace(services(folio), scopes=scopes),
-                     view=view_for(folio, request), observer=TurnRecorder(request), lock=lock)  # fmt: skip
+                     view=view_for(folio, request), observer=TurnRecorder(request))  # fmt: skip
     except Exception:  # shown in the DM already
         log.info("private answer failed in %s", request.thread, exc_info=True)
