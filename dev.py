@@ -2,9 +2,8 @@
 """Set-up and the two everyday commands, on a machine with only python3.
 
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
-    python3 dev.py test    # `ruff check`, then the test suite
+    python3 dev.py test    # `ruff check` and `ruff format --check`, then the test suite
     python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
-    python3 dev.py test --format   # also `ruff format --check` (FORMAT_CHECK turns it on for every run)
     python3 dev.py lock    # after changing dependencies in pyproject.toml: pin them again, with hashes
     python3 dev.py lock --upgrade    # every pin to the newest release allowed (then run the tests)
 
@@ -32,8 +31,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".folio-installed"
 INTERRUPTED = 130  # Ctrl-C, as shells report it
 LINTED = ["bot", "tests", "benchmarks"]
-# `ruff format --check` joins every `dev.py test` once the code base has been formatted in one go (the lead flips it).
-FORMAT_CHECK = False
+FORMAT_CHECK = True  # `ruff format --check` joins `ruff check` in every `dev.py test` (and so in CI)
 LOCKS = {False: ROOT / "requirements.lock", True: ROOT / "requirements-dev.lock"}  # dev: with the test tools
 UV = "uv==0.13.8"  # resolves and hashes the lock files (`lock` only; installing needs pip alone)
 

@@ -63,14 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-latency", type=float, default=300.0, metavar="MS", help="per model call (default 300)")
     parser.add_argument("--duration", type=float, default=20.0, metavar="S",
                         help="seconds of new questions (default 20)")  # fmt: skip
-    parser.add_argument("--replies", choices=("plain", "mention"), default="plain",
-                        help="follow-ups as plain thread replies (default) or as @mentions in the thread")
-    parser.add_argument("--streaming", choices=("on", "off"), default="on",
-                        help="FOLIO_STREAMING for the Folio measured (default on, as Folio ships)")
-    parser.add_argument("--token-delay", type=float, default=0.0, metavar="MS",
-                        help="per token of the fake model's ~600-character answer (default 0)")
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR",
-                        help="PDFs to index and questions (ground_truth.jsonl) to ask (default: ../shared/corpus)")
+    parser.add_argument(
+        "--replies",
+        choices=("plain", "mention"),
+        default="plain",
+        help="follow-ups as plain thread replies (default) or as @mentions in the thread",
+    )
+    parser.add_argument(
+        "--streaming",
+        choices=("on", "off"),
+        default="on",
+        help="FOLIO_STREAMING for the Folio measured (default on, as Folio ships)",
+    )
+    parser.add_argument(
+        "--token-delay",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="per token of the fake model's ~600-character answer (default 0)",
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=ROOT.parent / "shared" / "corpus",
+        metavar="DIR",
+        help="PDFs to index and questions (ground_truth.jsonl) to ask (default: ../shared/corpus)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser

@@ -33,8 +33,19 @@ from tests.fakes.slack_api import FakeSlack, Message
 
 # Sentences Folio shows when a turn fails: the driver counts them as errors. Looked up by name, so a sentence
 # renamed or removed in bot/messages.py drops out here instead of breaking the bench.
-_FAILURE_NAMES = ("SEARCH_DOWN", "STORE_DOWN", "UNEXPECTED", "MODEL_UNAVAILABLE", "MODEL_DOWN", "TURN_TIMED_OUT",
-                  "SLACK_FAILED", "NOT_SAVED", "NOT_IN_DOCUMENTS", "SCOPE_CHANGED", "CONVERSATION_GONE")
+_FAILURE_NAMES = (
+    "SEARCH_DOWN",
+    "STORE_DOWN",
+    "UNEXPECTED",
+    "MODEL_UNAVAILABLE",
+    "MODEL_DOWN",
+    "TURN_TIMED_OUT",
+    "SLACK_FAILED",
+    "NOT_SAVED",
+    "NOT_IN_DOCUMENTS",
+    "SCOPE_CHANGED",
+    "CONVERSATION_GONE",
+)
 FAILURES = tuple(text for name in _FAILURE_NAMES if isinstance(text := getattr(messages, name, None), str))
 ANSWER_MARK = "Bench answer"  # in every final answer of the fake model, so the driver can tell answers apart
 _REF = re.compile(r"\bS\d+\b")
@@ -244,8 +255,12 @@ def main() -> int:
     model.respond_with(scripted_turn)
     report = _report_server(slack)
     threading.Thread(target=_forget_requests, args=(model,), daemon=True).start()
-    urls = {"slack_api_url": slack.base_url, "slack_token": slack.token, "model_base_url": model.base_url,
-            "answers_url": f"http://127.0.0.1:{report.server_address[1]}/answers"}
+    urls = {
+        "slack_api_url": slack.base_url,
+        "slack_token": slack.token,
+        "model_base_url": model.base_url,
+        "answers_url": f"http://127.0.0.1:{report.server_address[1]}/answers",
+    }
     print(json.dumps(urls), flush=True)
     sys.stdin.read()  # until the bench closes our stdin (or dies)
     return 0

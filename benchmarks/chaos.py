@@ -389,7 +389,9 @@ def _count(counts: Counts, asked: dict[str, int], acked: list[bool], slack: Slac
 
 # --- the command ------------------------------------------------------------------------------------------------
 def table(rows: list[Counts]) -> str:
-    header = "| fault | asked | acked | answered | failure shown | lost | duplicates | deliveries (not acked) | restarts |"
+    header = (
+        "| fault | asked | acked | answered | failure shown | lost | duplicates | deliveries (not acked) | restarts |"
+    )
     lines = [header, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in rows:
         lines.append(f"| {c.fault} | {c.asked} | {c.acked} | {c.answered} | {c.failure_shown} | {c.lost} | "
@@ -398,17 +400,31 @@ def table(rows: list[Counts]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/chaos.py", description=__doc__.splitlines()[0],
-                                     epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/chaos.py",
+        description=__doc__.splitlines()[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     parser.add_argument("--fault", choices=(*FAULTS, "all"), default="all", help="one fault, or each in turn")
     parser.add_argument("--threads", type=int, default=15, metavar="N", help="conversations (default 15)")
     parser.add_argument("--duration", type=float, default=30.0, metavar="S", help="seconds of new questions")
     parser.add_argument("--workers", type=int, default=2, metavar="N", help="`folio serve --workers N` (default 2)")
-    parser.add_argument("--compress", type=float, default=10.0, metavar="F",
-                        help="Slack's retry waits (1 and 5 minutes) divided by F (default 10)")
+    parser.add_argument(
+        "--compress",
+        type=float,
+        default=10.0,
+        metavar="F",
+        help="Slack's retry waits (1 and 5 minutes) divided by F (default 10)",
+    )
     parser.add_argument("--tail", type=float, default=30.0, metavar="S", help="seconds for late answers (default 30)")
-    parser.add_argument("--patience", type=float, default=20.0, metavar="S",
-                        help="a conversation asks its next question after this long without an answer (default 20)")
+    parser.add_argument(
+        "--patience",
+        type=float,
+        default=20.0,
+        metavar="S",
+        help="a conversation asks its next question after this long without an answer (default 20)",
+    )
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="the counts as JSON")
     args = parser.parse_args(argv)

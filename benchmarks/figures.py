@@ -167,4 +167,3 @@ def bench_table(f: BenchFigures) -> str:
     lines += [f"| {aim} | {value} | {met} |" for aim, value, met in aim_rows(f)]
     lines += [f"- error: {sample}" for sample in f.error_samples]
     return "\n".join(lines)
-

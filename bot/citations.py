@@ -28,6 +28,7 @@ from bot.models import Chunk, Citation, MarkerSpan
 
 __all__ = ["MARKER", "NOT_ANSWERED", "LinkFor", "citation_for", "display_name", "kind_of", "marker_refs", "refs_in"]
 
+
 @dataclass(frozen=True)
 class Rendered:
     """An answer ready to show: text with [n] labels, its unique citations and where each label stands."""
@@ -74,7 +75,9 @@ def _written_in(ref: str, chunks: Iterable[Chunk]) -> bool:
     """Whether some chunk writes `ref` standing alone, as a forged block writes it (`S2`, not `S20`). A substring test
     first rules out almost every chunk at C speed: a long conversation's sources are not all run through a regex."""
     alone = re.compile(rf"(?<!\w){re.escape(ref)}(?!\w)")
-    return any(ref in part and alone.search(part) for chunk in chunks for part in (chunk.file, chunk.context, chunk.text))
+    return any(
+        ref in part and alone.search(part) for chunk in chunks for part in (chunk.file, chunk.context, chunk.text)
+    )
 
 
 def says_not_answered(text: str) -> bool:

@@ -43,11 +43,7 @@ _MAX_NAME = 255  # the longest file name common file systems allow
 
 def valid_name(name: str) -> bool:
     """True for a plain file or folder name: not empty, not `.` or `..`, no separator or NUL."""
-    return (
-        0 < len(name) <= _MAX_NAME
-        and name not in (".", "..")
-        and not any(char in name for char in _FORBIDDEN)
-    )
+    return 0 < len(name) <= _MAX_NAME and name not in (".", "..") and not any(char in name for char in _FORBIDDEN)
 
 
 # --- signed links (pure) ------------------------------------------------------------------------------------------

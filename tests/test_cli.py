@@ -12,7 +12,19 @@ from bot.cli import COMMANDS, build_parser, main
 from tests.conftest import ROOT
 
 SUBCOMMANDS = (
-    "index", "list", "remove", "search", "ask", "chat", "serve", "access", "doctor", "eval", "feedback", "usage", "trace",
+    "index",
+    "list",
+    "remove",
+    "search",
+    "ask",
+    "chat",
+    "serve",
+    "access",
+    "doctor",
+    "eval",
+    "feedback",
+    "usage",
+    "trace",
 )
 
 
@@ -49,7 +61,9 @@ def test_python_dash_m_bot_is_the_folio_command() -> None:
     assert "usage: folio" in done.stdout
 
 
-def test_a_bad_setting_is_one_line_on_stderr(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_setting_is_one_line_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("FOLIO_SEARCH_TOP", "many")
     assert main(["search", "refund window"]) == 2
     err = capsys.readouterr().err

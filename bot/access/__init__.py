@@ -1,9 +1,9 @@
 """Access per person: what someone may search in a direct message or Slack's assistant container.
 
-    rules       the `access:` rules as pure functions: a person's containers and which rule gave them
-    membership  Slack user group and channel membership, cached in Redis with FOLIO_ACCESS_TTL
-    organisation  Slack Connect: channels shared outside the organisation, people of other ones, cached in Redis
-    directory   the per-turn decision (the viewed channel, the person's grant, or today's `dm:` rule)
+rules       the `access:` rules as pure functions: a person's containers and which rule gave them
+membership  Slack user group and channel membership, cached in Redis with FOLIO_ACCESS_TTL
+organisation  Slack Connect: channels shared outside the organisation, people of other ones, cached in Redis
+directory   the per-turn decision (the viewed channel, the person's grant, or today's `dm:` rule)
 """
 
 from bot.access.directory import Access, AssistantThread, ScopeChoice

@@ -58,7 +58,13 @@ class Memberships:
     """Slack user group and channel membership, cached in Redis with a TTL."""
 
     def __init__(
-        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
+        self,
+        redis: Redis,
+        slack: AsyncWebClient,
+        *,
+        prefix: str,
+        ttl: float,
+        clock: Callable[[], float] = time.time,
         patience: float = SLACK_PATIENCE,
     ) -> None:
         self._redis = redis

@@ -44,9 +44,7 @@ async def search_only(
     read = reading(question, words)
     picked, answers = pick(chunks, read)
     admitted = TurnSources(conversation, budget=options.chunk_budget).admit(picked)
-    return quoted_answer(
-        admitted.shown, options=options, notices=notices, profile=profile, words=read, answers=answers
-    )
+    return quoted_answer(admitted.shown, options=options, notices=notices, profile=profile, words=read, answers=answers)
 
 
 def earlier_questions(conversation: Conversation) -> list[Asked]:

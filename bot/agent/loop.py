@@ -1,10 +1,10 @@
 """One turn of the agent: the Responses API tool loop, bounded, with every citation checked before it is shown.
 
-    first call (question, chained by previous_response_id or rebuilt from history)
-      -> while the response asks for tools and calls remain: run the batch, send one output per call_id
-      -> the last allowed call may not call tools (tool_choice="none"): the model answers from what it has
-      -> one correction round when the answer cites unknown sources or nothing at all
-      -> citations rendered; what still fails is removed
+first call (question, chained by previous_response_id or rebuilt from history)
+  -> while the response asks for tools and calls remain: run the batch, send one output per call_id
+  -> the last allowed call may not call tools (tool_choice="none"): the model answers from what it has
+  -> one correction round when the answer cites unknown sources or nothing at all
+  -> citations rendered; what still fails is removed
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 content_log = logging.getLogger("folio.content")  # silent unless FOLIO_LOG_CONTENT (bot.logs)
+
 
 @dataclass
 class _Turn:
@@ -236,7 +237,11 @@ def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) 
 
 
 async def _create(
-    turn: _Turn, *, input: list[dict[str, str]], previous_response_id: str | None = None, tool_choice: str = "auto",
+    turn: _Turn,
+    *,
+    input: list[dict[str, str]],
+    previous_response_id: str | None = None,
+    tool_choice: str = "auto",
     may_answer: bool = True,
 ) -> ModelReply:
     """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.

@@ -77,7 +77,9 @@ def classify(failure: Failure, call: Call) -> FolioError:
         error = rule(failure, call)
         if error is not None:
             return error
-    return ModelRefused(messages.MODEL_REFUSED, detail=f"the service refused a request ({_said(failure)}): {failure.message}")
+    return ModelRefused(
+        messages.MODEL_REFUSED, detail=f"the service refused a request ({_said(failure)}): {failure.message}"
+    )
 
 
 def _passing(failure: Failure, call: Call) -> FolioError | None:

@@ -24,9 +24,7 @@ async def unsupported_labels(
     """Labels whose page the model judged not to support the sentences citing it (errors count as supported)."""
     checks = []
     for citation in rendered.citations:
-        passage = "\n".join(
-            c.text for c in known.values() if c.file == citation.file and c.cited_page == citation.page
-        )
+        passage = "\n".join(c.text for c in known.values() if c.file == citation.file and c.cited_page == citation.page)
         claim = " ".join(_sentence(rendered.text, m.start) for m in rendered.markers if m.label == citation.label)
         prompt = prompts.fill("verify", claim=claim, title=citation.title, page=citation.page or "-", passage=passage)
         checks.append(_supported(model, options, prompt))

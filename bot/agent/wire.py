@@ -86,9 +86,13 @@ class ModelReply:
             status=data.get("status"),
             output_text=_text_of(output),
             function_calls=tuple(
-                FunctionCall(call_id=str(item.get("call_id")), name=str(item.get("name")),
-                             arguments=str(item.get("arguments") or ""))
-                for item in output if item.get("type") == "function_call"
+                FunctionCall(
+                    call_id=str(item.get("call_id")),
+                    name=str(item.get("name")),
+                    arguments=str(item.get("arguments") or ""),
+                )
+                for item in output
+                if item.get("type") == "function_call"
             ),  # fmt: skip
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=_count(usage, "input_tokens"),

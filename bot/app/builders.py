@@ -54,17 +54,26 @@ def model_client(settings: Settings, credential: AsyncTokenCredential | None) ->
     if settings.azure_openai_endpoint:
         base_url = settings.azure_openai_endpoint.rstrip("/") + "/openai/v1/"
         if settings.azure_openai_api_key:
-            return AsyncOpenAI(api_key=settings.azure_openai_api_key.get_secret_value(), base_url=base_url,
-                               http_client=DefaultAioHttpClient())
+            return AsyncOpenAI(
+                api_key=settings.azure_openai_api_key.get_secret_value(),
+                base_url=base_url,
+                http_client=DefaultAioHttpClient(),
+            )
         from azure.identity.aio import get_bearer_token_provider
 
         if credential is None:  # open_folio makes it whenever the settings ask for Entra ID
             raise ConfigurationError("Entra ID needs a credential: open Folio with open_folio(settings).")
-        return AsyncOpenAI(api_key=get_bearer_token_provider(credential, AZURE_SCOPE), base_url=base_url,
-                           http_client=DefaultAioHttpClient())
+        return AsyncOpenAI(
+            api_key=get_bearer_token_provider(credential, AZURE_SCOPE),
+            base_url=base_url,
+            http_client=DefaultAioHttpClient(),
+        )
     if settings.openai_api_key:
-        return AsyncOpenAI(api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url,
-                           http_client=DefaultAioHttpClient())
+        return AsyncOpenAI(
+            api_key=settings.openai_api_key.get_secret_value(),
+            base_url=settings.openai_base_url,
+            http_client=DefaultAioHttpClient(),
+        )
     return None
 
 
@@ -314,8 +323,6 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
         max_question_chars=settings.folio_max_question_chars,
         link_for=links.link_for,
     )
-
-
 
 
 def access(

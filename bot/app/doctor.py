@@ -64,7 +64,9 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
     policy, policy_failure = _policy(settings)
     async with AsyncExitStack() as stack:
         try:  # the model, the index and the links, as Folio opens them (an empty policy stands in for a broken one)
-            folio: Folio | None = await stack.enter_async_context(open_folio(settings, policy=policy or ChannelPolicy()))
+            folio: Folio | None = await stack.enter_async_context(
+                open_folio(settings, policy=policy or ChannelPolicy())
+            )
             opened = ""
         except FolioError as exc:
             folio, opened = None, str(exc)
@@ -140,7 +142,9 @@ async def _redis_check(settings: Settings) -> Check:
     try:
         server = await EmbeddedRedis.start(builders.data_dir(settings))
     except ConfigurationError as exc:
-        return Check("redis", "fail", str(exc), "set FOLIO_DATA_DIR to a writable folder, or REDIS_URL to a Redis server")
+        return Check(
+            "redis", "fail", str(exc), "set FOLIO_DATA_DIR to a writable folder, or REDIS_URL to a Redis server"
+        )
     try:
         return await _ping(server.url, f"embedded in {folder} (started for this check)", "see the Redis log above")
     finally:
@@ -172,8 +176,14 @@ async def _ping(url: str, where: str, fix: str) -> Check:
 # --- the model ------------------------------------------------------------------------------------------------------
 async def _model_checks(settings: Settings, folio: Folio | None) -> list[Check]:
     if not settings.model_configured:
-        return [Check("model", "skip", "no model is set up: answers quote the best passages",
-                      "set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT for written answers")]
+        return [
+            Check(
+                "model",
+                "skip",
+                "no model is set up: answers quote the best passages",
+                "set OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT for written answers",
+            )
+        ]
     if folio is None or folio.model is None:
         return [Check("model", "skip", "the model client could not be built (see index)")]
     profiles: tuple[Profile, ...] = ("fast", "thorough")
@@ -191,7 +201,9 @@ async def _model_check(client: AsyncOpenAI, settings: Settings, profile: Profile
     took = (time.perf_counter() - started) * 1000
     if error is None:
         switches = f"reasoning {effort if reasoning else 'off'}, code interpreter {'on' if code else 'off'}"
-        return Check(part, "ok", f"{model} answers ({switches}) in {took:.0f} ms", facts={"model": model, "ms": round(took)})
+        return Check(
+            part, "ok", f"{model} answers ({switches}) in {took:.0f} ms", facts={"model": model, "ms": round(took)}
+        )
     if isinstance(error, ModelMisconfigured):
         return Check(part, "fail", f"{model}: {error.detail}", error.fix, {"setting": error.setting})
     culprit = await _switch_to_blame(client, call, effort=effort, reasoning=reasoning, code_interpreter=code)
@@ -207,7 +219,10 @@ async def _switch_to_blame(
     """Which switch makes the call fail: the one without which it succeeds."""
     if reasoning and await _probe(client, call, effort=None, code_interpreter=code_interpreter) is None:
         return "FOLIO_REASONING"
-    if code_interpreter and await _probe(client, call, effort=effort if reasoning else None, code_interpreter=False) is None:
+    if (
+        code_interpreter
+        and await _probe(client, call, effort=effort if reasoning else None, code_interpreter=False) is None
+    ):
         return "FOLIO_CODE_INTERPRETER"
     return None
 

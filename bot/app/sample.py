@@ -20,7 +20,8 @@ async def ensure_sample_index(index: LocalRetriever, documents: DocumentStore | 
     """Index the sample corpus into `sample` unless it is there already, keeping a copy of each file for links."""
     indexed = await index.count(SAMPLE_CONTAINER) > 0
     copies = documents is None or all(
-        documents.stored(SAMPLE_CONTAINER, path.name) for path in SAMPLE_CORPUS.glob("*.pdf")  # its documents
+        documents.stored(SAMPLE_CONTAINER, path.name)
+        for path in SAMPLE_CORPUS.glob("*.pdf")  # its documents
     )
     # An index made before copies were kept is indexed again: unchanged files are skipped and only copied.
     if indexed and copies:

@@ -98,6 +98,8 @@ async def checked_scope(args: argparse.Namespace, folio: Folio) -> Scope:
     """`scope_from`, after checking that a container named with --container holds documents."""
     await check_container(folio, getattr(args, "container", None))
     return scope_from(args, folio)
+
+
 def interrupted() -> int:
     """Ctrl-C ended the command: no traceback, and the shell's prompt starts on a line of its own."""
     if sys.stderr.isatty():

@@ -187,4 +187,3 @@ def _print_comparison(old: RunRecord, old_results: list[Result], new: RunRecord,
     print("\n" + compare(old, new))
     moved = changed_questions(old_results, new_results)
     print("\n" + ("\n".join(moved) if moved else "no question changed its score."))
-

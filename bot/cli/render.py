@@ -147,7 +147,7 @@ class StatusLine:
     async def step_started(self, step: Step) -> None:
         """The step's title, in place of the last one."""
         if self.enabled:
-            self.stream.write(f"\r\033[K{printable(step.title)[:max(self.width, 1)]}...")
+            self.stream.write(f"\r\033[K{printable(step.title)[: max(self.width, 1)]}...")
             self.stream.flush()
 
     async def step_ended(self, step: Step) -> None:

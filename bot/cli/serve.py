@@ -311,4 +311,3 @@ async def _until_stopped(stop: asyncio.Event, redis: EmbeddedRedis | None) -> in
         logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
         return 1
     return 0
-

@@ -263,4 +263,3 @@ async def _read_line(fd: int) -> bytes:
         return await reader.readline()
     finally:
         transport.close()
-

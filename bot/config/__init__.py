@@ -4,5 +4,12 @@ from bot.config.channels import AccessRules, ChannelPolicy, ChannelRule, Prompt,
 from bot.config.settings import Settings, load_settings
 
 __all__ = [
-    "AccessRules", "ChannelPolicy", "ChannelRule", "Prompt", "Settings", "load_policy", "load_settings", "narrow",
+    "AccessRules",
+    "ChannelPolicy",
+    "ChannelRule",
+    "Prompt",
+    "Settings",
+    "load_policy",
+    "load_settings",
+    "narrow",
 ]

@@ -28,7 +28,9 @@ class Settings(BaseSettings):
     )
 
     # Slack
-    slack_bot_token: SecretStr | None = Field(None, description="xoxb- token; without it `folio serve` chats in the terminal")
+    slack_bot_token: SecretStr | None = Field(
+        None, description="xoxb- token; without it `folio serve` chats in the terminal"
+    )
     slack_signing_secret: SecretStr | None = Field(None, description="verifies HTTP event requests")
     slack_app_token: SecretStr | None = Field(None, description="xapp- token; when set, Socket Mode is used")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
@@ -37,7 +39,9 @@ class Settings(BaseSettings):
 
     # Model: OpenAI (or any Responses-compatible server) ...
     openai_api_key: SecretStr | None = Field(None, description="OpenAI key; enables model answers")
-    openai_base_url: str | None = Field(None, description="a Responses-compatible server, e.g. http://localhost:8000/v1")
+    openai_base_url: str | None = Field(
+        None, description="a Responses-compatible server, e.g. http://localhost:8000/v1"
+    )
     # ... or Azure OpenAI, with a key or with Entra ID (managed identity, az login)
     azure_openai_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
     azure_openai_api_key: SecretStr | None = Field(None, description="Azure OpenAI key; omit to use Entra ID")
@@ -46,7 +50,9 @@ class Settings(BaseSettings):
     folio_effort_fast: Effort = Field("low", description="reasoning effort of the fast profile")
     folio_effort_thorough: Effort = Field("high", description="reasoning effort of the thorough profile")
     folio_reasoning: bool = Field(True, description="send reasoning effort (turn off for models without it)")
-    folio_code_interpreter: bool = Field(True, description="offer the code_interpreter tool (off for servers without it)")
+    folio_code_interpreter: bool = Field(
+        True, description="offer the code_interpreter tool (off for servers without it)"
+    )
     folio_verify_citations: bool = Field(False, description="one cheap model call per cited chunk to check support")
     folio_embedding_model: str = Field("", description="embedding model/deployment; empty = keyword-only search")
     folio_embedding_dimensions: int = Field(1536, ge=8, le=8192, description="embedding vector size")
@@ -105,7 +111,7 @@ class Settings(BaseSettings):
     folio_budget_workspace_daily_tokens: int | None = Field(None, ge=1, description="tokens a workspace may use a day")
     folio_user_questions_per_minute: int | None = Field(None, ge=1, description="questions one person may ask a minute")
     folio_usage_retention_days: int = Field(90, ge=1, le=3650, description="days usage counters are kept")
-    folio_traces: bool = Field(True, description="keep each turn's trace for admins (\"Why this answer?\")")
+    folio_traces: bool = Field(True, description='keep each turn\'s trace for admins ("Why this answer?")')
 
     # Operations
     folio_log_format: Literal["text", "json"] = Field("text", description="log lines as text, or one JSON object each")

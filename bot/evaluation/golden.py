@@ -44,15 +44,13 @@ def truth_pages(truth: str) -> tuple[PageKey, ...]:
 def parse_golden(lines: Iterable[str], *, source: str = "golden file") -> list[GoldenQuestion]:
     """Golden questions from JSONL text; blank lines are skipped; a bad line raises InvalidInput naming it."""
     parsed = [
-        _parse_line(text, number=number, source=source)
-        for number, text in enumerate(lines, start=1)
-        if text.strip()
+        _parse_line(text, number=number, source=source) for number, text in enumerate(lines, start=1) if text.strip()
     ]
     questions = [question for question in parsed if question is not None]
     if not questions:
         raise InvalidInput(
-            f"{source} holds no questions: write one JSON object per line with a \"question\" (lines marked "
-            "\"review\": true are skipped until their truth is written)."
+            f'{source} holds no questions: write one JSON object per line with a "question" (lines marked '
+            '"review": true are skipped until their truth is written).'
         )
     return questions
 
@@ -73,22 +71,22 @@ def _parse_line(text: str, *, number: int, source: str) -> GoldenQuestion | None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{where} is not valid JSON ({exc.msg} at column {exc.colno}).") from exc
     if not isinstance(data, dict):
-        raise InvalidInput(f"{where} must be a JSON object with a \"question\".")
+        raise InvalidInput(f'{where} must be a JSON object with a "question".')
     if data.get("review") is True:  # feedback still to review: no truth to score against yet
         return None
     question = data.get("question")
     if not isinstance(question, str) or not question.strip():
-        raise InvalidInput(f"{where} has no \"question\" (a non-empty string).")
+        raise InvalidInput(f'{where} has no "question" (a non-empty string).')
     unanswerable = data.get("unanswerable", False)
     if not isinstance(unanswerable, bool):
-        raise InvalidInput(f"{where}: \"unanswerable\" must be true or false.")
+        raise InvalidInput(f'{where}: "unanswerable" must be true or false.')
     truth = data.get("truth", "")
     if not isinstance(truth, str):
-        raise InvalidInput(f"{where}: \"truth\" must be a string.")
+        raise InvalidInput(f'{where}: "truth" must be a string.')
     pages = truth_pages(truth)
     if not unanswerable and not pages:
         raise InvalidInput(
-            f"{where} has no truth citation: end \"truth\" with [file.pdf#page=N], or mark it \"unanswerable\": true."
+            f'{where} has no truth citation: end "truth" with [file.pdf#page=N], or mark it "unanswerable": true.'
         )
     if unanswerable and pages:
         raise InvalidInput(f"{where} is marked unanswerable but its truth cites {pages[0]}: keep one of the two.")

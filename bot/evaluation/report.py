@@ -44,8 +44,10 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
 def full_rows(summary: Summary) -> list[tuple[str, str]]:
     """(metric, value) rows of a full run, in reading order."""
     rows = [
-        ("questions (answerable / unanswerable)",
-         f"{summary.questions} ({summary.answerable} / {summary.unanswerable})"),
+        (
+            "questions (answerable / unanswerable)",
+            f"{summary.questions} ({summary.answerable} / {summary.unanswerable})",
+        ),
         ("errors", str(summary.errors)),
         (f"citations_matched (reference {REFERENCE_CITATIONS_MATCHED})", _pct(summary.citations_matched)),
         ("any_citation", _pct(summary.any_citation)),
@@ -54,16 +56,19 @@ def full_rows(summary: Summary) -> list[tuple[str, str]]:
         ("invented markers removed before display", str(summary.removed_markers)),
         ("refusal rate on unanswerable", _pct(summary.refusal_rate)),
         ("wrong refusals on answerable", str(summary.wrong_refusals)),
-        ("searches / rewrites / code runs per question", f"{_num(summary.searches)} / {_num(summary.rewrites)} / "
-         f"{_num(summary.code_runs)}"),
+        (
+            "searches / rewrites / code runs per question",
+            f"{_num(summary.searches)} / {_num(summary.rewrites)} / {_num(summary.code_runs)}",
+        ),
         ("model calls per question", _num(summary.iterations)),
         ("step cap hit", str(summary.cap_hits)),
         ("tokens in / out", f"{summary.input_tokens} / {summary.output_tokens}"),
         ("latency mean / p95 (s)", f"{_num(summary.latency_mean)} / {_num(summary.latency_p95)}"),
     ]
     if summary.groundedness is not None:
-        rows.append(("judge groundedness / correctness (1-5)", f"{_pct(summary.groundedness)} / "
-                     f"{_pct(summary.correctness)}"))
+        rows.append(
+            ("judge groundedness / correctness (1-5)", f"{_pct(summary.groundedness)} / {_pct(summary.correctness)}")
+        )
     return rows
 
 

@@ -1,9 +1,9 @@
 """Indexes a folder described by a `catalog.yaml` (tags and date per file), such as the shipped sample corpus.
 
-    files:
-      refund_policy_2025.pdf:
-        tags: ['department:finance', 'year:2025']
-        date: '2025-01-15'
+files:
+  refund_policy_2025.pdf:
+    tags: ['department:finance', 'year:2025']
+    date: '2025-01-15'
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Which files Folio reads, what each becomes, and which Debian package reads it. Constants and pure functions.
 
-    .pdf                      pages (OCR'd where a page has no text layer)
-    .txt .md .markdown        one text
-    .docx .doc .odt .rtf      LibreOffice -> canonical PDF `<name>.<ext>.pdf`, pages
-    .pptx .ppt .odp           LibreOffice -> canonical PDF, one page a slide
-    .xlsx .xls .ods           tables per sheet (rows with their header), canonical PDF `<name>.<ext>.pdf`
-    .csv                      one table, the file itself kept
-    .html .htm                text with headings, kept as `<name>.<ext>.txt`
-    .eml                      subject, sender, date, body, kept as `<name>.eml.txt`; attachments as their own files
+.pdf                      pages (OCR'd where a page has no text layer)
+.txt .md .markdown        one text
+.docx .doc .odt .rtf      LibreOffice -> canonical PDF `<name>.<ext>.pdf`, pages
+.pptx .ppt .odp           LibreOffice -> canonical PDF, one page a slide
+.xlsx .xls .ods           tables per sheet (rows with their header), canonical PDF `<name>.<ext>.pdf`
+.csv                      one table, the file itself kept
+.html .htm                text with headings, kept as `<name>.<ext>.txt`
+.eml                      subject, sender, date, body, kept as `<name>.eml.txt`; attachments as their own files
 """
 
 from __future__ import annotations

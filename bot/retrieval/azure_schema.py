@@ -162,9 +162,15 @@ def file_listing(container: str, documents: Iterable[dict[str, Any]]) -> list[In
         first = chunks[0]
         listed.append(
             IndexedFile(
-                container=container, file=file, fingerprint=first.get("fingerprint") or "",
-                source=first.get("source"), pages=first.get("pages"), passages=len(chunks),
-                tags=tags_of(first.get("tags")), doc_date=first.get("doc_date"), indexed_at=first.get("indexed_at"),
+                container=container,
+                file=file,
+                fingerprint=first.get("fingerprint") or "",
+                source=first.get("source"),
+                pages=first.get("pages"),
+                passages=len(chunks),
+                tags=tags_of(first.get("tags")),
+                doc_date=first.get("doc_date"),
+                indexed_at=first.get("indexed_at"),
             )  # fmt: skip
         )
     return listed

@@ -119,8 +119,15 @@ def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
     ).fetchall()
     return [
         IndexedFile(
-            container=container, file=file, fingerprint=fingerprint, source=source, pages=pages,
-            indexed_at=indexed_at, passages=passages, tags=_tags(tags or "[]"), doc_date=doc_date,
+            container=container,
+            file=file,
+            fingerprint=fingerprint,
+            source=source,
+            pages=pages,
+            indexed_at=indexed_at,
+            passages=passages,
+            tags=_tags(tags or "[]"),
+            doc_date=doc_date,
         )  # fmt: skip
         for file, fingerprint, source, pages, indexed_at, passages, tags, doc_date in rows
     ]

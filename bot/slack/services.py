@@ -73,4 +73,3 @@ class SlackFolio(Folio):
         parts = {each.name: getattr(folio, each.name) for each in dataclasses.fields(Folio)}
         return cls(**{**parts, "store": folio.store, "slack": folio.slack, "access": folio.access,
                       "policy": folio.policy})  # fmt: skip
-

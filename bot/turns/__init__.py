@@ -1,6 +1,6 @@
 """One turn for every surface: lock, scope, forget, agent, record. See `bot.turns.turn`.
 
-    answer(request, services=TurnServices(...), view=..., observer=TurnRecorder(request))
+answer(request, services=TurnServices(...), view=..., observer=TurnRecorder(request))
 """
 
 from bot.turns.observer import TurnObserver, TurnRecorder

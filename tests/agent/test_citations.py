@@ -112,8 +112,7 @@ def test_links_the_model_writes_show_their_real_address() -> None:
     )
 
     assert rendered.text == (
-        "Read the policy (https://evil.example/login) [1], chart (https://evil.example/x.png) and "
-        "https://evil.example."
+        "Read the policy (https://evil.example/login) [1], chart (https://evil.example/x.png) and https://evil.example."
     )
 
 

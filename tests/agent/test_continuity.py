@@ -224,5 +224,7 @@ async def test_verification_flags_a_citation_its_page_does_not_support(
 
     checks = fake_model.requests[2:]
     assert len(checks) == 2 and all(r.body["store"] is False for r in checks)
-    assert answer.notices == ("I could not confirm that the source supports the sentences cited with [2]; check those pages.",)
+    assert answer.notices == (
+        "I could not confirm that the source supports the sentences cited with [2]; check those pages.",
+    )
     assert len(answer.response_ids) == 2  # unstored checks leave nothing to delete

@@ -18,7 +18,7 @@ from tests.fakes.openai_responses import FakeResponses, raw_call, reply, search,
 DEEP = 100_000  # far past Python's recursion limit: json.loads raises RecursionError, not ValueError
 MALFORMED = {
     "deeply nested": '{"query": ' + "[" * DEEP + "]" * DEEP + "}",
-    "deeply nested beside a good query": '{"query": "leave", "x": ' + "{\"a\": " * DEEP + "1" + "}" * DEEP + "}",
+    "deeply nested beside a good query": '{"query": "leave", "x": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + "}",
     "a huge string": json.dumps({"query": "leave " * 400_000}),
     "a huge number": '{"query": ' + "9" * 50_000 + "}",
     "a wrong type": '{"query": {"$ne": null}}',

@@ -55,9 +55,7 @@ def test_table_rows_are_quoted_row_by_row() -> None:
     assert quote == "… Feb Marketing 3,100.00 Mar Finance 870.00"
 
 
-@pytest.mark.parametrize(
-    ("asked", "needed_words"), [(1, 1), (2, 2), (3, 2), (4, 2), (5, 3), (8, 4), (9, 5), (21, 11)]
-)
+@pytest.mark.parametrize(("asked", "needed_words"), [(1, 1), (2, 2), (3, 2), (4, 2), (5, 3), (8, 4), (9, 5), (21, 11)])
 def test_a_passage_answers_when_it_holds_half_the_questions_words_and_at_least_two(
     asked: int, needed_words: int
 ) -> None:
@@ -90,7 +88,10 @@ async def test_follow_ups_search_with_the_earlier_questions_words(options: Agent
         conversation.record(question, answer)
 
     assert retriever.queries == [first, "acme termination notice"]
-    assert answer.notices == (messages.NO_MODEL, "searching: acme termination notice — a follow-up, so words of the question before are carried over")
+    assert answer.notices == (
+        messages.NO_MODEL,
+        "searching: acme termination notice — a follow-up, so words of the question before are carried over",
+    )
     assert "searching: acme termination notice" in answer.notices[1]
     assert "60 days' notice" in answer.text
 
@@ -122,8 +123,9 @@ async def test_on_the_shared_corpus_every_golden_question_is_answered_and_off_to
     scope = Scope(container="benefits")
     try:
         answered = {
-            question: (await run_turn(question, Conversation(scope=scope), model=None, retriever=retriever,
-                                      options=options)).answerable  # fmt: skip
+            question: (
+                await run_turn(question, Conversation(scope=scope), model=None, retriever=retriever, options=options)
+            ).answerable  # fmt: skip
             for question in golden + off_topic
         }
     finally:

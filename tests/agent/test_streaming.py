@@ -108,8 +108,9 @@ HOSTILE_STREAMS = {  # issue 18, item 9: what a broken proxy or a hostile server
     "response.created without response": _without("response.created", "response"),
     "output_item.done without item": _without("response.output_item.done", "item"),
     "a data line that is not JSON": lambda e: "{not json" if e["type"] == "response.output_text.delta" else e,
-    "non-numeric token counts": lambda e: {**e, "response": _usage(e["response"])} if e["type"] == "response.completed"
-    else e,
+    "non-numeric token counts": lambda e: (
+        {**e, "response": _usage(e["response"])} if e["type"] == "response.completed" else e
+    ),
 }
 
 

@@ -41,9 +41,13 @@ async def test_a_reply_reads_as_the_sdks_typed_response(
         (item.name, item.arguments) for item in typed.output if item.type == "function_call"
     ]
     runs = [item for item in typed.output if item.type == "code_interpreter_call"]
-    assert [(r.code, r.logs) for r in ours.code_runs] == [(r.code, "\n".join(o.logs for o in r.outputs or [])) for r in runs]
-    assert typed.usage is not None and (ours.input_tokens, ours.output_tokens) == (typed.usage.input_tokens,
-                                                                                   typed.usage.output_tokens)
+    assert [(r.code, r.logs) for r in ours.code_runs] == [
+        (r.code, "\n".join(o.logs for o in r.outputs or [])) for r in runs
+    ]
+    assert typed.usage is not None and (ours.input_tokens, ours.output_tokens) == (
+        typed.usage.input_tokens,
+        typed.usage.output_tokens,
+    )
     assert ours.id.startswith("resp_") and ours.id != typed.id
     assert fake_model.requests[0].body == fake_model.requests[1].body  # the same request, as the SDK would send it
 

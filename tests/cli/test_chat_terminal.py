@@ -37,7 +37,9 @@ def test_a_search_only_chat_in_a_terminal(tmp_path: Path) -> None:
     term.expect(r"Ctrl-C cancels an answer; exit or Ctrl-D ends the chat\.\n\n> $")
 
     refund = ask(term, REFUND + "\r")
-    assert re.search(r"“… Monthly plans: a customer on a monthly plan may request a full refund within\s+14 days", refund)
+    assert re.search(
+        r"“… Monthly plans: a customer on a monthly plan may request a full refund within\s+14 days", refund
+    )
     assert "(dated 2026-01-12)" in refund and "(dated 2025-01-15)" in refund  # which policy is the later one
     assert "[1] refund_policy_2026.pdf, page 1  file://" in refund
     prose = [line for line in refund.splitlines() if not line.startswith("[")]  # citation lines carry long URLs
@@ -101,4 +103,3 @@ def test_ctrl_c_cancels_an_answer_then_ends_the_chat_on_an_empty_line(tmp_path: 
         term.interrupt()  # on an empty line: the chat ends
         assert term.wait(timeout=10) == 130
     assert "Traceback" not in term.screen and term.raw.endswith(b"> \r\n")
-

@@ -23,8 +23,11 @@ URL = "file:///home/ada/.folio/documents/sample/refund_policy_2026.pdf#page=1"
 ANSWER = Answer(
     text="“Monthly plans: a customer on a monthly plan may request a full refund within 14 days of the charge.” "
     "[1] (dated 2026-01-12)",
-    citations=(Citation(label=1, file="refund_policy_2026.pdf", title="refund_policy_2026.pdf", page=1,
-                        container="sample", url=URL),),  # fmt: skip
+    citations=(
+        Citation(
+            label=1, file="refund_policy_2026.pdf", title="refund_policy_2026.pdf", page=1, container="sample", url=URL
+        ),
+    ),  # fmt: skip
     notices=("No model is set up, so I quote the documents instead of writing an answer.",),
     mode="search_only",
 )
@@ -101,8 +104,9 @@ def test_other_terminals_get_the_url_printed(terminal: TextIO, environ: dict[str
 HOSTILE = Answer(
     text="Refunds within 14 days [1]. \x1b]8;;https://evil.example\x1b\\Open the policy\x1b]8;;\x1b\\ "
     "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGU=\x07\x1b[2J\x9b2J 90 days\rRefunds within 30 days",
-    citations=(Citation(label=1, file="policy\x1b[2J.pdf", title="policy\x1b[2J.pdf", page=1, container="sample",
-                        url=URL),),  # fmt: skip
+    citations=(
+        Citation(label=1, file="policy\x1b[2J.pdf", title="policy\x1b[2J.pdf", page=1, container="sample", url=URL),
+    ),  # fmt: skip
 )
 FOLIO_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;;[^\x1b\x07]*\x1b\\")  # the colours and links Folio adds itself
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -125,7 +129,11 @@ def test_the_status_line_shows_a_hostile_query_inert() -> None:
             return True
 
     stream = Terminal()
-    asyncio.run(StatusLine(stream, {"TERM": "xterm"}).step_started(Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")))
+    asyncio.run(
+        StatusLine(stream, {"TERM": "xterm"}).step_started(
+            Step("search-1", "search", "Searching: x\x1b]52;c;ZXZpbA==\x07\x1b[2J")
+        )
+    )
     assert not CONTROL.search(stream.getvalue().replace("\r\x1b[K", "")), repr(stream.getvalue())
 
 

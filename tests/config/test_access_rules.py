@@ -64,7 +64,7 @@ def test_without_a_default_someone_no_rule_names_searches_nothing(tmp_path: Path
     ("text", "line", "says"),
     [
         ("access:\n  groups:\n    Finance Team: [finance]\n", 3, "not a Slack user group handle"),
-        ("access:\n  groups:\n    \"finance-team' or 1 eq 1\": [finance]\n", 3, "not a Slack user group handle"),
+        ('access:\n  groups:\n    "finance-team\' or 1 eq 1": [finance]\n', 3, "not a Slack user group handle"),
         ("access:\n  users:\n    alice: [board]\n", 3, "not a Slack user ID"),
         ("access:\n  users:\n    \"U0ALICE01' or '1'='1\": [board]\n", 3, "not a Slack user ID"),
         ("access:\n  groups:\n    finance-team: []\n", 3, "one or more containers"),

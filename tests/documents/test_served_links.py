@@ -58,7 +58,6 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
         monkeypatch.setenv(name, value)
 
 
-
 def mention(ts: str) -> dict[str, str]:
     return {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund window?", "ts": ts,
             "channel": CHANNEL, "event_ts": ts}  # fmt: skip

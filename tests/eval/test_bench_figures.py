@@ -15,8 +15,9 @@ def test_events_are_signed_so_that_slacks_verifier_accepts_them() -> None:
     headers = signed_headers("secret", body, now=1_700_000_000)
     verifier = SignatureVerifier("secret", clock=type("Clock", (), {"now": lambda self: 1_700_000_010})())
     assert verifier.is_valid(body, headers["X-Slack-Request-Timestamp"], headers["X-Slack-Signature"])
-    assert not SignatureVerifier("other").is_valid(body, headers["X-Slack-Request-Timestamp"],
-                                                   headers["X-Slack-Signature"])
+    assert not SignatureVerifier("other").is_valid(
+        body, headers["X-Slack-Request-Timestamp"], headers["X-Slack-Signature"]
+    )
 
 
 def test_a_mention_is_two_events_and_a_plain_reply_one_in_its_thread() -> None:

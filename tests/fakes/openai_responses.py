@@ -114,7 +114,11 @@ def tools(*calls: Call, latency: float | None = None) -> Step:
 
 
 def reply(
-    text: str, *, code: tuple[Code, ...] = (), latency: float | None = None, tokens: list[str] | None = None,
+    text: str,
+    *,
+    code: tuple[Code, ...] = (),
+    latency: float | None = None,
+    tokens: list[str] | None = None,
     token_delay: float | None = None,
 ) -> Step:
     """A final answer, optionally after code_interpreter runs; `tokens` (joining to `text`) cut its stream."""
@@ -356,7 +360,9 @@ class FakeResponses:
         if not self.reasoning and (body.get("reasoning") or {}).get("effort"):
             message = "Unsupported parameter: 'reasoning.effort' is not supported with this model."
             return _error(400, message, code="unsupported_parameter", param="reasoning.effort")
-        if not self.code_interpreter and any(tool.get("type") == "code_interpreter" for tool in body.get("tools") or []):
+        if not self.code_interpreter and any(
+            tool.get("type") == "code_interpreter" for tool in body.get("tools") or []
+        ):
             message = "Tool 'code_interpreter' is not supported with this model."
             return _error(400, message, code="unsupported_value", param="tools")
         return None

@@ -24,6 +24,7 @@ def tokens_of(text: str, given: tuple[str, ...] | None = None) -> list[str]:
     """The deltas a text is written in: `given` when a test cut it itself, else word pieces."""
     return list(given) if given else _TOKEN.findall(text)
 
+
 # Which schema of the OpenAPI document each streamed event is checked against.
 EVENT_SCHEMAS = {
     "response.created": "ResponseCreatedEvent",
@@ -94,8 +95,9 @@ class EventStream:
         for number, token in enumerate(tokens_of(text, self.tokens)):
             if number == self.broken_after:
                 return
-            yield self._event("response.output_text.delta", **where, delta=token, logprobs=[]), (
-                self.token_delay if number else 0.0
+            yield (
+                self._event("response.output_text.delta", **where, delta=token, logprobs=[]),
+                (self.token_delay if number else 0.0),
             )
         yield self._event("response.output_text.done", **where, text=text, logprobs=[]), 0.0
         yield self._event("response.content_part.done", **where, part=item["content"][0]), 0.0

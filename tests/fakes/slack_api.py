@@ -235,20 +235,37 @@ class FakeSlack:
         return f"1700000000.{next(self._ts):06d}"
 
     def _auth_test(self, params: Json) -> Json:
-        return {"ok": True, "url": "https://folio-test.slack.com/", "team": "Folio Test", "user": "folio",
-                "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+        return {
+            "ok": True,
+            "url": "https://folio-test.slack.com/",
+            "team": "Folio Test",
+            "user": "folio",
+            "team_id": TEAM,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
 
     def _chat_postMessage(self, params: Json) -> Json:
         if not params.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
         if not params.get("text") and not params.get("blocks"):
             return {"ok": False, "error": "no_text"}
-        message = Message(params["channel"], self._next_ts(), params.get("text", ""), params.get("blocks") or [],
-                          params.get("thread_ts"))
+        message = Message(
+            params["channel"],
+            self._next_ts(),
+            params.get("text", ""),
+            params.get("blocks") or [],
+            params.get("thread_ts"),
+        )
         self.messages[(message.channel, message.ts)] = message
         self._saw(message)
-        return {"ok": True, "channel": message.channel, "ts": message.ts,
-                "message": {"type": "message", "text": message.text, "bot_id": BOT_ID, "ts": message.ts}}
+        return {
+            "ok": True,
+            "channel": message.channel,
+            "ts": message.ts,
+            "message": {"type": "message", "text": message.text, "bot_id": BOT_ID, "ts": message.ts},
+        }
 
     def _chat_update(self, params: Json) -> Json:
         message = self.messages.get((params.get("channel", ""), params.get("ts", "")))
@@ -363,8 +380,11 @@ class FakeSlack:
         channel, ts = params.get("channel", ""), params.get("message_ts", "")
         if not channel or not ts:
             return {"ok": False, "error": "message_not_found"}
-        return {"ok": True, "channel": channel,
-                "permalink": f"https://folio-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"}
+        return {
+            "ok": True,
+            "channel": channel,
+            "permalink": f"https://folio-test.slack.com/archives/{channel}/p{ts.replace('.', '')}",
+        }
 
     def _views_open(self, params: Json) -> Json:
         """A modal, checked as Slack does: a trigger_id, a modal view whose title / submit / close fit 24
@@ -521,9 +541,9 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
 class FakeSocketMode:
     """Slack's Socket Mode end: a WebSocket on 127.0.0.1 that says hello, sends envelopes and records the acks.
 
-        with FakeSlack() as slack, FakeSocketMode(slack) as socket:   # apps.connections.open now hands out its URL
-            socket.send_event({...})                                   # an events_api envelope; returns its id
-            socket.acks                                                # {"envelope_id": ...} messages received
+    with FakeSlack() as slack, FakeSocketMode(slack) as socket:   # apps.connections.open now hands out its URL
+        socket.send_event({...})                                   # an events_api envelope; returns its id
+        socket.acks                                                # {"envelope_id": ...} messages received
     """
 
     def __init__(self, slack: FakeSlack) -> None:

@@ -188,7 +188,9 @@ async def test_the_embedded_redis_keeps_its_files_private(
     async with open_folio(load_settings(None), serving=True) as folio:
         assert folio.store is not None
         await folio.store.ping()
-        await folio.store.save(ThreadKey(team="T", channel="C", thread_ts="1.0"), Conversation(scope=Scope(container="x")))
+        await folio.store.save(
+            ThreadKey(team="T", channel="C", thread_ts="1.0"), Conversation(scope=Scope(container="x"))
+        )
     files = [path for path in (tmp_path / "data").rglob("*") if path.is_file()]
     assert files and {mode(file) & 0o077 for file in files} == {0}
     assert mode(tmp_path / "data") == 0o700

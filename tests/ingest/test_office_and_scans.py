@@ -39,9 +39,16 @@ def office_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str
     root = tmp_path_factory.mktemp("office")
     folder = root / "shared-drive"
     folder.mkdir()
-    for make, name in ((made_files.docx, "report.docx"), (made_files.pptx, "deck.pptx"),
-                       (made_files.xlsx, "orders.xlsx"), (made_files.odt, "safety.odt"), (made_files.scan, "scan.pdf"),
-                       (made_files.html, "guide.html"), (made_files.eml, "offer.eml"), (made_files.csv, "stock.csv")):
+    for make, name in (
+        (made_files.docx, "report.docx"),
+        (made_files.pptx, "deck.pptx"),
+        (made_files.xlsx, "orders.xlsx"),
+        (made_files.odt, "safety.odt"),
+        (made_files.scan, "scan.pdf"),
+        (made_files.html, "guide.html"),
+        (made_files.eml, "offer.eml"),
+        (made_files.csv, "stock.csv"),
+    ):
         make(folder / name)  # fmt: skip
     (folder / "broken.docx").write_bytes(b"PK\x03\x04 this is no zip")
     out, err = io.StringIO(), io.StringIO()

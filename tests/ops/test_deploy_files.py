@@ -63,6 +63,7 @@ def test_the_image_and_ci_install_every_converter_folio_names() -> None:
         text = (ROOT / installer).read_text().replace("$OCR_LANGUAGES", "tesseract-ocr-eng")
         assert wanted <= set(re.split(r'[\s"\\]+', text)), installer
 
+
 # --- issue 23, finding 5 and build item 2: a deploy an operator can repeat ------------------------------------------
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 DRAIN = 30  # seconds: bot.app.SHUTDOWN_GRACE, what `folio serve` gives running turns on SIGTERM
@@ -193,4 +194,6 @@ def test_the_index_job_indexes_each_folder_into_the_container_of_its_name(tmp_pa
     listed = subprocess.run([sys.executable, "-m", "bot", "list", "--json"], env=env, cwd=tmp_path, check=True,
                             capture_output=True, text=True, timeout=60).stdout  # fmt: skip
     assert {(row["container"], row["file"]) for row in json.loads(listed)} == {
-        ("handbook", "refund_policy_2026.pdf"), ("legal", "supplier_contract_acme.pdf")}
+        ("handbook", "refund_policy_2026.pdf"),
+        ("legal", "supplier_contract_acme.pdf"),
+    }

@@ -1,5 +1,4 @@
-"""`folio doctor` against the fakes: every part wired right, then each part broken in turn, each failure naming its fix.
-"""
+"""`folio doctor` against the fakes: every part wired right, then each part broken in turn, each failure naming its fix."""
 
 from __future__ import annotations
 
@@ -39,7 +38,9 @@ def model(fake_model: FakeResponses) -> FakeResponses:
 async def search() -> AsyncIterator[FakeAzureSearch]:
     """Azure AI Search with Folio's index, as `folio index` creates it, holding one passage in container benefits."""
     with FakeAzureSearch(api_key=API_KEY) as fake:
-        writer = AzureSearchRetriever(endpoint=fake.endpoint, index_name="folio", credential=AzureKeyCredential(API_KEY))
+        writer = AzureSearchRetriever(
+            endpoint=fake.endpoint, index_name="folio", credential=AzureKeyCredential(API_KEY)
+        )
         await writer.replace_file("benefits", "plan.pdf", "v1", [chunk("benefits", "plan.pdf", "Hearing aids.")])
         await writer.close()
         yield fake
@@ -107,19 +108,31 @@ BROKEN = {  # what to break -> (the parts that fail, what the first one's line s
     "unknown model": ({"FOLIO_MODEL_FAST": "gpt-9"}, "model (fast)", "'gpt-9' was not found", "FOLIO_MODEL_FAST"),
     "unreachable redis": ({"REDIS_URL": "redis://127.0.0.1:9/0"}, "redis", "does not answer", "REDIS_URL"),
     "redis url with a password and a bad port": (  # seen: a traceback from hiding the password, not this line
-        {"REDIS_URL": "redis://:pass-word-9@127.0.0.1:6379x/0"}, "redis", "redis://:***@127.0.0.1:6379x/0", "REDIS_URL"
+        {"REDIS_URL": "redis://:pass-word-9@127.0.0.1:6379x/0"},
+        "redis",
+        "redis://:***@127.0.0.1:6379x/0",
+        "REDIS_URL",
     ),
     "missing index": ({"AZURE_SEARCH_INDEX": "docs"}, "azure search", "index docs does not exist", "folio index"),
     "slack invalid_auth": ({"SLACK_BOT_TOKEN": "xoxb-revoked"}, "slack", "SLACK_BOT_TOKEN (invalid_auth)", "token"),
     "app token": ({"SLACK_APP_TOKEN": "xapp-wrong"}, "slack events", "SLACK_APP_TOKEN (invalid_auth)", "app-level"),
     "bad setting": ({"FOLIO_MAX_ITERATIONS": "lots"}, "settings", "FOLIO_MAX_ITERATIONS", ".env"),
     # Seen: "check SLACK_API_URL" when the cause was name resolution (a container without DNS).
-    "slack name not resolved": ({"SLACK_API_URL": "https://folio-nowhere.invalid/api/"}, "slack",
-                                "the name folio-nowhere.invalid does not resolve",
-                                ("Check the DNS and outbound network of this machine or container; SLACK_API_URL is "
-                                 "only wrong if you changed it")),
-    "slack refused": ({"SLACK_API_URL": "http://127.0.0.1:9/api/"}, "slack", "127.0.0.1:9 refused the connection",
-                      "Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between Folio and Slack"),
+    "slack name not resolved": (
+        {"SLACK_API_URL": "https://folio-nowhere.invalid/api/"},
+        "slack",
+        "the name folio-nowhere.invalid does not resolve",
+        (
+            "Check the DNS and outbound network of this machine or container; SLACK_API_URL is "
+            "only wrong if you changed it"
+        ),
+    ),
+    "slack refused": (
+        {"SLACK_API_URL": "http://127.0.0.1:9/api/"},
+        "slack",
+        "127.0.0.1:9 refused the connection",
+        "Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between Folio and Slack",
+    ),
 }
 
 

@@ -193,8 +193,10 @@ async def test_turns_that_outlast_the_grace_are_handed_back_by_name_and_counted_
     assert handed == ["turn C1/1800.000001", "turn C1/1800.000002", "turn C2/1800.000003"]
     assert cancels == [(HAND_BACK,)] * 3  # a hand-back, which a turn can tell from a failure
     assert len(tasks) == 0
-    assert "stopping: handed back 3 turns that did not finish within 0 s: turn C1/1800.000001, turn C1/1800.000002, " \
+    assert (
+        "stopping: handed back 3 turns that did not finish within 0 s: turn C1/1800.000001, turn C1/1800.000002, "
         "turn C2/1800.000003" in caplog.text
+    )
 
 
 async def test_a_drain_that_times_out_leaves_the_turns_running() -> None:

@@ -43,7 +43,9 @@ def not_json(lines: list[str]) -> list[str]:
 
 
 async def test_one_process_writes_only_json_lines(
-    env: dict[str, str], tmp_path: Path, free_port: int  # noqa: F811
+    env: dict[str, str],  # noqa: F811  (fixtures)
+    tmp_path: Path,
+    free_port: int,  # noqa: F811
 ) -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0",
@@ -72,7 +74,8 @@ async def test_one_process_writes_only_json_lines(
 
 
 async def test_workers_write_only_json_lines_and_each_start_up_warning_once(
-    env: dict[str, str], tmp_path: Path  # noqa: F811
+    env: dict[str, str],  # noqa: F811  (a fixture)
+    tmp_path: Path,
 ) -> None:
     async with workers(env, tmp_path) as served:
         served.process.send_signal(signal.SIGTERM)

@@ -168,6 +168,7 @@ async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
     assert turn["phases"]["first_feedback"] >= 0  # the thread was told
     assert moved(before, after, "folio_turns_total", outcome="store_unavailable", profile="fast") == 1
 
+
 @pytest.mark.parametrize("log_format", ["json", "text"])
 @pytest.mark.usefixtures("restore_logging")
 def test_a_secret_is_masked_however_a_line_writes_it(log_format: str) -> None:

@@ -134,7 +134,9 @@ def test_a_key_pasted_with_its_newline_reaches_the_model(
     fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
     for name, value in {"OPENAI_API_KEY": "sk-the-key\n", "OPENAI_BASE_URL": f" {fake_model.base_url} ",
                         "FOLIO_CODE_INTERPRETER": "false"}.items():  # fmt: skip
-        monkeypatch.setenv(name, value)  # seen: "Connection error", quoted passages for ever, doctor blaming the network
+        monkeypatch.setenv(
+            name, value
+        )  # seen: "Connection error", quoted passages for ever, doctor blaming the network
 
     assert main(["ask", "What is the refund window?", "--json"]) == 0
 

@@ -210,7 +210,9 @@ async def test_a_worker_refusing_to_start_is_said_once_with_its_real_exit_status
     assert process.returncode != 0
     assert sum("Slack refused SLACK_BOT_TOKEN (invalid_auth)" in line for line in lines) == 1, lines
     assert any("worker 1 did not start (exit status 2)" in line for line in lines), lines  # seen: "none (it did
-    assert not any("Traceback" in line or "Unknown child process" in line for line in lines), lines  # not start in time)"
+    assert not any("Traceback" in line or "Unknown child process" in line for line in lines), (
+        lines
+    )  # not start in time)"
 
 
 def time_wait_port() -> int:

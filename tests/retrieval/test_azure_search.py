@@ -18,7 +18,7 @@ from tests.retrieval.helpers import API_KEY, HashEmbedder, chunk, fingerprints
 
 HOSTILE = [
     "' or 1 eq 1 or '",
-    "O'Brien, \"quoted\", with commas",
+    'O\'Brien, "quoted", with commas',
     "finance') or (container eq 'other",
     "Zürich – 東京 ✓",
     "x' or tags/any(t: t ne 'x') or 'a' eq 'a",
@@ -210,7 +210,8 @@ async def test_files_and_containers_are_listed_and_a_removal_deletes_by_the_file
     assert await azure.containers() == {"c": 3, "other": 1}
     listing = await azure.files("c")
     assert [(f.file, f.pages, f.passages, f.source) for f in listing] == [
-        ("a.pdf", 2, 2, "/docs/a.pdf"), ("b's.md", None, 1, "/docs/b's.md")
+        ("a.pdf", 2, 2, "/docs/a.pdf"),
+        ("b's.md", None, 1, "/docs/b's.md"),
     ]
     assert listing[0].tags == (Tag(key="year", value="2025"),) and listing[0].indexed_at
     await remove_files(azure, None, [listing[1]])

@@ -19,9 +19,7 @@ from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.local import LocalRetriever
 
 
-def test_index_then_search_json_returns_northwind_pages(
-    shared_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_index_then_search_json_returns_northwind_pages(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = shared_dir / "corpus"
     pdfs = [str(corpus / "Northwind_Standard_Benefits_Details.pdf"), str(corpus / "PerksPlus.pdf")]
     assert main(["index", *pdfs, "--container", "benefits"]) == 0

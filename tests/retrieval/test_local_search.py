@@ -149,7 +149,9 @@ async def test_text_sources_come_back_without_a_page(index: LocalRetriever) -> N
 async def test_a_small_container_is_found_by_a_word_common_elsewhere(index: LocalRetriever) -> None:
     # "cover" and "health" are common in the big container, so only the rarer one ("cover") selects at first;
     # the small container holds only "health", and must still answer.
-    big = [chunk("big", f"b{n}.pdf", ("cover " if n < 45 else "") + ("health" if n >= 40 else "misc")) for n in range(100)]
+    big = [
+        chunk("big", f"b{n}.pdf", ("cover " if n < 45 else "") + ("health" if n >= 40 else "misc")) for n in range(100)
+    ]
     await put(index, *big, chunk("small", "s.pdf", "mental health support line"))
     results = await index.search("cover health", Scope(container="small"), top=5)
     assert [hit.file for hit in results] == ["s.pdf"]

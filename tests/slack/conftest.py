@@ -46,11 +46,24 @@ def fake_model() -> Iterator[FakeResponses]:
 
 @asynccontextmanager
 async def running_app(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, *, with_model: bool = True,
-    turn_timeout: float = 20, redis: str | None = None, policy: dict | None = None, access_ttl: int = 300,
-    prefix: str | None = None, streaming: bool = False, policy_file: Path | None = None,
-    channel_policy: ChannelPolicy | None = None, clock: Callable[[], float] = time.time, lock_lease: float = 10.0,
-    production_client: bool = False, **overrides: Any,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    *,
+    with_model: bool = True,
+    turn_timeout: float = 20,
+    redis: str | None = None,
+    policy: dict | None = None,
+    access_ttl: int = 300,
+    prefix: str | None = None,
+    streaming: bool = False,
+    policy_file: Path | None = None,
+    channel_policy: ChannelPolicy | None = None,
+    clock: Callable[[], float] = time.time,
+    lock_lease: float = 10.0,
+    production_client: bool = False,
+    **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
     the same `prefix` twice is the same state across a restart (e.g. with another policy); `policy_file`: read the

@@ -64,10 +64,12 @@ async def test_only_the_starter_or_an_admin_may_delete(harness: Harness) -> None
 
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts, user=ADMIN)
     await harness.settle()
-    assert harness.ephemeral(ADMIN) == [(
-        "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
-        "and my record of this conversation."
-    )]
+    assert harness.ephemeral(ADMIN) == [
+        (
+            "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
+            "and my record of this conversation."
+        )
+    ]
 
 
 async def test_delete_removes_messages_stored_responses_and_the_record(harness: Harness) -> None:
@@ -135,7 +137,9 @@ async def test_delete_also_removes_failure_messages_of_later_turns(
         await harness.settle()
 
         # the second turn was cut off while the model was still answering: its response never reached Folio
-        assert harness.texts(ts) == [] and harness.ephemeral() == [(
-        "Deleted: 2 messages of mine in this thread, 2 responses stored by the model service, "
-        "and my record of this conversation."
-    )]
+        assert harness.texts(ts) == [] and harness.ephemeral() == [
+            (
+                "Deleted: 2 messages of mine in this thread, 2 responses stored by the model service, "
+                "and my record of this conversation."
+            )
+        ]

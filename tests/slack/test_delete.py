@@ -71,10 +71,12 @@ async def test_a_turn_whose_answer_slack_refused_has_its_responses_deleted(harne
 
     assert sorted(harness.model.deleted) == sorted(created) and harness.model.stored_ids() == []
     assert harness.texts(ts) == []
-    assert harness.ephemeral() == [(
-        "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
-        "and my record of this conversation."
-    )]
+    assert harness.ephemeral() == [
+        (
+            "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
+            "and my record of this conversation."
+        )
+    ]
 
 
 async def test_responses_of_failed_turns_are_deleted_with_those_of_answered_ones(harness: Harness) -> None:
@@ -92,7 +94,9 @@ async def test_responses_of_failed_turns_are_deleted_with_those_of_answered_ones
     await delete_thread(harness, ts)
 
     assert sorted(harness.model.deleted) == sorted(created)
-    assert harness.ephemeral() == [(
-        "Deleted: 2 messages of mine in this thread, 3 responses stored by the model service, "
-        "and my record of this conversation."
-    )]
+    assert harness.ephemeral() == [
+        (
+            "Deleted: 2 messages of mine in this thread, 3 responses stored by the model service, "
+            "and my record of this conversation."
+        )
+    ]

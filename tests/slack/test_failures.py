@@ -146,10 +146,17 @@ async def test_a_long_answer_is_split_into_sections_within_slacks_limits(harness
 
 
 async def test_requests_with_a_bad_signature_are_refused_and_ignored(harness: Harness) -> None:
-    body = json.dumps({"type": "event_callback", "event_id": "Ev1", "team_id": "T0FOLIO01",
-                       "event": {"type": "app_mention", "user": "U1", "text": "hi", "ts": "1.1", "channel": CHANNEL}})
-    async with harness.http.post(harness.url, data=body, headers={**sign(body, secret="wrong"),
-                                                                  "Content-Type": "application/json"}) as response:
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "event_id": "Ev1",
+            "team_id": "T0FOLIO01",
+            "event": {"type": "app_mention", "user": "U1", "text": "hi", "ts": "1.1", "channel": CHANNEL},
+        }
+    )
+    async with harness.http.post(
+        harness.url, data=body, headers={**sign(body, secret="wrong"), "Content-Type": "application/json"}
+    ) as response:
         assert response.status == 401
     old = sign(body, timestamp=1_000_000_000)  # a replayed request from 2001
     headers = {**old, "Content-Type": "application/json"}

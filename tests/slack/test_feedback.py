@@ -123,7 +123,7 @@ async def test_folio_feedback_lists_and_exports_what_people_said(
 
     assert await asyncio.to_thread(main, ["feedback", "--since", today, "--channel", CHANNEL]) == 0
     listed = capsys.readouterr().out
-    assert f"{CHANNEL}  U0ALICE01  👎 outdated \"That changed in 2026.\"" in listed and f"Q: {QUESTION}" in listed
+    assert f'{CHANNEL}  U0ALICE01  👎 outdated "That changed in 2026."' in listed and f"Q: {QUESTION}" in listed
     golden = tmp_path / "feedback.jsonl"
     assert await asyncio.to_thread(main, ["feedback", "--since", today, "export", str(golden)]) == 0
     [line] = [json.loads(text) for text in golden.read_text().splitlines() if QUESTION in text]

@@ -68,7 +68,9 @@ async def test_a_question_longer_than_the_cap_is_refused_with_a_clear_message(ha
     status, body = await harness.command(long_question)
     await harness.settle()
 
-    too_long = "Your question is 6,399 characters long; I take questions of up to 4,000. Ask it more briefly, or in parts."
+    too_long = (
+        "Your question is 6,399 characters long; I take questions of up to 4,000. Ask it more briefly, or in parts."
+    )
     assert len(long_question.strip()) == 6399 and harness.texts(ts) == [too_long]
     assert status == 200 and json.loads(body) == {"response_type": "ephemeral", "text": too_long}
     assert harness.model.requests == [] and len(harness.slack.calls_of("chat.postMessage")) == 1  # nothing public

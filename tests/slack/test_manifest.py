@@ -28,7 +28,9 @@ def test_the_manifest_validates_against_slacks_schema(shared_dir: Path) -> None:
     )
     schema = json.loads((specs / "manifest.schema.json").read_text())
 
-    errors = [error.message for error in jsonschema.Draft7Validator(schema, registry=registry).iter_errors(load_manifest())]
+    errors = [
+        error.message for error in jsonschema.Draft7Validator(schema, registry=registry).iter_errors(load_manifest())
+    ]
     assert errors == []
 
 

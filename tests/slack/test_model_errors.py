@@ -72,7 +72,9 @@ async def test_a_used_up_quota_says_so(harness: Harness, caplog: pytest.LogCaptu
     assert "quota is used up" in operator_lines(caplog)[0]
 
 
-async def test_a_rate_limit_says_so_instead_of_quoting_passages(harness: Harness, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_rate_limit_says_so_instead_of_quoting_passages(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
     harness.model.script(error(429, "rate_limit_exceeded", message="Rate limit reached for requests."))
 
     ts = await harness.mention(QUESTION)
@@ -131,7 +133,11 @@ async def test_a_thread_still_too_long_after_trimming_says_to_start_afresh(harne
 
 @pytest.mark.parametrize("streaming", [False, True])
 async def test_a_base_url_that_is_not_the_responses_api_is_a_misconfiguration_not_an_outage(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    caplog: pytest.LogCaptureFixture,
     streaming: bool,
 ) -> None:
     fake_model.web_page = True  # OPENAI_BASE_URL names a web server (200, HTML), not the API

@@ -96,8 +96,11 @@ async def test_a_thread_moved_to_other_documents_searches_them_and_cites_nothing
     prefix = f"slack-{uuid.uuid4().hex[:8]}"
     ts = await answered_under_the_old_policy(slack, fake_model, redis_url, corpus_index, prefix)
 
-    fake_model.script(tools(search("balance billing protection")), reply("Still protected [S1]."),  # a benefits passage
-                      reply("[NOT_IN_DOCUMENTS] The legal documents do not say."))  # after the correction round
+    fake_model.script(
+        tools(search("balance billing protection")),
+        reply("Still protected [S1]."),  # a benefits passage
+        reply("[NOT_IN_DOCUMENTS] The legal documents do not say."),
+    )  # after the correction round
     policy = with_channel({"container": "legal"})
     async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix, policy=policy) as harness:
         await harness.message("Is that still so?", thread_ts=ts)
@@ -121,9 +124,12 @@ async def test_a_document_removed_after_a_thread_cited_it_is_not_cited_there_aga
 ) -> None:
     index = tmp_path / "index.sqlite"
     shutil.copy(corpus_index, index)  # the session's index is shared: remove from a copy
-    fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."),
-                      reply("Still protected [S1]."),  # the removed passage, from the model's context
-                      reply("[NOT_IN_DOCUMENTS] The documents no longer say."))  # after the correction round
+    fake_model.script(
+        tools(search("balance billing protection")),
+        reply("Protected [S1]."),
+        reply("Still protected [S1]."),  # the removed passage, from the model's context
+        reply("[NOT_IN_DOCUMENTS] The documents no longer say."),
+    )  # after the correction round
     async with running_app(slack, fake_model, redis_url, index) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()
@@ -202,14 +208,21 @@ async def test_feedback_and_delete_in_a_direct_message_work_as_in_a_channel(harn
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts, channel=DM)
     await harness.settle()
     assert harness.texts(ts, channel=DM) == [] and harness.model.stored_ids() == []
-    assert harness.ephemeral() == [messages.FEEDBACK_THANKS, (
-        "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
-        "and my record of this conversation."
-    )]
+    assert harness.ephemeral() == [
+        messages.FEEDBACK_THANKS,
+        (
+            "Deleted: 1 message of mine in this thread, 2 responses stored by the model service, "
+            "and my record of this conversation."
+        ),
+    ]
 
 
 async def test_an_edit_of_channels_yaml_reaches_the_next_turn_without_a_restart_and_a_broken_edit_changes_nothing(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     policy_file = tmp_path / "channels.yaml"

@@ -36,7 +36,6 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
         monkeypatch.setenv(name, value)
 
 
-
 async def test_folio_serve_answers_a_mention_over_signed_http(environment: None, slack: FakeSlack,
                                                               fake_model: FakeResponses) -> None:  # fmt: skip
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))

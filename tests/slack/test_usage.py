@@ -53,7 +53,11 @@ def total_tokens() -> tuple[float, float, float]:
 
 
 async def test_usage_by_user_equals_what_the_model_reported_over_two_workers(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, capsys: pytest.CaptureFixture[str],
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     redis = Redis.from_url(redis_url)
@@ -88,7 +92,10 @@ async def test_usage_by_user_equals_what_the_model_reported_over_two_workers(
     assert {user: row["searches"] for user, row in rows.items()} == asked
     after = total_tokens()  # the metrics say the same
     assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (
-        metered.input, metered.cached, metered.output)
+        metered.input,
+        metered.cached,
+        metered.output,
+    )
 
     monkeypatch.setenv("FOLIO_PRICE_PER_MTOK_IN", "gpt-5-mini=2")
     monkeypatch.setenv("FOLIO_PRICE_PER_MTOK_OUT", "gpt-5-mini=8")

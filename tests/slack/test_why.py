@@ -1,4 +1,4 @@
-""""Why this answer?": every turn keeps a trace; an admin opens it from the answer's overflow menu (or with
+""" "Why this answer?": every turn keeps a trace; an admin opens it from the answer's overflow menu (or with
 `folio trace`), anyone else is refused, forged payloads included."""
 
 from __future__ import annotations
@@ -46,7 +46,11 @@ async def choose_why(app: Harness, *, user: str, thread_ts: str, message_ts: str
 
 
 async def test_an_admin_sees_the_searches_sources_scores_and_removed_citations_of_the_turn(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, capsys: pytest.CaptureFixture[str],
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_model.respond_with(answering)
@@ -117,7 +121,9 @@ async def test_an_admin_through_a_user_group_sees_the_trace(
 ) -> None:
     fake_model.respond_with(answering)
     slack.add_usergroup("S0ADMINS01", "it-admins", [BOB])
-    async with running_app(slack, fake_model, redis_url, corpus_index, policy={**POLICY, "admins": ["it-admins"]}) as app:
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, policy={**POLICY, "admins": ["it-admins"]}
+    ) as app:
         ts = await app.mention("Balance billing?")
         await app.settle()
         [answer] = slack.thread(CHANNEL, ts)

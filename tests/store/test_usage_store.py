@@ -31,7 +31,14 @@ async def test_a_turn_is_counted_once_when_redis_knows_one_script_and_not_the_ot
     assert await usage.spent(DAY, [("user", "U1"), ("channel", "C1"), ("workspace", "T1")]) == [790, 790, 790]
     [row] = await usage.rows(since=DAY, until=DAY, by="profile")
     assert (row.key, row.turns, row.calls, row.searches, row.input, row.cached, row.output) == (
-        "fast", 1, 2, 1, 700, 300, 90)
+        "fast",
+        1,
+        2,
+        1,
+        700,
+        300,
+        90,
+    )
     assert await traces.all(thread) == ['{"turn": 1}']
     assert 0 < await redis.ttl(usage.day_key(DAY)) <= 86400
     await redis.aclose()

@@ -14,8 +14,14 @@ from bot.store import ThreadKey
 from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, answer
 from tests.agent.doubles import SCOPE, ScriptedRetriever, link
 
-REQUEST = TurnRequest(thread=ThreadKey(team="T1", channel="C1", thread_ts="1.0"), question="How much leave?",
-                      user="U1", tags=(Tag(key="year", value="2026"),), profile="thorough", delivery="event:Ev1")
+REQUEST = TurnRequest(
+    thread=ThreadKey(team="T1", channel="C1", thread_ts="1.0"),
+    question="How much leave?",
+    user="U1",
+    tags=(Tag(key="year", value="2026"),),
+    profile="thorough",
+    delivery="event:Ev1",
+)
 
 
 class Watching(SilentView):

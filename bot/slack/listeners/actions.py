@@ -61,7 +61,9 @@ def _listener(folio: SlackFolio, action_id: str, work: Work) -> Callable[..., Aw
     return on_click
 
 
-def _clicked(body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext) -> tuple[ThreadKey, str, int] | None:
+def _clicked(
+    body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
+) -> tuple[ThreadKey, str, int] | None:
     """The thread of the answer clicked, who clicked, and which turn of the thread the answer was."""
     message, channel = body.get("message") or {}, (body.get("channel") or {}).get("id")
     if not message.get("ts") or not channel:

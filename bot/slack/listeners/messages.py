@@ -56,7 +56,10 @@ async def on_message_event(
     if not mentioned and not is_dm and (thread.thread_ts == ts or mentions_us):
         return  # a new message in a channel is for people, and a reply mentioning Folio is its app_mention's
     request = TurnRequest(
-        thread=thread, question=clean_question(text, bot_user_id=context.bot_user_id), user=event["user"], is_dm=is_dm,
+        thread=thread,
+        question=clean_question(text, bot_user_id=context.bot_user_id),
+        user=event["user"],
+        is_dm=is_dm,
         asker_team=event.get("user_team"),  # Slack Connect: the asker's own workspace
         delivery=context.get(DELIVERY),
     )
