@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.app import builders
+from bot.app.redis_server import running_socket
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
 from bot.config import ChannelPolicy, Settings
 from bot.config.policy_file import PolicyFile
@@ -126,13 +127,7 @@ async def open_folio(
                 await ensure_sample_index(retriever, links.documents)
         redis_server = None
         if store is None and serving:
-            url = settings.redis_url
-            if url is None:
-                redis_server = await builders.embedded_redis(settings)
-                stack.push_async_callback(redis_server.stop)
-                url = redis_server.url
-            store = builders.store(settings, url)
-            stack.push_async_callback(store.close)
+            store, redis_server = await _store(settings, stack)
         if slack is None and serving and settings.slack_configured:
             session = builders.slack_http_session()
             stack.push_async_callback(session.close)
@@ -150,6 +145,33 @@ async def open_folio(
         )  # fmt: skip
 
 
+@asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[ConversationStore]:
+    """Only the conversation store, for the commands that read Redis alone (`folio usage`, `trace`, `feedback`):
+    REDIS_URL; else the embedded Redis a running `folio serve` owns in the data folder (this command only connects);
+    else the data folder's own, started for the command and stopped after it."""
+    async with AsyncExitStack() as stack:
+        socket = None if settings.redis_url else running_socket(settings.folio_data_dir)
+        if socket is not None:
+            store = builders.store(settings, f"unix://{socket}")
+            stack.push_async_callback(store.close)
+        else:
+            store, _ = await _store(settings, stack)
+        yield store
+
+
+async def _store(settings: Settings, stack: AsyncExitStack) -> tuple[ConversationStore, EmbeddedRedis | None]:
+    """The store on REDIS_URL, or on an embedded Redis started in the data folder; both closed with `stack`."""
+    url, server = settings.redis_url, None
+    if url is None:
+        server = await builders.embedded_redis(settings)
+        stack.push_async_callback(server.stop)
+        url = server.url
+    store = builders.store(settings, url)
+    stack.push_async_callback(store.close)
+    return store, server
+
+
 async def _finish(tasks: BackgroundTasks) -> None:
     """Let running turns end (they post their answers), then hand back what is left (`folio serve` has done so
     already, in its drain, before closing its listener; this catches every other command)."""
@@ -157,4 +179,4 @@ async def _finish(tasks: BackgroundTasks) -> None:
         await finish_or_hand_back(tasks, grace=SHUTDOWN_GRACE)
 
 
-__all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio"]
+__all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio", "open_store"]

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from bot.app import builders
+from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings
 from bot.errors import InvalidInput
@@ -66,13 +66,7 @@ async def feedback_records(
     embedded one in the data folder). Only Redis is opened: listing feedback needs no index and no model."""
     async with AsyncExitStack() as stack:
         if store is None:
-            url = settings.redis_url
-            if url is None:
-                server = await builders.embedded_redis(settings)
-                stack.push_async_callback(server.stop)
-                url = server.url
-            store = builders.store(settings, url)
-            stack.push_async_callback(store.close)
+            store = await stack.enter_async_context(open_store(settings))
         redis, prefix = store.keyspace("feedback")
         start = datetime.combine(since, datetime.min.time(), UTC).timestamp() if since else 0.0
         records = await FeedbackStore(redis, prefix).since(start)

@@ -23,7 +23,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import logs, messages
-from bot.app import SHUTDOWN_GRACE, Folio, open_folio
+from bot.app import SHUTDOWN_GRACE, open_folio
 from bot.app.health import Readiness, ReadyCheck, unreachable
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.chat import chat
@@ -194,11 +194,12 @@ def _once(call: Callable[[], None] | None) -> Callable[[], None]:
     return lambda: pending.pop()() if pending else None
 
 
-async def _reach_slack(folio: Folio, ready: Readiness, stop: asyncio.Event, *, listening: Callable[[], None]) -> bool:
+async def _reach_slack(
+    folio: SlackFolio, ready: Readiness, stop: asyncio.Event, *, listening: Callable[[], None]
+) -> bool:
     """auth.test until Slack answers (True), or until `stop` (False). A token Slack refuses is a ConfigurationError
     (no retry mends it); while Slack cannot be reached, /readyz says why, /healthz and /metrics answer, and the log
     says the cause once per change: an orchestrator sees a live process waiting, not one restarted in a loop."""
-    assert folio.slack is not None
     url = folio.settings.slack_api_url
     delay, said = SLACK_RETRY_FIRST, None
     while (problem := await check_bot_token(folio.slack, url)) is not None:

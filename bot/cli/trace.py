@@ -11,8 +11,8 @@ import sys
 from urllib.parse import parse_qs, urlparse
 
 from bot import messages
+from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
-from bot.cli.usage import counted_store
 from bot.errors import InvalidInput
 from bot.store.traces import TraceStore
 from bot.turns.trace import Trace
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     channel = args.channel or channel
 
     async def go() -> list[str]:
-        async with counted_store(settings) as store:
+        async with open_store(settings) as store:
             redis, prefix = store.keyspace("trace")
             return await TraceStore(redis, prefix=prefix).find(thread_ts=thread_ts, channel=channel)
 

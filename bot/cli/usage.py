@@ -6,18 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import date, datetime, timedelta, timezone
 
 from bot import messages
-from bot.app import builders, open_folio
-from bot.app.redis_server import running_socket
+from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
-from bot.config import Settings
 from bot.config.prices import PriceTable
 from bot.errors import InvalidInput
-from bot.store import ConversationStore
 from bot.store.usage import UsageRow, UsageStore
 
 EPILOG = """\
@@ -59,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInput(messages.since_in_future(str(since), str(today)))
 
     async def go() -> list[UsageRow]:
-        async with counted_store(settings) as store:
+        async with open_store(settings) as store:
             redis, prefix = store.keyspace("usage")
             usage = UsageStore(redis, prefix=prefix, retention_days=settings.folio_usage_retention_days)
             return await usage.rows(since=since, until=today, by=args.by)
@@ -71,21 +66,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(table(rows, args.by, prices))
     return 0
-
-
-@asynccontextmanager
-async def counted_store(settings: Settings) -> AsyncIterator[ConversationStore]:
-    """The Redis Folio counts in: REDIS_URL; else the embedded Redis a running `folio serve` holds in the data folder
-    (it owns it: this command only connects); else the data folder's own, started for this command."""
-    socket = None if settings.redis_url else running_socket(settings.folio_data_dir)
-    store = builders.store(settings, f"unix://{socket}") if socket is not None else None
-    try:
-        async with open_folio(settings, serving=True, store=store) as folio:
-            assert folio.store is not None  # serving builds it
-            yield folio.store
-    finally:
-        if store is not None:
-            await store.close()
 
 
 def cost(row: UsageRow, prices: PriceTable) -> float | None:

@@ -87,7 +87,7 @@ class GovernedRecorder(TurnRecorder):
         if self.ledger is None or self.spawn is None or isinstance(self.error, OverLimit):
             return  # a refused turn spent nothing and said nothing worth tracing
         try:
-            self.spawn(self._write(), name=f"ledger {self.request.thread}")
+            self.spawn(self._write(self.ledger), name=f"ledger {self.request.thread}")
         except Exception:  # the record must never break a turn that already answered
             log.exception("could not record the turn's usage")
 
@@ -101,16 +101,15 @@ class GovernedRecorder(TurnRecorder):
             models={model: spent for model, spent in self.tokens.items() if model},
         )  # fmt: skip
 
-    async def _write(self) -> None:
+    async def _write(self, ledger: Ledger) -> None:
         """The usage counters and the trace, in one round trip; a failure is logged (counters a little short beat
         a turn that fails after answering)."""
-        assert self.ledger is not None
         day = datetime.fromtimestamp(self.wall(), timezone.utc).date()
         also = []
-        if self._trace is not None and self.ledger.traces is not None:
+        if self._trace is not None and ledger.traces is not None:
             trace = self._trace.finish(outcome_of(self.answer, self.error))
-            also.append(self.ledger.traces.call(self.request.thread, trace.to_json()))
+            also.append(ledger.traces.call(self.request.thread, trace.to_json()))
         try:
-            await self.ledger.usage.add(self.usage(), day=day, also=also)
+            await ledger.usage.add(self.usage(), day=day, also=also)
         except Exception:
             log.warning("could not record the usage or trace of %s", self.request.thread, exc_info=True)
