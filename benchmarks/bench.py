@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -180,11 +181,13 @@ def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]
 
 
 def _build_index(corpus: Path, data: Path) -> None:
-    """Index the corpus once into a cache beside the temp folder (unchanged files are skipped), then copy it."""
+    """Index the corpus once into a cache beside the temp folder (unchanged files are skipped), then copy it. One cache
+    per corpus folder: the same files from another folder (another checkout's ../shared) would clash by name."""
     from bot.ingest import index_files
     from bot.retrieval.local import LocalRetriever
 
-    cache = Path(tempfile.gettempdir()) / "folio-bench-index" / "index.sqlite"
+    folder = hashlib.sha256(str(corpus.resolve()).encode()).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / "folio-bench-index" / folder / "index.sqlite"
 
     async def build() -> None:
         retriever = LocalRetriever(cache)
