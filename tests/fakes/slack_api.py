@@ -114,6 +114,7 @@ class FakeSlack:
         self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
         self.calls: list[SlackCall] = []
+        self.limited: list[SlackCall] = []  # the calls a tier (see `tier`) answered HTTP 429
         self.connections = 0  # TCP connections accepted: a client that keeps its connections alive opens few
         self.messages: dict[tuple[str, str], Message] = {}
         self.usergroups: dict[str, UserGroup] = {}
@@ -230,6 +231,7 @@ class FakeSlack:
         while calls and calls[0] <= now - window:
             calls.popleft()
         if len(calls) >= limit:
+            self.limited.append(self.calls[-1])
             return _Failure("ratelimited", 429, max(1, math.ceil(calls[0] + window - now)))
         calls.append(now)
         return None
