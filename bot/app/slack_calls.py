@@ -88,9 +88,10 @@ class ChannelPacer:
         return max(0.0, -tokens / self.per_second)
 
     def _forget_idle(self, now: float) -> None:
-        for channel, (tokens, when) in list(self._buckets.items()):
+        while self._buckets:  # the least recently used first: the first one still refilling stops the sweep
+            channel, (tokens, when) = next(iter(self._buckets.items()))
             if tokens + (now - when) * self.per_second < self.burst:
-                return  # the least recently used first: the first one still refilling stops the sweep
+                return
             del self._buckets[channel]
 
     def channels(self) -> int:
