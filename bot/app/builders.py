@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a comman
     from bot.access import Access
     from bot.agent import AgentOptions
     from bot.app.redis_server import EmbeddedRedis
+    from bot.app.slack_calls import ChannelPacer, PacedWebClient
     from bot.documents import Links
     from bot.retrieval.azure import AzureSearchRetriever, AzureVectorizer
     from bot.retrieval.embedders import OpenAIEmbedder
@@ -237,8 +238,11 @@ def slack_http_session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SLACK_CALL_TIMEOUT))
 
 
-def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWebClient:
-    """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections.
+def slack_client(
+    settings: Settings, session: aiohttp.ClientSession, *, pacer: ChannelPacer | None = None
+) -> PacedWebClient:  # fmt: skip
+    """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections,
+    its chat.postMessage paced per channel by `pacer` (Slack's documented pace unless given: see `ChannelPacer`).
 
     slack_sdk retries only connection errors by default, so the rate-limit handler is added here. The session's
     pooled connections are reused across calls; a kept-alive connection the server closed meanwhile is a
@@ -248,9 +252,8 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
     )
-    from slack_sdk.web.async_client import AsyncWebClient
 
-    from bot.app.slack_calls import RateLimitRetry, SlackCallMeter
+    from bot.app.slack_calls import ChannelPacer, PacedWebClient, RateLimitRetry, SlackCallMeter
 
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
@@ -259,9 +262,9 @@ def slack_client(settings: Settings, session: aiohttp.ClientSession) -> AsyncWeb
         AsyncConnectionErrorRetryHandler(max_retry_count=1),
         RateLimitRetry(max_retry_count=3),
     ]
-    return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url, retry_handlers=retries,
-        session=session, timeout=SLACK_CALL_TIMEOUT,
+    return PacedWebClient(
+        pacer=ChannelPacer() if pacer is None else pacer, token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url, retry_handlers=retries, session=session, timeout=SLACK_CALL_TIMEOUT,
     )  # fmt: skip
 
 

@@ -13,10 +13,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.app import Folio
+from bot.app.slack_calls import PacedWebClient
 from bot.errors import ConfigurationError
 from bot.slack.consumer import consumer_for
 from bot.slack.listeners import register
-from bot.slack.middleware import Deliveries
+from bot.slack.middleware import Deliveries, PacedPosts
 from bot.slack.services import SlackFolio
 from bot.slack.site import ReadyCheck, ops_routes
 
@@ -64,6 +65,8 @@ def build_app(folio: Folio) -> AsyncApp:
         logger=_bolt_log(),
     )
     app.use(Deliveries(folio.store))
+    if isinstance(folio.slack, PacedWebClient):
+        app.use(PacedPosts(folio.slack))
     register(app, folio)
     consumer_for(folio).start()  # claims the turns of workers that died (bot.slack.consumer)
     return app

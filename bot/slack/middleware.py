@@ -4,7 +4,7 @@ Messages: Bolt already drops Folio's own events; this drops other bots' messages
 joins, bot posts), and names each message's delivery (`context["delivery"]`) and Slack's retry count. A listener
 records that name durably in the same round trip that takes the thread's place in line, before the ack
 (bot.slack.consumer), so Slack's retries and the `message` twin of an `app_mention` are answered once. Buttons
-and commands: a repeated `trigger_id` is dropped.
+and commands: a repeated `trigger_id` is dropped. Every request: the listeners' client paces chat.postMessage.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot import metrics
+from bot.app.slack_calls import PacedWebClient
 from bot.errors import StoreUnavailable
 from bot.store import ConversationStore
 
@@ -72,3 +73,17 @@ class Deliveries(AsyncMiddleware):
             return await self._store.first_delivery("delivery", name)
         except StoreUnavailable:  # the work itself tells the person that the store is down
             return True
+
+
+class PacedPosts(AsyncMiddleware):
+    """Bolt hands each listener a plain client it makes per request from the app's; this swaps in one sharing the
+    app client's pacer, so that every chat.postMessage keeps its channel's pace (bot.app.slack_calls.ChannelPacer)."""
+
+    def __init__(self, client: PacedWebClient) -> None:
+        self._client = client
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse:
+        req.context["client"] = self._client.like(req.context.client)
+        return await next()

@@ -59,6 +59,7 @@ class SlackCall:
 
     method: str
     params: Json
+    at: float = field(default_factory=time.monotonic)  # when it arrived (time.monotonic)
 
 
 @dataclass
@@ -113,6 +114,7 @@ class FakeSlack:
         self.socket_url: str | None = None  # what apps.connections.open hands out (see FakeSocketMode)
         self.admins = set(admins or ())
         self.calls: list[SlackCall] = []
+        self.limited: list[SlackCall] = []  # the calls a tier (see `tier`) answered HTTP 429
         self.connections = 0  # TCP connections accepted: a client that keeps its connections alive opens few
         self.messages: dict[tuple[str, str], Message] = {}
         self.usergroups: dict[str, UserGroup] = {}
@@ -126,7 +128,7 @@ class FakeSlack:
         self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
         self.modals: list[Json] = []  # views opened with views.open, in order
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
-        self._tiers: dict[str, tuple[int, float, deque[float]]] = {}
+        self._tiers: dict[str, tuple[int, float, bool, defaultdict[str, deque[float]]]] = {}
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -154,11 +156,12 @@ class FakeSlack:
         with self._lock:
             self._failures[method].extend(_Failure("ratelimited", 429, retry_after) for _ in range(times))
 
-    def tier(self, method: str, *, per_window: int, window: float = 60.0) -> None:
+    def tier(self, method: str, *, per_window: int, window: float = 60.0, per_channel: bool = False) -> None:
         """Slack's per-method rate tier: past `per_window` calls in any `window` seconds, `method` answers HTTP 429
-        `ratelimited` with Retry-After (whole seconds until the oldest call in the window leaves it)."""
+        `ratelimited` with Retry-After (whole seconds until the oldest call in the window leaves it). `per_channel`:
+        counted per `channel` param (chat.postMessage's own limit), not per workspace."""
         with self._lock:
-            self._tiers[method] = (per_window, window, deque())
+            self._tiers[method] = (per_window, window, per_channel, defaultdict(deque))
 
     def add_usergroup(self, group_id: str, handle: str, users: list[str], *, disabled: bool = False) -> None:
         """A user group Slack knows; change `usergroups[group_id].users` later to move people in or out."""
@@ -205,7 +208,7 @@ class FakeSlack:
         with self._lock:
             self.calls.append(SlackCall(method, params))
             queued = self._failures.get(method)
-            failure = queued.popleft() if queued else self._over_tier(method)
+            failure = queued.popleft() if queued else self._over_tier(method, params)
             if failure is not None:
                 return failure.status, {"ok": False, "error": failure.error}, failure
             expected = self.app_token if method == "apps.connections.open" else self.token
@@ -219,14 +222,16 @@ class FakeSlack:
             hostile = self.hostile.get(method)
             return 200, (hostile(params, answer(params)) if hostile else answer(params)), None
 
-    def _over_tier(self, method: str) -> _Failure | None:
+    def _over_tier(self, method: str, params: Json) -> _Failure | None:
         if method not in self._tiers:
             return None
-        limit, window, calls = self._tiers[method]
+        limit, window, per_channel, counted = self._tiers[method]
+        calls = counted[str(params.get("channel")) if per_channel else ""]
         now = time.monotonic()
         while calls and calls[0] <= now - window:
             calls.popleft()
         if len(calls) >= limit:
+            self.limited.append(self.calls[-1])
             return _Failure("ratelimited", 429, max(1, math.ceil(calls[0] + window - now)))
         calls.append(now)
         return None

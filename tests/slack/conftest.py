@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.app import open_folio
 from bot.app.builders import redis_client, slack_client, slack_http_session
+from bot.app.slack_calls import ChannelPacer
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
 from bot.slack.app import EVENTS_PATH, build_app, web_app
@@ -25,6 +27,8 @@ from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.harness import ADMIN, POLICY, SECRET, Harness, RecordingRetriever
+
+UNPACED = partial(ChannelPacer, per_second=1000.0, burst=1000)  # a fresh one per app
 
 
 @pytest.fixture
@@ -63,6 +67,7 @@ async def running_app(
     clock: Callable[[], float] = time.time,
     lock_lease: float = 10.0,
     production_client: bool = False,
+    pacer: ChannelPacer | None = None,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
@@ -70,7 +75,9 @@ async def running_app(
     policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
     itself (e.g. one that counts its lookups); `clock`: what cached memberships age by; `overrides` (e.g.
     folio_log_content=True) go to Settings. `lock_lease`: the thread lock's and the intake's lease;
-    `production_client`: Redis through `folio serve`'s client (its pool and reconnect policy).
+    `production_client`: Redis through `folio serve`'s client (its pool and reconnect policy). `pacer`:
+    chat.postMessage's pace per channel; none to speak of unless given (Slack's, a second a post past the third in
+    one channel, would only slow tests about other things: tests/slack/test_stream_limits.py drives it).
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
     test_stream.py drives the streamed turns)."""
@@ -87,9 +94,10 @@ async def running_app(
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
     slack_http = slack_http_session()
+    pacer = UNPACED() if pacer is None else pacer
     try:
         async with open_folio(
-            settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http),
+            settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http, pacer=pacer),
             policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
             serving=True, clock=clock,
         ) as opened:  # fmt: skip
