@@ -40,6 +40,7 @@ from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.turns import lost, run_slack_turn
 from bot.store import Claimed, ConversationStore, ThreadKey, ThreadLock
+from bot.tasks import HAND_BACK  # the cancel message of a turn handed back at shutdown (it posts nothing)
 from bot.turns import TurnRequest, claim
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 CLAIM_EVERY = 1.0  # seconds between looks for records whose worker died (at most a third of the lease)
 CLAIM_LIMIT = 20  # records one process takes per look, so that one survivor does not take every orphan at once
 MAX_ATTEMPTS = 3
-HAND_BACK = "hand-back"  # the cancel message of a turn handed back at shutdown (the turn posts nothing for it)
 LEASE_LOST = "lease-lost"  # the cancel message of a turn whose record another process now holds
 
 
