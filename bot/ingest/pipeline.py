@@ -132,6 +132,11 @@ def check_container_name(name: str) -> str:
     return name
 
 
+def _another_file(first: Path, path: Path) -> bool:
+    """Whether `first` still exists and is not `path` itself reached another way (a linked folder)."""
+    return first.is_file() and not first.samefile(path)
+
+
 def source_of(path: Path) -> str:
     """The path a file is remembered by: absolute and normalised, links not resolved (the name the user sees)."""
     return os.path.abspath(path)
@@ -338,7 +343,7 @@ def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, con
     if first != path:
         raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
     source = source_of(path)
-    if held is not None and held.source and held.source != source and Path(held.source).is_file():
+    if held is not None and held.source and held.source != source and _another_file(Path(held.source), path):
         raise UnreadableFile(messages.name_clash(path.name, new=source, old=held.source, container=container))
     return held
 

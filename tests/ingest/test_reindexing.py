@@ -50,6 +50,22 @@ def test_a_file_of_the_same_name_from_another_folder_is_refused_naming_both_path
     assert [item["source"] for item in listed(capsys, "policies")] == [str(old / "policy.txt")]
 
 
+def test_the_same_file_through_a_linked_folder_is_no_clash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Seen: a checkout's ../shared, a link to the real folder, indexed once through the link and once directly, was
+    # refused as "has the name of" itself (the clash check compared the path strings, not the files).
+    real = tmp_path / "docs"
+    real.mkdir()
+    (real / "policy.txt").write_text("Refunds are paid within 30 days.", encoding="utf-8")
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    assert main(["index", str(tmp_path / "linked"), "--container", "policies"]) == 0
+    capsys.readouterr()
+
+    assert main(["index", str(real), "--container", "policies"]) == 0
+    assert "has the name of" not in capsys.readouterr().err
+    [hit] = search(capsys, "refunds paid", "policies")
+    assert "30 days" in hit["text"]
+
+
 def test_a_file_whose_first_place_is_gone_replaces_it_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = tmp_path / "drafts", tmp_path / "final"
     old.mkdir()
