@@ -46,10 +46,14 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
 
 @asynccontextmanager
 async def serving(stop: asyncio.Event) -> AsyncIterator[tuple[asyncio.Task[int], str]]:
-    """`folio serve` running on a free port: its task and its base URL."""
+    """`folio serve` running on a free port, from when it says it serves (Slack asked; or, where Slack cannot be
+    reached, once /healthz answers): its task and its base URL."""
     ports: list[int] = []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
-    await wait_until(lambda: ports or server.done())
+    served = asyncio.Event()
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append, on_ready=served.set)
+    )
+    await wait_until(lambda: (ports and served.is_set()) or server.done())
     try:
         yield server, f"http://127.0.0.1:{ports[0]}"
     finally:
