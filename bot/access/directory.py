@@ -12,6 +12,10 @@ Which channel a person is viewing comes from Slack's events: `assistant_thread_s
     {prefix}:titled:{team}:{channel}:{thread_ts}   set once the first question has named the thread
     {prefix}:greeting:{team}:{channel}:{thread_ts} the ts of Folio's greeting in the assistant thread
     {prefix}:viewing:{team}:{user}                 the channel a person views beside the agent (agent_view)
+
+Redis Cluster (issue 23): one key per command (`forget_thread` pipelines them without a transaction: a greeting
+written between its GET and DEL is a greeting that was never shown yet). The membership and organisation caches
+(bot.access.membership, bot.access.organisation) are one key per command too: no hash tag is needed.
 """
 
 from __future__ import annotations
@@ -167,11 +171,12 @@ class Access:
         thread Folio titled, the greeting's ts), for the caller to clear them in Slack."""
         keys = [self._thread_key(thread), self._key(f"titled:{thread}"), self._key(f"greeting:{thread}")]
         async with redis_errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._redis.pipeline(transaction=False) as pipe:  # three slots: see the module docstring
                 pipe.exists(keys[1])
                 pipe.get(keys[2])
-                pipe.delete(*keys)
-                titled, greeting, _ = await pipe.execute()
+                for key in keys:
+                    pipe.delete(key)
+                titled, greeting, *_ = await pipe.execute()
         return bool(titled), greeting.decode() if isinstance(greeting, bytes) else greeting
 
     async def _save(self, thread: ThreadKey, record: AssistantThread) -> None:

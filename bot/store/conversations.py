@@ -1,16 +1,19 @@
 """Conversations in Redis: one JSON record per Slack thread, plus delivery dedupe and the per-thread lock.
 
-Keys (all under one prefix, default `folio`):
-    {prefix}:conv:{team}:{channel}:{thread_ts}    the thread's Conversation as JSON, TTL 30 days refreshed each turn
-    {prefix}:resp:{team}:{channel}:{thread_ts}    a set of every response id the model returned for the thread,
+Keys (all under one prefix, default `folio`; a thread's keys in bot.store.keys, under the thread's hash tag):
+    {prefix}:conv:{{team}:{channel}:{thread_ts}}  the thread's Conversation as JSON, TTL 30 days refreshed each turn
+    {prefix}:resp:{{team}:{channel}:{thread_ts}}  a set of every response id the model returned for the thread,
                                                    added the moment it exists (turns that never finish included)
     {prefix}:seen:{kind}:{id}                      a delivery already handled (event id, message ts, trigger id)
     {prefix}:lock:{{team}:{channel}:{thread_ts}}:*   the thread's lock: queue, holder lease, fence (bot.store.lock)
     {{prefix}:intake}:*                             accepted deliveries until their turn is done (bot.store.intake)
 
-Redis Cluster (issue 23): every multi-key script and transaction of the lock and the intake stays on one hash slot.
-`conv` and `resp` are not under the thread's hash tag yet (renaming them would orphan every stored conversation), so
-`load`, `save` and `record_remaining` still span two slots in one MULTI; move them together with a migration.
+Redis Cluster (issue 23): `load`, `save`, `add_response` and `record_remaining` are MULTI/EXEC over one thread's
+keys, `delete` one DEL of them: one slot (the thread's tag). `accept` is a plain pipeline over two slots (the thread
+and the intake): on a single Redis one round trip in order; on a cluster the thread's part first, then the intake's,
+since a cluster pipeline sends each node's commands in parallel and the intake record must come last. `seen` keys
+are one key per command. On a single Redis, a thread's keys of older Folios (no hash tag) are adopted on first touch
+(bot.store.keys.ADOPT).
 
 Every Redis error leaves this module as StoreUnavailable.
 """
@@ -20,32 +23,23 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
 
 from bot.models import Conversation, Feedback
+from bot.store import keys
 from bot.store.errors import redis_errors
 from bot.store.intake import Intake
+from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
 
 log = logging.getLogger(__name__)
 
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
-
-
-@dataclass(frozen=True)
-class ThreadKey:
-    """Where a conversation lives in Slack: workspace, channel and the thread's root message ts."""
-
-    team: str
-    channel: str
-    thread_ts: str
-
-    def __str__(self) -> str:
-        return f"{self.team}:{self.channel}:{self.thread_ts}"
 
 
 class ConversationStore:
@@ -62,6 +56,7 @@ class ConversationStore:
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self._redis = redis
+        self.cluster = isinstance(redis, RedisCluster)  # no keys of older Folios there: they could not use one
         self._prefix = prefix
         self._ttl = ttl_seconds
         self._lock_hold = lock_hold_seconds  # the longest a turn holds its thread: waiters wait three times that
@@ -70,19 +65,25 @@ class ConversationStore:
         self.intake = Intake(redis, prefix=prefix, lease_seconds=lock_lease_seconds)
 
     def _key(self, thread: ThreadKey) -> str:
-        return f"{self._prefix}:conv:{thread}"
+        return keys.thread_keys(self._prefix, thread).conversation
 
     def _responses_key(self, thread: ThreadKey) -> str:
-        return f"{self._prefix}:resp:{thread}"
+        return keys.thread_keys(self._prefix, thread).responses
+
+    def _adopt_in(self, pipe: Pipeline, thread: ThreadKey) -> None:
+        """On a single Redis, rename the thread's keys of an older Folio first (bot.store.keys)."""
+        if not self.cluster:
+            keys.ADOPT.queue(pipe, keys.adopt_keys(self._prefix, thread), (self._ttl,))
 
     async def load(self, thread: ThreadKey) -> Conversation | None:
         """The thread's conversation, or None when Folio has none (never answered, deleted or expired). Its
         `response_ids` include those of turns that never finished (see `add_response`)."""
         async with redis_errors():
             async with self._redis.pipeline(transaction=True) as pipe:
+                self._adopt_in(pipe, thread)
                 pipe.get(self._key(thread))
                 pipe.smembers(self._responses_key(thread))
-                raw, unfinished = await pipe.execute()
+                *_, raw, unfinished = await pipe.execute()
         if raw is None:
             return None
         try:
@@ -106,7 +107,12 @@ class ConversationStore:
     async def exists(self, thread: ThreadKey) -> bool:
         """Whether Folio holds a conversation for this thread (a cheap check for every threaded message)."""
         async with redis_errors():
-            return bool(await self._redis.exists(self._key(thread)))
+            if self.cluster:
+                return bool(await self._redis.exists(self._key(thread)))
+            async with self._redis.pipeline(transaction=True) as pipe:
+                self._adopt_in(pipe, thread)
+                pipe.exists(self._key(thread))
+                return bool((await pipe.execute())[-1])
 
     async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
         """Write the conversation and restart its 30-day expiry (and its response ids')."""
@@ -118,8 +124,10 @@ class ConversationStore:
 
     async def delete(self, thread: ThreadKey) -> None:
         """Forget the thread (its turn traces too: they may quote it)."""
+        forms = [keys.thread_keys(self._prefix, thread)] + ([] if self.cluster else [keys.legacy(self._prefix, thread)])
         async with redis_errors():
-            await self._redis.delete(self._key(thread), self._responses_key(thread), f"{self._prefix}:trace:{thread}")
+            for form in forms:  # one DEL per form: each is one slot
+                await self._redis.delete(form.conversation, form.responses, form.traces)
 
     async def set_feedback(self, thread: ThreadKey, turn_index: int, feedback: Feedback) -> bool:
         """Store a helpful / not helpful vote on one turn; False when the turn is gone. Hold the thread lock."""
@@ -176,15 +184,19 @@ class ConversationStore:
         the turn runs only if the thread turns out to be Folio's (a plain reply in a thread).
         """
         lock = self.lock(thread)
+        accept_id = secrets.token_hex(8)
         async with redis_errors():
             # Not a transaction: the thread's keys and the intake's are in different hash slots. The intake record
-            # goes last, so that once it exists everything before it was written too.
+            # goes last, so that once it exists everything before it was written too: on a cluster, whose pipeline
+            # sends to each node at once, in a second round trip.
             async with self._redis.pipeline(transaction=False) as pipe:
+                self._adopt_in(pipe, thread)  # before SET NX: an older Folio's conversation is the thread's
                 lock.enqueue_in(pipe)
                 if new is not None:
                     pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
-                self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=secrets.token_hex(8),
-                                      reply=reply)  # fmt: skip
+                if self.cluster:
+                    await pipe.execute()
+                self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=accept_id, reply=reply)
                 recorded = (await pipe.execute())[-1]
         if not recorded:
             await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line

@@ -5,6 +5,10 @@ lines (`folio feedback export`). In the store's Redis, for the retention period 
     {prefix}:index                                       those keys, scored by the time of the click
 
 Last click wins: a person's 👎 after their 👍 on the same answer replaces it (Slack shows one state per person).
+
+Redis Cluster (issue 23): a record and the index are in different slots, so nothing here is a transaction or a
+multi-key command: `save` is a plain pipeline (a record whose index entry was lost to a crash in between is still
+deleted with its thread, which finds records by SCAN, not by the index), reads and deletions one key per command.
 """
 
 from __future__ import annotations
@@ -91,7 +95,7 @@ class FeedbackStore:
         """Keep `record`, replacing the same person's earlier click on the same answer."""
         key = self._key(record)
         async with redis_errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.set(key, record.to_json(), ex=self._ttl)
                 pipe.zadd(self._index, {key: self._clock()})
                 pipe.zremrangebyscore(self._index, "-inf", self._clock() - self._ttl)
@@ -116,14 +120,20 @@ class FeedbackStore:
         async with redis_errors():
             keys = [key async for key in self._redis.scan_iter(match=pattern, count=500)]
             if keys:
-                await self._redis.delete(*keys)
-                await self._redis.zrem(self._index, *keys)
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for key in keys:
+                        pipe.delete(key)
+                    pipe.zrem(self._index, *keys)
+                    await pipe.execute()
 
     async def since(self, at: float = 0.0) -> list[FeedbackRecord]:
         """Every record clicked at or after `at` (epoch seconds), oldest first."""
         async with redis_errors():
             keys = await self._redis.zrangebyscore(self._index, at, "+inf")
-            raws = await self._redis.mget(keys) if keys else []
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.get(key)
+                raws = await pipe.execute() if keys else []
         return [FeedbackRecord.from_json(raw) for raw in raws if raw is not None]
 
     @property

@@ -1,6 +1,11 @@
-"""Turn traces in Redis, beside the conversation: `{prefix}:{team}:{channel}:{thread_ts}` (prefix
+"""Turn traces in Redis, beside the conversation: `{prefix}:{{team}:{channel}:{thread_ts}}` (prefix
 `ConversationStore.keyspace("trace")`) is a list of each turn's trace as JSON, oldest first, kept as long as
-conversations are (its expiry restarts with each turn)."""
+conversations are (its expiry restarts with each turn).
+
+Redis Cluster (issue 23): one key per command and script; the key carries the thread's hash tag, so the
+conversation's `delete` removes it in the same DEL. `find` SCANs (every primary, on a cluster) and matches the
+names of older Folios too (no tag, `{prefix}:{team}:{channel}:{thread_ts}`, on a single Redis until adopted).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from redis.asyncio import Redis
 
 from bot.store import scripts
 from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
+from bot.store.keys import trace_key
 
 MAX_TURNS = 50  # a thread's traces kept: the latest turns are the ones anybody asks about
 
@@ -25,7 +31,7 @@ class TraceStore:
         self._redis, self._prefix, self._ttl = redis, prefix, ttl_seconds
 
     def _key(self, thread: ThreadKey) -> str:
-        return f"{self._prefix}:{thread}"
+        return trace_key(self._prefix, thread)
 
     def call(self, thread: ThreadKey, trace_json: str) -> scripts.Call:
         """Keeping one more turn's trace, to send with the turn's usage in one round trip (`UsageStore.add`)."""
@@ -45,10 +51,11 @@ class TraceStore:
     async def find(self, *, thread_ts: str, channel: str | None = None) -> list[str]:
         """The traces of every thread rooted at `thread_ts` (in `channel`, when given), whatever its workspace: what
         `folio trace` is given is a link or a ts, which name no workspace. A SCAN: for the terminal, not for turns."""
-        pattern = f"{self._prefix}:*:{channel or '*'}:{thread_ts}"
+        thread = f"*:{channel or '*'}:{thread_ts}"
         found: list[str] = []
         async with redis_errors():
-            keys = sorted([key async for key in self._redis.scan_iter(match=pattern, count=1000)])
+            keys = sorted({key for pattern in (f"{self._prefix}:{thread}", f"{self._prefix}:{{{thread}}}")
+                           async for key in self._redis.scan_iter(match=pattern, count=1000)})  # fmt: skip
             for key in keys:
                 items = await self._redis.lrange(key, 0, -1)
                 found += [item.decode() if isinstance(item, bytes) else item for item in items]
