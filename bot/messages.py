@@ -42,6 +42,39 @@ REDIS_HAS_NO_PASSWORD = (
 )
 
 
+REDIS_IS_A_CLUSTER = (
+    "REDIS_URL is a node of a Redis Cluster (it answered MOVED: the key lives on another node). Set "
+    "REDIS_CLUSTER=true, so that Folio uses a cluster client."
+)
+REDIS_CROSSSLOT = (
+    "Redis refused keys of several hash slots in one command (CROSSSLOT): REDIS_URL is a Redis Cluster. Set "
+    "REDIS_CLUSTER=true; if it is set already, this is a bug in Folio: please report it."
+)
+REDIS_IS_NOT_A_CLUSTER = (
+    "REDIS_CLUSTER=true, but the Redis at REDIS_URL is not a cluster (cluster mode is not enabled on it). Set "
+    "REDIS_CLUSTER=false, or point REDIS_URL at a node of the cluster."
+)
+REDIS_TLS_UNVERIFIED = (
+    "REDIS_TLS_VERIFY=false: Folio accepts any certificate from Redis, so anyone between Folio and Redis can read and "
+    "change conversations. Use it only to test; set REDIS_TLS_CA_FILE to the CA that signed the server's certificate."
+)
+REDIS_CLUSTER_NEEDS_URL = (
+    "REDIS_CLUSTER=true needs REDIS_URL: the embedded Redis is a single server. Set REDIS_URL to a node of the "
+    "cluster (redis://HOST:6379 or rediss://HOST:6380), or REDIS_CLUSTER=false."
+)
+
+
+def redis_cluster_down(detail: str) -> str:
+    """The cluster answers, and cannot serve a key now (a node is down, slots are not covered)."""
+    return (f"The Redis Cluster cannot serve Folio's keys right now ({detail}). Check that every node of the cluster "
+            "runs and that all 16384 slots are covered (CLUSTER INFO: cluster_state:ok).")  # fmt: skip
+
+
+def redis_cluster_refused(detail: str) -> str:
+    """redis-py's cluster client refused (a bad REDIS_URL for a cluster: a db other than 0, a unix socket)."""
+    return f"REDIS_CLUSTER=true and REDIS_URL cannot be used for a cluster ({detail}). Use redis://HOST:6379 (db 0)."
+
+
 def redis_permission_refused(detail: str) -> str:
     """An ACL user that may not run a command Folio needs (NOPERM)."""
     return (f"Redis refused a command Folio needs ({detail}). Give REDIS_URL's user Folio's keys and commands "

@@ -162,12 +162,12 @@ async def open_store(settings: Settings) -> AsyncIterator[ConversationStore]:
 
 async def _store(settings: Settings, stack: AsyncExitStack) -> tuple[ConversationStore, EmbeddedRedis | None]:
     """The store on REDIS_URL, or on an embedded Redis started in the data folder; both closed with `stack`."""
-    url, server = settings.redis_url, None
-    if url is None:
+    url, server = None, None
+    if settings.redis_url is None and not settings.redis_cluster:
         server = await builders.embedded_redis(settings)
         stack.push_async_callback(server.stop)
         url = server.url
-    store = builders.store(settings, url)
+    store = builders.store(settings, url)  # url None: REDIS_URL, as a cluster with REDIS_CLUSTER=true
     stack.push_async_callback(store.close)
     return store, server
 

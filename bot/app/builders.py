@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot import logs, messages
+from bot.app.redis_client import redis_client
 from bot.config import Settings
 from bot.errors import ConfigurationError
 from bot.ingest.converters import Converters, OcrMode
@@ -21,7 +22,6 @@ if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a comman
     import aiohttp
     from azure.core.credentials_async import AsyncTokenCredential
     from openai import AsyncOpenAI
-    from redis.asyncio import Redis
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.access import Access
@@ -187,12 +187,21 @@ def data_dir(settings: Settings) -> Path:
     return folder
 
 
-def store(settings: Settings, url: str) -> ConversationStore:
-    """A ConversationStore on Redis at `url` (REDIS_URL, or the embedded Redis's socket)."""
+def store(settings: Settings, url: str | None = None) -> ConversationStore:
+    """A ConversationStore on REDIS_URL (as a cluster with REDIS_CLUSTER=true), or on `url`: the embedded Redis's
+    socket."""
+    from bot.app.redis_client import RedisOptions
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # how long a thread's earlier turns may keep a new one waiting (x 3)
-    return ConversationStore(redis_client(url), lock_hold_seconds=hold)
+    if url is not None:
+        return ConversationStore(redis_client(url), lock_hold_seconds=hold)
+    if settings.redis_url is None:
+        raise ConfigurationError(messages.REDIS_CLUSTER_NEEDS_URL if settings.redis_cluster else "REDIS_URL is not set")
+    options = RedisOptions.of(settings)
+    if not options.verify:
+        logs.say(messages.REDIS_TLS_UNVERIFIED, level=logging.WARNING)
+    return ConversationStore(redis_client(settings.redis_url, options), lock_hold_seconds=hold)
 
 
 async def embedded_redis(settings: Settings) -> EmbeddedRedis:
@@ -200,32 +209,6 @@ async def embedded_redis(settings: Settings) -> EmbeddedRedis:
     from bot.app.redis_server import EmbeddedRedis
 
     return await EmbeddedRedis.start(data_dir(settings))
-
-
-def redis_client(url: str) -> Redis:
-    """A client whose pool waits for a free connection under load instead of failing (redis-py's default pool
-    raises MaxConnectionsError past 100), with short timeouts: listeners use Redis before Slack's 3-second ack.
-
-    A command holds its connection until the event loop gets round to its reply, so a busy loop holds many at once:
-    64 ran dry at 200 bench threads (waits past 2 s, "No connection available"); Redis serves thousands.
-
-    After Redis restarts, every pooled connection is dead. A pool built from a URL has no retry (redis-py gives the
-    `Redis(...)` constructor's default retry only to connections it builds itself), so each old connection failed
-    one more command ("store down" 11 s after recovery). One retry on a connection error reconnects at once; more
-    would hold a listener past Slack's 3-second ack while Redis is really down."""
-    from redis.asyncio import BlockingConnectionPool, Redis
-    from redis.asyncio.retry import Retry
-    from redis.backoff import NoBackoff
-    from redis.exceptions import ConnectionError as RedisConnectionError
-
-    try:
-        pool = BlockingConnectionPool.from_url(
-            url, max_connections=256, timeout=2.0, socket_connect_timeout=1.0, socket_timeout=2.0,
-            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        )  # fmt: skip
-    except ValueError as exc:  # no scheme, a bad port: redis-py says what; the operator needs the variable too
-        raise ConfigurationError(f"REDIS_URL is not a Redis URL ({exc}). Use redis://HOST:6379/0.") from exc
-    return Redis.from_pool(pool)
 
 
 def slack_http_session() -> aiohttp.ClientSession:

@@ -21,7 +21,9 @@ import yaml
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 from openai import AsyncOpenAI
 from openai.types.responses import Response
-from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import AuthenticationError, ClusterError, NoPermissionError, RedisClusterException
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,6 +33,7 @@ from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_
 from bot.agent.wire import NotAResponse
 from bot.app import Folio, builders, open_folio
 from bot.app.health import unreachable_parts
+from bot.app.redis_client import RedisOptions
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.sharing import sharing_check
 from bot.app.verdicts import (
@@ -52,7 +55,7 @@ from bot.ingest.converters import probe, tesseract_languages
 from bot.models import Profile
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.azure_schema import index_definition
-from bot.store.failures import store_failure
+from bot.store.failures import REDIS_FAILURES, store_failure
 
 TIMEOUT = 15.0  # seconds one probe may take
 PINGS = 3
@@ -131,9 +134,14 @@ async def _index_check(settings: Settings, folio: Folio, policy: ChannelPolicy |
 # --- Redis ----------------------------------------------------------------------------------------------------------
 async def _redis_check(settings: Settings) -> Check:
     if settings.redis_url:
+        options = RedisOptions.of(settings)
         shown = redacted_url(settings.redis_url)
         fix = "check REDIS_URL (redis://HOST:6379/0) and that Redis runs and accepts Folio's connections"
-        return await _ping(settings.redis_url, f"REDIS_URL {shown}", fix)
+        mode = options.describe(settings.redis_url)
+        where = f"REDIS_URL {shown}" + ("" if mode == "single server" else f" ({mode})")
+        return await _ping(settings.redis_url, where, fix, options, mode=mode)
+    if settings.redis_cluster:
+        return Check("redis", "fail", messages.REDIS_CLUSTER_NEEDS_URL, "set REDIS_URL, or REDIS_CLUSTER=false")
     folder = settings.folio_data_dir
     socket = running_socket(folder)
     if socket is not None:
@@ -151,9 +159,9 @@ async def _redis_check(settings: Settings) -> Check:
         await server.stop()
 
 
-async def _ping(url: str, where: str, fix: str) -> Check:
+async def _ping(url: str, where: str, fix: str, options: RedisOptions = RedisOptions(), *, mode: str = "") -> Check:
     try:
-        client = builders.redis_client(url)
+        client = builders.redis_client(url, options)
     except ConfigurationError as exc:
         return Check("redis", "fail", f"{where}: {exc}", fix)
     times = []
@@ -162,15 +170,33 @@ async def _ping(url: str, where: str, fix: str) -> Check:
             started = time.perf_counter()
             await asyncio.wait_for(client.ping(), TIMEOUT)
             times.append((time.perf_counter() - started) * 1000)
+        mismatch = await _cluster_mismatch(client, options)
     except (AuthenticationError, NoPermissionError) as exc:  # it answers, and refuses: say why, and the URL's form
         fix = f"set REDIS_URL to {messages.REDIS_URL_FORMS}"
         return Check("redis", "fail", f"{where}: {store_failure(exc)}", fix)
-    except (RedisError, OSError, TimeoutError) as exc:
+    except REDIS_FAILURES as exc:
+        if isinstance(exc, (RedisClusterException, ClusterError)):  # it answers, as another kind of Redis
+            return Check("redis", "fail", f"{where}: {store_failure(exc)}", "set REDIS_CLUSTER to match the server")
+        return Check("redis", "fail", f"{where} does not answer ({exc or type(exc).__name__})", fix)
+    except (OSError, TimeoutError) as exc:
         return Check("redis", "fail", f"{where} does not answer ({exc or type(exc).__name__})", fix)
     finally:
         await client.aclose()
+    if mismatch:
+        return Check("redis", "fail", f"{where}: {mismatch}", "set REDIS_CLUSTER to match the server")
     rtt = statistics.median(times)
-    return Check("redis", "ok", f"{where} answers PING in {rtt:.1f} ms", facts={"rtt_ms": round(rtt, 2)})
+    summary = f"{where} answers PING in {rtt:.1f} ms" + (f" as a {mode}" if mode == "single server" else "")
+    return Check("redis", "ok", summary, facts={"rtt_ms": round(rtt, 2), "mode": mode or "embedded"})
+
+
+async def _cluster_mismatch(client: Redis | RedisCluster, options: RedisOptions) -> str | None:
+    """Why the server is not the kind REDIS_CLUSTER says, or None: a plain client on a cluster node would meet MOVED
+    on most keys, a cluster client a cluster that is not whole would meet CLUSTERDOWN."""
+    if options.cluster:
+        state = (await client.cluster_info()).get("cluster_state")
+        return None if state in ("ok", b"ok") else messages.redis_cluster_down(f"cluster_state:{state}")
+    enabled = (await client.info("cluster")).get("cluster_enabled")
+    return messages.REDIS_IS_A_CLUSTER if enabled in (1, "1") else None
 
 
 # --- the model ------------------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import aiohttp
 
 from bot import messages
 from bot.app import Folio
+from bot.app.redis_client import RedisOptions
+from bot.config import Settings
 from bot.errors import FolioError
 
 CHECK_TIMEOUT = 2.0  # seconds each dependency may take: a probe must answer before the prober gives up
@@ -52,11 +54,19 @@ def readiness(folio: Folio) -> ReadyCheck:
         if server is not None and server.gave_up.is_set():
             problems.append("the embedded Redis kept dying and is not restarted any more")
         if folio.store is not None:
-            problems += await _problem("Redis", folio.store.ping())
+            problems += await _problem(redis_part(folio.settings), folio.store.ping())
         problems += await _problem("index", folio.retriever.count(PROBE_CONTAINER))
         return problems
 
     return check
+
+
+def redis_part(settings: Settings) -> str:
+    """The part's name: "Redis", with its mode when it is not a plain single server: "Redis (cluster, TLS)"."""
+    if settings.redis_url is None:
+        return "Redis"
+    mode = RedisOptions.of(settings).describe(settings.redis_url)
+    return "Redis" if mode == "single server" else f"Redis ({mode})"
 
 
 async def _problem(part: str, probe: Awaitable[object]) -> list[str]:

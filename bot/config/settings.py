@@ -71,6 +71,9 @@ class Settings(BaseSettings):
 
     # State and files
     redis_url: str | None = Field(None, description="redis://...; unset = embedded Redis in the data folder")
+    redis_cluster: bool = Field(False, description="REDIS_URL is a node of a Redis Cluster: use the cluster client")
+    redis_tls_ca_file: Path | None = Field(None, description="CA file for rediss:// (default: the system's CAs)")
+    redis_tls_verify: bool = Field(True, description="false: accept any certificate (tests only)")
     folio_data_dir: Path = Field(Path(".folio"), description="local index, embedded Redis, downloads")
     folio_sample_corpus: bool = Field(True, description="index the shipped sample corpus into container `sample`")
     folio_channels_file: Path = Field(Path("channels.yaml"), description="channel policy file")

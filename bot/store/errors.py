@@ -6,10 +6,8 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from redis.exceptions import RedisError
-
 from bot.errors import StoreUnavailable
-from bot.store.failures import store_failure
+from bot.store.failures import REDIS_FAILURES, store_failure
 
 log = logging.getLogger("bot.store")
 
@@ -19,6 +17,6 @@ async def redis_errors() -> AsyncIterator[None]:
     """A Redis failure leaves as StoreUnavailable (the sentence a person reads), its cause logged for the operator."""
     try:
         yield
-    except RedisError as exc:
+    except REDIS_FAILURES as exc:
         log.warning("redis: %r", exc)  # the operator needs the cause; the user gets StoreUnavailable's sentence
         raise StoreUnavailable(store_failure(exc)) from exc

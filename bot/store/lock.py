@@ -26,11 +26,10 @@ from types import TracebackType
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import RedisError
 
 from bot import messages, metrics
 from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
-from bot.store.failures import store_failure
+from bot.store.failures import REDIS_FAILURES, store_failure
 from bot.store.scripts import Script
 
 log = logging.getLogger(__name__)
@@ -119,7 +118,7 @@ class ThreadLock:
             async with self._redis.pipeline(transaction=False) as pipe:
                 self.enqueue_in(pipe)
                 await pipe.execute()
-        except RedisError as exc:
+        except REDIS_FAILURES as exc:
             self._queued = False
             log.warning("redis: %r", exc)
             raise StoreUnavailable(store_failure(exc)) from exc
@@ -191,7 +190,7 @@ class ThreadLock:
             await asyncio.sleep(lease / 3)
             try:
                 ours = await self._renew()
-            except RedisError:
+            except REDIS_FAILURES:
                 log.warning("could not renew the lease of %s", self._keys[2], exc_info=True)
                 ours = time.monotonic() - renewed < lease
             else:
@@ -210,7 +209,7 @@ class ThreadLock:
         args = (self._token, self._lease_ms, self._lease_ms)
         try:
             return int(await _TRY_ACQUIRE(self._redis, self._keys, args))
-        except RedisError as exc:
+        except REDIS_FAILURES as exc:
             log.warning("redis: %r", exc)
             raise StoreUnavailable(store_failure(exc)) from exc
 
@@ -232,7 +231,7 @@ class ThreadLock:
         try:
             await _RELEASE(self._redis, (holder, queue, waiters), (held, self._token))
             return True
-        except RedisError:
+        except REDIS_FAILURES:
             return False
 
     async def _release_later(self, held: str) -> None:
