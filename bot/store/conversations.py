@@ -82,7 +82,8 @@ class ConversationStore:
             async with self._redis.pipeline(transaction=True) as pipe:
                 self._adopt_in(pipe, thread)
                 pipe.get(self._key(thread))
-                pipe.smembers(self._responses_key(thread))
+                # not pipe.smembers: redis-py's cluster MULTI hands SMEMBERS' reply parser a `keys` it does not take
+                pipe.execute_command("SMEMBERS", self._responses_key(thread))
                 *_, raw, unfinished = await pipe.execute()
         if raw is None:
             return None

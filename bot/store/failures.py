@@ -16,6 +16,7 @@ from redis.exceptions import (
     AuthenticationError,
     ClusterCrossSlotError,
     ClusterDownError,
+    CrossSlotTransactionError,
     MovedError,
     NoPermissionError,
     RedisClusterException,
@@ -43,7 +44,7 @@ def store_failure(exc: BaseException) -> str:
         return messages.redis_permission_refused(text)
     if isinstance(exc, MovedError):
         return messages.REDIS_IS_A_CLUSTER
-    if isinstance(exc, ClusterCrossSlotError):
+    if isinstance(exc, (ClusterCrossSlotError, CrossSlotTransactionError)):
         return messages.REDIS_CROSSSLOT
     if isinstance(exc, (ClusterDownError, SlotNotCoveredError)):
         return messages.redis_cluster_down(text)

@@ -5,6 +5,9 @@ Keys (under the prefix `ConversationStore.keyspace("usage")` gives, default `fol
                                period; the braces make the day the hash tag, so a turn's one script touches one slot
     {prefix}:qpm:{USER}        a person's questions of the last minute (a sorted set of times), for the rate cap
 
+Redis Cluster (issue 23): each script touches one key; `rows` pipelines one key per command without a transaction
+(the days are in several slots); `spent` is one HMGET of one key.
+
 dimension: workspace, channel, user, profile; metric: turns, calls, searches, tokens (input + output: what budgets
 count), and per model `in:MODEL`, `cached:MODEL`, `out:MODEL` (what the price table prices).
 """
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from bot.store import scripts
 from bot.store.conversations import redis_errors
@@ -55,6 +59,7 @@ return {1, '0'}
 
 
 ADD = scripts.Script(_ADD)
+TAKE = scripts.Script(_TAKE)
 
 
 @dataclass(frozen=True)
@@ -132,11 +137,10 @@ class UsageRow:
 class UsageStore:
     """Adds each turn's usage (one script, one round trip), reads the day's spending, and keeps rate windows."""
 
-    def __init__(self, redis: Redis, *, prefix: str, retention_days: int) -> None:
+    def __init__(self, redis: Redis | RedisCluster, *, prefix: str, retention_days: int) -> None:
         self._redis = redis
         self._prefix = prefix
         self._ttl = retention_days * 24 * 3600
-        self._take = redis.register_script(_TAKE)
 
     def day_key(self, day: date) -> str:
         return f"{self._prefix}:{{{day.isoformat()}}}"
@@ -165,8 +169,8 @@ class UsageStore:
         """Count one question of `user` if the last minute holds fewer than `per_minute`: 0.0; else the seconds until
         one more may be asked (and nothing is counted)."""
         async with redis_errors():
-            allowed, wait = await self._take(keys=[f"{self._prefix}:qpm:{{{user}}}"],
-                                             args=[60, per_minute, secrets.token_hex(6)])  # fmt: skip
+            allowed, wait = await TAKE(self._redis, (f"{self._prefix}:qpm:{{{user}}}",),
+                                       (60, per_minute, secrets.token_hex(6)))  # fmt: skip
         return 0.0 if int(allowed) else max(float(wait), 0.0)
 
     async def rows(self, *, since: date, until: date, by: str) -> list[UsageRow]:

@@ -18,6 +18,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.app import open_folio
 from bot.app.builders import redis_client, slack_client, slack_http_session
+from bot.app.redis_client import RedisOptions
 from bot.app.slack_calls import ChannelPacer
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
@@ -68,6 +69,7 @@ async def running_app(
     lock_lease: float = 10.0,
     production_client: bool = False,
     pacer: ChannelPacer | None = None,
+    redis_options: RedisOptions | None = None,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """The app on 127.0.0.1 with its clients on the fakes; `redis` overrides the Redis URL (e.g. a dead one), and
@@ -75,7 +77,8 @@ async def running_app(
     policy from that channels.yaml, as `folio serve` does, instead of `policy`; `channel_policy`: that policy value
     itself (e.g. one that counts its lookups); `clock`: what cached memberships age by; `overrides` (e.g.
     folio_log_content=True) go to Settings. `lock_lease`: the thread lock's and the intake's lease;
-    `production_client`: Redis through `folio serve`'s client (its pool and reconnect policy). `pacer`:
+    `production_client`: Redis through `folio serve`'s client (its pool and reconnect policy);
+    `redis_options`: `folio serve`'s client made with them (a cluster, TLS) on `redis`. `pacer`:
     chat.postMessage's pace per channel; none to speak of unless given (Slack's, a second a post past the third in
     one channel, would only slow tests about other things: tests/slack/test_stream_limits.py drives it).
 
@@ -88,6 +91,8 @@ async def running_app(
         folio_streaming=streaming, **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,
     )  # fmt: skip
     client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
+    if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
+        client = redis_client(redis or redis_url, redis_options)
     store = ConversationStore(
         client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease
     )
