@@ -15,10 +15,10 @@ from bot.app.redis_client import RedisOptions
 from bot.slack.render import ACTION_DELETE
 from bot.store.keys import thread_keys
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.redis_cluster import ThreeNodeCluster
 from tests.slack.conftest import running_app
-from tests.slack.harness import CHANNEL, Harness
+from tests.slack.harness import ALICE, CHANNEL, Harness, wait_until
 
 pytestmark = pytest.mark.slow  # three redis-server processes, about two seconds to form the cluster
 
@@ -79,30 +79,27 @@ async def test_a_thread_on_a_cluster_is_answered_continued_in_order_and_deleted(
 
 
 async def outage_then_back(harness: Harness, cluster: ThreeNodeCluster, node: int) -> tuple[str, int]:
-    """Kill `node`, send a mention (Slack gets its answer to the delivery), start the node again, and deliver the
-    event once more as Slack's retry would; the mention's ts and the first delivery's HTTP status."""
+    """Kill `node`, send a mention (Slack gets an answer to its delivery), start the node again, and deliver the
+    event once more as Slack's retry does; the mention's ts and the first delivery's HTTP status."""
     cluster.kill(node)
     ts = "1800000099.000001"
-    event = {"type": "app_mention", "channel": CHANNEL, "user": "U0ALICE01", "text": f"<@U0FOLIO01> {QUESTION}",
-             "ts": ts}  # fmt: skip
+    event = {"type": "app_mention", "channel": CHANNEL, "user": ALICE, "text": f"<@{BOT_USER}> {QUESTION}", "ts": ts,
+             "team": TEAM}  # fmt: skip
     status = await harness.event(event, event_id="EvOutage1")
     await harness.settle()
     cluster.start(node)
     await asyncio.to_thread(cluster.wait_ok)
-    retried = await harness.event(event, event_id="EvOutage1", retry=1)
-    assert retried == 200
+    assert await harness.event(event, event_id="EvOutage1", retry=1) == 200
     await harness.settle()
     return ts, status
 
 
-async def test_a_node_restarted_mid_run_loses_no_turn_and_the_next_turn_works(
+async def test_a_node_restarted_mid_run_loses_no_turn_in_silence_and_the_next_turn_works(
     cluster: ThreeNodeCluster, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     async with running_app(slack, fake_model, redis_url, corpus_index, redis=cluster.url, redis_options=CLUSTER,
-                           prefix="restarted") as harness:  # fmt: skip
-        harness.model.script(
-            reply("Before [S1].") if False else tools(search("balance billing")), reply("Before [S1].")
-        )
+                           prefix="restarted", lock_lease=2) as harness:  # fmt: skip
+        harness.model.script(tools(search("balance billing")), reply("Before [S1]."))
         before = await harness.mention(QUESTION)
         await harness.settle()
         assert "Before" in harness.texts(before)[0]
@@ -113,6 +110,17 @@ async def test_a_node_restarted_mid_run_loses_no_turn_and_the_next_turn_works(
 
         assert status == 500  # not acknowledged: Slack delivers it again, and nothing is lost
         assert any("During" in text for text in harness.texts(ts))
+
+        thread = cluster.node_of(thread_keys("restarted", harness.thread_key(ts)).conversation)
+        harness.model.script(reply("Cut short [S1].", latency=1.0))
+        await harness.message("And in the middle?", thread_ts=ts)
+        await wait_until(lambda: len(harness.model.requests) == 5)  # the turn runs: its model call is under way
+        cluster.kill(thread)  # the thread's node: its conversation, lock and response set
+        await asyncio.sleep(1.5)
+        cluster.start(thread)
+        await asyncio.to_thread(cluster.wait_ok)
+        await harness.settle()
+        assert harness.texts(ts)[-1] == messages.STORE_DOWN  # the person is told; the answer is not half-saved
 
         harness.model.script(reply("After [S1]."))
         await harness.message("And after?", thread_ts=ts)
