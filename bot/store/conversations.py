@@ -29,6 +29,8 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 
+from bot import messages
+from bot.errors import StoreUnavailable
 from bot.models import Conversation, Feedback
 from bot.store import keys
 from bot.store.errors import redis_errors
@@ -57,6 +59,7 @@ class ConversationStore:
     ) -> None:
         self._redis = redis
         self.cluster = isinstance(redis, RedisCluster)  # no keys of older Folios there: they could not use one
+        self._plain_checked = False  # ping() found this plain client's server no cluster node
         self._prefix = prefix
         self._ttl = ttl_seconds
         self._lock_hold = lock_hold_seconds  # the longest a turn holds its thread: waiters wait three times that
@@ -219,9 +222,14 @@ class ConversationStore:
         return self._redis, f"{self._prefix}:{name}"
 
     async def ping(self) -> None:
-        """Raise StoreUnavailable unless Redis answers."""
+        """Raise StoreUnavailable unless Redis answers, and is the kind of Redis the client is for: a plain client on
+        a cluster node answers PING, and then MOVED for most keys."""
         async with redis_errors():
             await self._redis.ping()
+            if not self.cluster and not self._plain_checked:
+                if str((await self._redis.info("cluster")).get("cluster_enabled")) == "1":
+                    raise StoreUnavailable(messages.REDIS_IS_A_CLUSTER)
+                self._plain_checked = True
 
     async def close(self) -> None:
         """Close the connection (and stop the embedded Redis, when this store started one)."""
