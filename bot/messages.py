@@ -64,6 +64,12 @@ REDIS_CLUSTER_NEEDS_URL = (
 )
 
 
+def redis_tls_refused(detail: str) -> str:
+    """Folio did not accept the certificate of a rediss:// Redis."""
+    return (f"Folio does not trust the TLS certificate of the Redis at REDIS_URL ({detail}). Set REDIS_TLS_CA_FILE "
+            "to the CA file that signed it, and use the host name the certificate names in REDIS_URL.")  # fmt: skip
+
+
 def redis_cluster_down(detail: str) -> str:
     """The cluster answers, and cannot serve a key now (a node is down, slots are not covered)."""
     return (f"The Redis Cluster cannot serve Folio's keys right now ({detail}). Check that every node of the cluster "

@@ -175,6 +175,8 @@ async def _ping(url: str, where: str, fix: str, options: RedisOptions = RedisOpt
         fix = f"set REDIS_URL to {messages.REDIS_URL_FORMS}"
         return Check("redis", "fail", f"{where}: {store_failure(exc)}", fix)
     except REDIS_FAILURES as exc:
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return Check("redis", "fail", f"{where}: {store_failure(exc)}", "set REDIS_TLS_CA_FILE")
         if isinstance(exc, (RedisClusterException, ClusterError)):  # it answers, as another kind of Redis
             return Check("redis", "fail", f"{where}: {store_failure(exc)}", "set REDIS_CLUSTER to match the server")
         return Check("redis", "fail", f"{where} does not answer ({exc or type(exc).__name__})", fix)

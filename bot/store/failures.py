@@ -42,6 +42,8 @@ def store_failure(exc: BaseException) -> str:
         return messages.REDIS_PASSWORD_REFUSED
     if isinstance(exc, NoPermissionError):
         return messages.redis_permission_refused(text)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return messages.redis_tls_refused(text[text.index("certificate verify failed") :].split("(_ssl")[0].strip())
     if isinstance(exc, MovedError):
         return messages.REDIS_IS_A_CLUSTER
     if isinstance(exc, (ClusterCrossSlotError, CrossSlotTransactionError)):
