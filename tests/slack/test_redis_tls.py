@@ -61,8 +61,8 @@ def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trust
     assert untrusted["status"] == "fail" and untrusted["fix"] == "set REDIS_TLS_CA_FILE"
     assert untrusted["summary"] == (
         f"REDIS_URL {tls_redis.url} (single server, TLS): Folio does not trust the TLS certificate of the Redis at "
-        "REDIS_URL (certificate verify failed: unable to get local issuer certificate). Set REDIS_TLS_CA_FILE to the "
-        "CA file that signed it, and use the host name the certificate names in REDIS_URL."
+        "REDIS_URL (certificate verify failed: self-signed certificate in certificate chain). Set REDIS_TLS_CA_FILE to "
+        "the CA file that signed it, and use the host name the certificate names in REDIS_URL."
     )
     assert trusted["status"] == "ok" and trusted["summary"].startswith(
         f"REDIS_URL {tls_redis.url} (single server, TLS)"
