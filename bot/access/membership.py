@@ -10,6 +10,8 @@ while the person waits for an answer), an entry up to a day older is used instea
 lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member".
 `subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say
 whether a person is in a group the policy names: they can switch an admin's rule on or off, never add a container.
+
+Redis Cluster (issue 23): every command touches one key, and no two keys change together, so no hash tag is needed.
 """
 
 from __future__ import annotations

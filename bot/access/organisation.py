@@ -6,6 +6,8 @@ in Redis for every replica.
 
 `channel_shared` / `channel_unshared` events drop a channel's entry, so the next turn asks Slack again. A lookup
 that fails raises AccessUnavailable (fail closed: no answer from internal documents on a guess).
+
+Redis Cluster (issue 23): one key per command; no hash tag is needed.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ Keys, all under the hash tag `{PREFIX:intake}` (one Redis Cluster slot, so each 
 `owner` fences the record: renew, shown, done and hand-back act only for the attempt that holds it, so a stale
 attempt (a paused process) cannot mark done or hand back a turn another process now runs.
 Every Redis error leaves this module as StoreUnavailable (through `redis_errors`).
+
+Redis Cluster (issue 23): `renew`, `claim` and `hand_back` pipeline their scripts without a transaction (EVAL: a
+cluster pipeline refuses EVALSHA), all on the intake's one slot; `unfinished` is ZCARD of one key.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ that was paused, or cut off from Redis, past its lease) cannot extend or release
 holder cannot renew within one lease, its work is cancelled and `async with` raises `LeaseLost`.
 
 A queue keeps arrival order, which a plain `SET NX` lock does not: two quick follow-ups must chain one after the other.
+
+Redis Cluster (issue 23): `enqueue_in` adds one-key commands to the caller's pipeline (which may span slots); every
+script's KEYS are the thread's lock keys, one slot. A cluster client raises RedisClusterException, which is no
+RedisError, for some failures: `REDIS_FAILURES` catches both.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 from bot.models import Conversation, Scope
 from bot.store import ConversationStore, ThreadKey
 from bot.store.keys import legacy
+from bot.store.traces import TraceStore
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1700000000.000300")
 
@@ -29,3 +30,17 @@ async def test_both_forms_keep_the_newer_record_and_every_response_id(store: Con
     assert sorted(loaded.response_ids) == ["resp_new", "resp_new_unfinished", "resp_old", "resp_old_unfinished"]
     assert await redis.exists(old.conversation, old.responses) == 0
     await redis.aclose()
+
+
+async def test_folio_trace_finds_a_thread_traced_by_an_older_folio_and_by_this_one(
+    store: ConversationStore, redis_url: str
+) -> None:
+    redis, prefix = store.keyspace("trace")
+    older = ThreadKey(team="T1", channel="C1", thread_ts="1700000000.000400")
+    await redis.rpush(f"{prefix}:{older}", '{"turn": "older"}')  # the name before issue 23
+    traces = TraceStore(redis, prefix=prefix)
+    await traces.add(ThreadKey(team="T2", channel="C1", thread_ts=older.thread_ts), '{"turn": "newer"}')
+
+    found = await traces.find(thread_ts=older.thread_ts, channel="C1")
+
+    assert sorted(found) == ['{"turn": "newer"}', '{"turn": "older"}']
