@@ -56,6 +56,7 @@ from bot.models import Profile
 from bot.retrieval.azure import AzureSearchRetriever
 from bot.retrieval.azure_schema import index_definition
 from bot.store.failures import REDIS_FAILURES, store_failure
+from bot.store.probe import needs_cluster_client
 
 TIMEOUT = 15.0  # seconds one probe may take
 PINGS = 3
@@ -197,8 +198,7 @@ async def _cluster_mismatch(client: Redis | RedisCluster, options: RedisOptions)
     if options.cluster:
         state = (await client.cluster_info()).get("cluster_state")
         return None if state in ("ok", b"ok") else messages.redis_cluster_down(f"cluster_state:{state}")
-    enabled = (await client.info("cluster")).get("cluster_enabled")
-    return messages.REDIS_IS_A_CLUSTER if enabled in (1, "1") else None
+    return messages.REDIS_IS_A_CLUSTER if await needs_cluster_client(client) else None
 
 
 # --- the model ------------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from bot.store.errors import redis_errors
 from bot.store.intake import Intake
 from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
+from bot.store.probe import needs_cluster_client
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +228,7 @@ class ConversationStore:
         async with redis_errors():
             await self._redis.ping()
             if not self.cluster and not self._plain_checked:
-                if str((await self._redis.info("cluster")).get("cluster_enabled")) == "1":
+                if await needs_cluster_client(self._redis):
                     raise StoreUnavailable(messages.REDIS_IS_A_CLUSTER)
                 self._plain_checked = True
 
