@@ -50,7 +50,7 @@ class ConversationStore:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: Redis | RedisCluster,
         *,
         prefix: str = "folio",
         ttl_seconds: int = THIRTY_DAYS,
@@ -218,16 +218,20 @@ class ConversationStore:
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 
-    def keyspace(self, name: str) -> tuple[Redis, str]:
+    def keyspace(self, name: str) -> tuple[Redis | RedisCluster, str]:
         """The connection and a key prefix for another kind of Folio state in the same Redis (e.g. `access`)."""
         return self._redis, f"{self._prefix}:{name}"
 
     async def ping(self) -> None:
-        """Raise StoreUnavailable unless Redis answers, and is the kind of Redis the client is for: a plain client on
-        a cluster node answers PING, and then MOVED for most keys."""
+        """Raise StoreUnavailable unless Redis answers, and is the kind of Redis the client is for (a plain client on
+        a cluster node answers PING, and then MOVED for most keys), and a cluster serves every slot."""
         async with redis_errors():
             await self._redis.ping()
-            if not self.cluster and not self._plain_checked:
+            if self.cluster:  # a node answers PING while the cluster refuses keys (CLUSTERDOWN): ask for its state
+                state = str((await self._redis.cluster_info()).get("cluster_state"))
+                if state != "ok":
+                    raise StoreUnavailable(messages.redis_cluster_down(f"cluster_state:{state}"))
+            elif not self._plain_checked:
                 if await needs_cluster_client(self._redis):
                     raise StoreUnavailable(messages.REDIS_IS_A_CLUSTER)
                 self._plain_checked = True

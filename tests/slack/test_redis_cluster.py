@@ -12,6 +12,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from bot import messages
 from bot.app.redis_client import RedisOptions
+from bot.errors import StoreUnavailable
 from bot.slack.render import ACTION_DELETE
 from bot.store.keys import thread_keys
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
@@ -87,6 +88,8 @@ async def outage_then_back(harness: Harness, cluster: ThreeNodeCluster, node: in
              "team": TEAM}  # fmt: skip
     status = await harness.event(event, event_id="EvOutage1")
     await harness.settle()
+    with pytest.raises(StoreUnavailable):  # /readyz: 503, naming Redis
+        await harness.store.ping()
     cluster.start(node)
     await asyncio.to_thread(cluster.wait_ok)
     assert await harness.event(event, event_id="EvOutage1", retry=1) == 200
@@ -107,6 +110,7 @@ async def test_a_node_restarted_mid_run_loses_no_turn_in_silence_and_the_next_tu
         intake = cluster.node_of("{restarted:intake}:due")
         harness.model.script(tools(search("balance billing")), reply("During [S1]."))
         ts, status = await outage_then_back(harness, cluster, intake)
+        await harness.store.ping()  # ready again
 
         assert status == 500  # not acknowledged: Slack delivers it again, and nothing is lost
         assert any("During" in text for text in harness.texts(ts))
