@@ -28,7 +28,7 @@ def tls_redis_server() -> str | None:
     for binary in (shutil.which("redis-server"), "/usr/bin/redis-server"):
         if binary and Path(binary).exists():
             probe = subprocess.run([binary, "--tls-port", "0", "--port", "0"], capture_output=True, timeout=10)
-            if b"not supported" not in probe.stdout + probe.stderr and b"Unrecognized" not in probe.stdout:
+            if b"not listen anywhere" in probe.stdout + probe.stderr:  # it took --tls-port (else: Bad directive)
                 return binary
     return None
 
