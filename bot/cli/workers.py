@@ -95,6 +95,8 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
                 env["FOLIO_METRICS_PORT"] = str(metrics_port)
             redis = None
             if settings.redis_url is None:
+                if settings.redis_cluster:  # the embedded Redis is a single server
+                    raise ConfigurationError(messages.REDIS_CLUSTER_NEEDS_URL)
                 redis = await builders.embedded_redis(settings)
                 stack.push_async_callback(redis.stop)  # after the workers have stopped (callbacks run last first)
                 env["REDIS_URL"] = redis.url
