@@ -91,3 +91,17 @@ def test_doctor_says_the_mode_and_names_redis_cluster_when_it_does_not_match(
     assert (wrong["status"], wrong["summary"]) == (
         "fail", f"REDIS_URL redis://127.0.0.1:{plain.port} (cluster): {IS_NOT_A_CLUSTER}"
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]], ids=["one process", "workers"])
+def test_redis_cluster_without_redis_url_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], workers: list[str]
+) -> None:
+    write_env(tmp_path, **slack_env, REDIS_CLUSTER="true")
+
+    assert main(["serve", *workers]) == 2
+
+    assert one_line(capsys) == (
+        "folio: REDIS_CLUSTER=true needs REDIS_URL: the embedded Redis is a single server. Set REDIS_URL to a node of "
+        "the cluster (redis://HOST:6379 or rediss://HOST:6380), or REDIS_CLUSTER=false."
+    )
