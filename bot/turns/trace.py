@@ -12,13 +12,18 @@ a direct message's trace keeps the searches but not the words.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from bot.agent.events import ModelCalled, Step
 from bot.models import Answer, utc_now
 
+_TS = re.compile(r"^\d{9,}\.\d{6}$")
+_LINK_TS = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10,})")
 REMOVED_WHY = "named no source the model was shown"
+ANSWERED = frozenset({"answered", "not_answered", "search_only"})  # the outcomes that add a turn to the thread
 
 
 @dataclass(frozen=True)
@@ -149,3 +154,17 @@ def _tokens(tokens: tuple[int, int, int] | None) -> str:
 
 def new_trace(*, workspace: str, channel: str, thread_ts: str, user: str) -> Trace:
     return Trace(at=utc_now(), workspace=workspace, channel=channel, thread_ts=thread_ts, user=user)
+
+
+def thread_in(text: str) -> tuple[str | None, str] | None:
+    """(channel or None, thread ts) from a Slack message link (Copy link; a reply's names its thread) or a bare ts;
+    None for anything else. `folio trace` and an admin's Home tab read what they are given by this one rule."""
+    text = text.strip()
+    if _TS.match(text):
+        return None, text
+    match = _LINK_TS.search(urlparse(text).path)
+    if match is None:
+        return None
+    root = parse_qs(urlparse(text).query).get("thread_ts")
+    digits = match.group(2)
+    return match.group(1), root[0] if root else f"{digits[:-6]}.{digits[-6:]}"

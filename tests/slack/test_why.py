@@ -45,6 +45,31 @@ async def choose_why(app: Harness, *, user: str, thread_ts: str, message_ts: str
     await app.settle()
 
 
+def offers_why(blocks: object) -> list[str]:
+    """Every trace of "Why this answer?" in a message's or a view's blocks: its words or one of its action ids."""
+    text = json.dumps(blocks)
+    return [each for each in ("Why this answer", ACTION_MORE, "folio_why") if each in text]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["posted", "streamed"])
+async def test_no_answer_offers_why_this_answer_to_anyone(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, streaming: bool
+) -> None:
+    """Slack shows a message alike to everyone in the channel: an admins' item there is seen by all."""
+    fake_model.respond_with(answering)
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, policy=ADMINS_POLICY, streaming=streaming
+    ) as app:
+        ts = await app.mention("What protection is there against balance billing?")
+        await app.settle()
+        answers = [message for message in slack.thread(CHANNEL, ts) if message.blocks]
+
+    assert answers and "Delete" in json.dumps(answers[-1].blocks)  # the answer's own buttons are there
+    assert [offers_why(view.blocks) for message in answers for view in slack.views_of(CHANNEL, message.ts)] == [
+        [] for message in answers for _ in slack.views_of(CHANNEL, message.ts)
+    ]
+
+
 async def test_an_admin_sees_the_searches_sources_scores_and_removed_citations_of_the_turn(
     slack: FakeSlack,
     fake_model: FakeResponses,
