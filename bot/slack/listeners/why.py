@@ -41,11 +41,11 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
     async def on_thread_button(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any],
                                context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
         await ack()
-        clicked = _clicker(body, context)
-        thread = clicked and home.thread_clicked(str(action.get("value") or ""), clicked[0])
-        if clicked is not None and thread is not None:
-            work = _show_thread(folio, client, thread, clicked[1], clicked[2])
-            folio.tasks.spawn(work, name=f"why {thread}")
+        if (clicked := _clicker(body, context)) is None:
+            return
+        team, user, trigger_id = clicked
+        if (thread := home.thread_clicked(str(action.get("value") or ""), team)) is not None:
+            folio.tasks.spawn(_show_thread(folio, client, thread, user, trigger_id), name=f"why {thread}")
 
     @app.view(why.VIEW_WHY_LINK)
     async def on_link(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
