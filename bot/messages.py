@@ -643,6 +643,7 @@ WHY_NOT_A_LINK = "This is neither a Slack message link nor a thread ts such as 1
 WHY_LINK_LABEL = "The answer's link, or its thread's ts"
 WHY_LINK_HINT = "In Slack: the answer's ⋮ menu > Copy link. A thread's ts such as 1700000000.123456 works too."
 WHY_LINK_SUBMIT = "Show"
+WHY_LINK_PLACEHOLDER = "https://….slack.com/archives/C…/p…"
 WHY_TURN = "*Turn {number}*"
 CLOSE = "Close"
 # The Home tab (bot.slack.home): published for each person; only an admin's holds "Why this answer?"

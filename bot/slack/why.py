@@ -113,7 +113,7 @@ def notice(text: str) -> dict[str, Any]:
 def link_modal() -> dict[str, Any]:
     """The modal asking an admin for an answer's link (or its thread's ts)."""
     field = {"type": "plain_text_input", "action_id": LINK_INPUT,
-             "placeholder": {"type": "plain_text", "text": "https://….slack.com/archives/C…/p…"}}  # fmt: skip
+             "placeholder": {"type": "plain_text", "text": messages.WHY_LINK_PLACEHOLDER}}  # fmt: skip
     block = {"type": "input", "block_id": LINK_BLOCK, "element": field,
              "label": {"type": "plain_text", "text": messages.WHY_LINK_LABEL},
              "hint": {"type": "plain_text", "text": messages.WHY_LINK_HINT}}  # fmt: skip
