@@ -152,7 +152,9 @@ async def test_an_admins_home_tab_lists_the_latest_answers_and_opens_their_trace
         await click_home(app, user=ADMIN, action_id=listed[1][0], value=json.dumps(listed[1][1]), view=home)
 
     assert ("folio_why_link", "link", "") in buttons(home) and "Why this answer?" in json.dumps(home)
-    assert [(value["channel"], value["thread_ts"]) for _, value, _ in listed] == [(CHANNEL, second), (CHANNEL, first)]
+    newest = [(value["channel"], value["thread_ts"]) for _, value, _ in listed[:2]]
+    assert newest == [(CHANNEL, second), (CHANNEL, first)]  # the DM, asked last, is not listed (other tests' answers
+    # in the shared "folio" keyspace are older)
     assert f"<#{CHANNEL}> · <@{BOB}> · <!date^" in listed[0][2] and " · answered" in listed[0][2]
     assert listed[0][2].endswith("\n> Is balance billing allowed?")
     assert listed[1][2].endswith("\n> What protection is there against balance billing?")
