@@ -320,3 +320,16 @@ async def test_an_old_answers_menu_item_still_opens_the_trace_for_an_admin_and_r
     [view] = slack.modals
     assert "- search: Searching: balance billing protection" in shown(view)
     assert app.ephemeral(ALICE) == [REFUSED] and app.ephemeral(BOB) == []
+
+
+async def test_with_traces_off_an_admins_home_tab_says_so_and_offers_nothing_to_open(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    fake_model.respond_with(answering)
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=ADMINS_POLICY, folio_traces=False) as app:
+        await app.mention("Balance billing?")
+        await app.settle()
+        home = await open_home(app, ADMIN)
+
+    assert buttons(home) == []
+    assert shown(home).endswith("\nTraces are off (FOLIO_TRACES=false): answers keep no trace to show.")
