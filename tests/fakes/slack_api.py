@@ -10,6 +10,7 @@
         slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
         slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
+        slack.private_channels.add("C2")                     # conversations.info: is_private (a C id, as Slack gives)
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
         slack.modals, slack.homes["U1"]                      # views opened (views.open); U1's Home tab (views.publish)
         slack.share_channel("C1", with_team="T0PARTNER")     # Slack Connect: conversations.info says is_ext_shared
@@ -120,6 +121,7 @@ class FakeSlack:
         self.messages: dict[tuple[str, str], Message] = {}
         self.usergroups: dict[str, UserGroup] = {}
         self.channel_members: dict[str, list[str]] = {}
+        self.private_channels: set[str] = set()  # private channels with C ids (Slack's ids for new ones since 2021)
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
@@ -437,7 +439,7 @@ class FakeSlack:
         is_im = channel.startswith("D")
         info = {"id": channel, "name": channel.lower(), "is_channel": channel.startswith("C"),
                 "is_group": channel.startswith("G"), "is_im": is_im, "is_mpim": False,
-                "is_private": not channel.startswith("C"), "created": 1700000000, "is_archived": False,
+                "is_private": channel in self.private_channels or not channel.startswith("C"), "created": 1700000000, "is_archived": False,
                 "is_general": False, "unlinked": 0, "name_normalized": channel.lower(),
                 "is_shared": bool(partners), "is_ext_shared": bool(partners), "is_org_shared": False,
                 "is_pending_ext_shared": False, "pending_shared": [], "context_team_id": TEAM,

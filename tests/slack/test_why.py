@@ -19,9 +19,22 @@ from bot.store import ThreadKey
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import ADMIN, ALICE, BOB, CHANNEL, POLICY, Harness, user_ts
+from tests.slack.harness import ADMIN, ALICE, BOB, CHANNEL, POLICY, Clock, Harness, user_ts
 
 ADMINS_POLICY = {**POLICY, "admins": [ADMIN]}
+PRIVATE = "C0PAYROLL1"  # a private channel (Slack gives new ones C ids: only conversations.info tells)
+PRIVATE_POLICY = {**ADMINS_POLICY, "channels": {**POLICY["channels"], PRIVATE: {"container": "benefits"}}}
+SECRET = "Does the payroll freeze cover balance billing?"  # asked in the private channel
+HOME_HIDDEN = "_Question hidden: you are not in this conversation._"
+HOME_UNKNOWN = "_Question hidden: Slack could not say whether you can see this conversation._"
+WHY_HIDDEN = (
+    "_Question and answer hidden: you are not in this conversation, and it is not a public channel of the "
+    "workspace. Its searches, sources and citations are shown._"
+)
+WHY_UNKNOWN = (
+    "_Question and answer hidden: Slack could not say whether you can see this conversation (try again in a "
+    "minute). Its searches, sources and citations are shown._"
+)
 REFUSED = "Only Folio's admins can see why an answer said what it said (`admins:` in channels.yaml)."
 HOW_TO = (
     "*Ask Folio about your documents.* Mention @Folio in a channel it is in, send it a direct message, or use "
@@ -333,3 +346,108 @@ async def test_with_traces_off_an_admins_home_tab_says_so_and_offers_nothing_to_
 
     assert buttons(home) == []
     assert shown(home).endswith("\nTraces are off (FOLIO_TRACES=false): answers keep no trace to show.")
+
+
+def thread_value(channel: str, ts: str) -> str:
+    """A "Why?" button's value."""
+    return json.dumps({"channel": channel, "thread_ts": ts})
+
+
+def lines_of(home: dict[str, Any]) -> dict[str, str]:
+    """The Home tab's listed answers: thread ts -> the line beside its "Why?"."""
+    return {json.loads(value)["thread_ts"]: line for action, value, line in buttons(home) if action != "folio_why_link"}
+
+
+def governance_shown(text: str) -> bool:
+    """A modal's searches, sources, scores, removed citations and tokens: shown whoever asked where."""
+    return all(each in text for each in (
+        "- search: Searching: balance billing protection", "S1 ", ".pdf p. ", " score ", "[benefits]",
+        "removed citations: [S9]: named no source the model was shown", "tokens 120 in (0 cached) / 30 out",
+    ))  # fmt: skip
+
+
+async def test_an_admin_sees_a_private_channels_words_only_as_a_member_and_its_searches_always(
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The old menu reached only people who saw the message; the Home tab reaches every channel's answers."""
+    fake_model.respond_with(answering)
+    slack.private_channels.add(PRIVATE)
+    slack.channel_members[PRIVATE] = [ALICE]  # the public channel has no member list to ask: it needs none
+    clock = Clock()
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, policy=PRIVATE_POLICY, clock=clock, prefix="folio"
+    ) as app:
+        public = await app.mention("Is balance billing allowed?", user=BOB)
+        await app.settle()
+        private = await app.mention(SECRET, channel=PRIVATE)
+        await app.settle()
+        before = await open_home(app, ADMIN)
+        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
+                         view=before)  # fmt: skip
+        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(CHANNEL, public),
+                         view=before)  # fmt: skip
+        by_link = await submit_link(app, link(private, channel=PRIVATE), user=ADMIN)
+        slack.channel_members[PRIVATE].append(ADMIN)
+        clock.now += 301  # past FOLIO_ACCESS_TTL: "not a member" is asked of Slack again
+        after = await open_home(app, ADMIN)
+        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
+                         view=after)  # fmt: skip
+
+    listed = lines_of(before)
+    assert listed[private].startswith(f"<#{PRIVATE}> · <@{ALICE}> · ")
+    assert listed[private].endswith(" · answered\n" + HOME_HIDDEN) and "payroll" not in json.dumps(before)
+    assert listed[public].endswith("\n> Is balance billing allowed?")  # a public channel: anyone there could read it
+    hidden, shown_public, member = slack.modals
+    for view in (hidden, by_link["view"]):
+        text = shown(view)
+        assert text.startswith("*Turn 1*\n" + WHY_HIDDEN + "\nturn at ") and governance_shown(text)
+        assert "question:" not in text and "answer:" not in text
+        assert "payroll" not in json.dumps(view) and "You are protected" not in json.dumps(view)
+    public_text = shown(shown_public)
+    assert governance_shown(public_text) and "question: Is balance billing allowed?" in public_text
+    assert "answer: You are protected" in public_text
+    assert lines_of(after)[private].endswith("\n> " + SECRET)
+    assert f"question: {SECRET}" in shown(member) and "answer: You are protected" in shown(member)
+    assert WHY_HIDDEN not in shown(member) and governance_shown(shown(member))
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("FOLIO_SAMPLE_CORPUS", "false")
+    assert await asyncio.to_thread(main, ["trace", link(private, channel=PRIVATE)]) == 0
+    assert f"question: {SECRET}" in capsys.readouterr().out  # the operator's terminal is unchanged
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda slack: slack.fail("conversations.members", times=20),
+        lambda slack: slack.fail("conversations.info", times=20),
+        lambda slack: slack.hostile.update(
+            {"conversations.members": lambda params, answer: {**answer, "members": ALICE}}
+        ),
+    ],
+    ids=["members fails", "info fails", "members not a list"],
+)
+async def test_when_slack_cannot_say_whether_an_admin_sees_a_conversation_its_words_are_hidden_and_the_modal_says_so(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, broken: Any
+) -> None:
+    fake_model.respond_with(answering)
+    slack.private_channels.add(PRIVATE)
+    slack.channel_members[PRIVATE] = [ALICE, ADMIN]  # a member: only Slack's failure hides the words
+    async with running_app(slack, fake_model, redis_url, corpus_index, policy=PRIVATE_POLICY) as app:
+        private = await app.mention(SECRET, channel=PRIVATE)
+        await app.settle()
+        broken(slack)
+        home = await open_home(app, ADMIN)
+        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
+                         view=home)  # fmt: skip
+
+    assert lines_of(home)[private].endswith(" · answered\n" + HOME_UNKNOWN) and "payroll" not in json.dumps(home)
+    [view] = slack.modals
+    text = shown(view)
+    assert text.startswith("*Turn 1*\n" + WHY_UNKNOWN + "\nturn at ") and governance_shown(text)
+    assert "question:" not in text and "payroll" not in json.dumps(view) and "You are protected" not in text
