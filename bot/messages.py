@@ -645,6 +645,15 @@ WHY_LINK_HINT = "In Slack: the answer's ⋮ menu > Copy link. A thread's ts such
 WHY_LINK_SUBMIT = "Show"
 WHY_LINK_PLACEHOLDER = "https://….slack.com/archives/C…/p…"
 WHY_TURN = "*Turn {number}*"
+# An admin reads a trace's question and answer only where they can read the conversation in Slack (bot.slack.why)
+WHY_WORDS_HIDDEN = (
+    "_Question and answer hidden: you are not in this conversation, and it is not a public channel of the "
+    "workspace. Its searches, sources and citations are shown._"
+)
+WHY_WORDS_UNKNOWN = (
+    "_Question and answer hidden: Slack could not say whether you can see this conversation (try again in a "
+    "minute). Its searches, sources and citations are shown._"
+)
 CLOSE = "Close"
 # The Home tab (bot.slack.home): published for each person; only an admin's holds "Why this answer?"
 HOME_HOW_TO = (
@@ -661,6 +670,8 @@ BUTTON_WHY = "Why?"
 HOME_RECENT = "*Latest answers in channels*, newest first"
 HOME_NO_RECENT = "No answer in a channel has a trace yet."
 HOME_TRACES_OFF = "Traces are off (FOLIO_TRACES=false): answers keep no trace to show."
+HOME_QUESTION_HIDDEN = "_Question hidden: you are not in this conversation._"
+HOME_QUESTION_UNKNOWN = "_Question hidden: Slack could not say whether you can see this conversation._"
 
 
 def no_trace(thread_ts: str) -> str:

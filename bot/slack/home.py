@@ -2,7 +2,8 @@
 only, so it is where an admin's "Why this answer?" lives, out of the messages everyone sees.
 
 Everyone's tab says how to ask Folio. An admin's also holds "Why this answer?": a button asking for an answer's
-link, and the latest answers in the workspace's channels (newest first), each with a "Why?" button. It is published
+link, and the latest answers in the workspace's channels (newest first), each with a "Why?" button and its question
+where the admin can read that conversation in Slack (bot.slack.why.for_reader). It is published
 again each time the person opens it, so an admin removed from `admins:` (or from the user group named there) finds
 the entry gone the next time; until then, each click checks again (bot.slack.listeners.why).
 """
@@ -21,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.slack.render import escape
 from bot.slack.services import SlackFolio
-from bot.slack.why import is_admin
+from bot.slack.why import NOT_A_READER, UNKNOWN, Shown, for_reader, is_admin
 from bot.store import ThreadKey
 from bot.turns.trace import Trace
 
@@ -31,14 +32,15 @@ RECENT_SHOWN = 10
 QUESTION_CHARS = 150  # a line of the list, not the whole question
 ACTION_WHY_LINK = "folio_why_link"  # the Home tab's "Why this answer?" button: asks for an answer's link
 ACTION_WHY_THREAD = "folio_why_thread"  # "Why?" beside one of the latest answers; value {"channel", "thread_ts"}
+_HIDDEN = {NOT_A_READER: messages.HOME_QUESTION_HIDDEN, UNKNOWN: messages.HOME_QUESTION_UNKNOWN}
 
 
 @dataclass(frozen=True)
 class Listed:
-    """One of the latest answers: its thread and the trace of its latest turn."""
+    """One of the latest answers: its thread and the trace of its latest turn, as the admin may see it."""
 
     thread: ThreadKey
-    trace: Trace
+    shown: Shown
 
 
 async def publish(folio: SlackFolio, client: AsyncWebClient, *, team: str, user: str) -> None:
@@ -46,18 +48,20 @@ async def publish(folio: SlackFolio, client: AsyncWebClient, *, team: str, user:
     try:
         view = home_view(admin=False)
         if await _admin(folio, team=team, user=user):
-            view = home_view(admin=True, listed=await latest(folio, team))
+            view = home_view(admin=True, listed=await latest(folio, team, user))
         await client.views_publish(user_id=user, view=view)
     except Exception:
         log.warning("could not publish the Home tab of %s", user, exc_info=True)
 
 
-async def latest(folio: SlackFolio, team: str) -> list[Listed] | None:
-    """The workspace's latest answers in channels, newest first; None when traces are off."""
+async def latest(folio: SlackFolio, team: str, user: str) -> list[Listed] | None:
+    """The workspace's latest answers in channels, newest first, as `user` may see them; None when traces are off."""
     traces = folio.ledger.traces
     if traces is None:
         return None
-    return [Listed(thread, Trace.from_json(text)) for thread, text in await traces.recent(team, count=RECENT_SHOWN)]
+    recent = await traces.recent(team, count=RECENT_SHOWN)
+    shown = await for_reader(folio, team=team, user=user, traces=[Trace.from_json(text) for _, text in recent])
+    return [Listed(thread, each) for (thread, _), each in zip(recent, shown, strict=True)]
 
 
 def home_view(*, admin: bool, listed: Sequence[Listed] | None = ()) -> dict[str, Any]:
@@ -88,9 +92,11 @@ def thread_clicked(value: str, team: str) -> ThreadKey | None:
 
 
 def _entry(index: int, listed: Listed) -> dict[str, Any]:
-    trace = listed.trace
+    trace = listed.shown.trace
     line = f"<#{listed.thread.channel}> · <@{trace.user}> · {_when(trace.at)} · {trace.outcome}"
-    if trace.question:
+    if listed.shown.hidden:
+        line += "\n" + _HIDDEN[listed.shown.hidden]
+    elif trace.question:
         question = " ".join(trace.question.split())
         question = question if len(question) <= QUESTION_CHARS else question[: QUESTION_CHARS - 1].rstrip() + "…"
         line += f"\n> {escape(question)}"

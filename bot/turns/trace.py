@@ -6,11 +6,13 @@ check removed and why, and the fallbacks taken.
 `TraceBuilder` gathers it from the turn's hooks (`bot.turns.governance.GovernedRecorder` feeds it); `Trace` is the
 JSON-ready value stored beside the conversation (`bot.store.traces`) and shown by `folio trace` and the Slack modal
 (`lines()`). The question and the answer are in it only for turns in a channel, whose members saw them anyway;
-a direct message's trace keeps the searches but not the words.
+a direct message's trace keeps the searches but not the words. In Slack, an admin reads a channel trace's words only
+where they can read the conversation themselves (`without_words`, bot.slack.why); the terminal is the operator's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -76,6 +78,17 @@ class Trace:
                               "tokens": tuple(step["tokens"]) if step["tokens"] else None})
                  for step in data.pop("steps")]  # fmt: skip
         return cls(**data, steps=steps)
+
+    def has_words(self) -> bool:
+        """Whether the trace holds the question or the answer (a channel turn's)."""
+        return self.question is not None or self.answer is not None
+
+    def without_words(self) -> Trace:
+        """The trace without the question and the answer, for a reader who cannot see the conversation: the DM
+        rule. The steps and tool calls stay, search queries and the rewritten question included, though they may
+        repeat some of the asker's words: they are what was searched for, without which the sources, scores and
+        removed citations (what an admin asks "why" about) cannot be read, and a DM's trace keeps them alike."""
+        return dataclasses.replace(self, question=None, answer=None)
 
     def lines(self) -> list[str]:
         """The trace as plain lines (the terminal and the Slack modal show these)."""

@@ -90,7 +90,7 @@ async def _show_thread(folio: SlackFolio, client: AsyncWebClient, thread: Thread
         if not await why.is_admin(folio, team=thread.team, user=user):
             await _refuse(folio, client, thread.team, user, trigger_id)
             return
-        traces = await why.traces_of(folio, thread)
+        traces = await why.for_reader(folio, team=thread.team, user=user, traces=await why.traces_of(folio, thread))
         view = why.modal(traces, numbered=True) if traces else why.notice(messages.WHY_NO_TRACE)
     except Exception as error:
         log.warning("could not show the trace of %s", thread, exc_info=True)
@@ -118,7 +118,8 @@ async def _show_turn(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKe
         if trace is None:
             await tell(client, thread, user, messages.WHY_NO_TRACE)
             return
-        await client.views_open(trigger_id=trigger_id, view=why.modal([trace]))
+        shown = await why.for_reader(folio, team=thread.team, user=user, traces=[trace])
+        await client.views_open(trigger_id=trigger_id, view=why.modal(shown))
     except Exception as error:
         log.warning("could not show the trace of %s", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
