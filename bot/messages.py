@@ -84,7 +84,7 @@ def redis_cluster_refused(detail: str) -> str:
 def redis_permission_refused(detail: str) -> str:
     """An ACL user that may not run a command Folio needs (NOPERM)."""
     return (f"Redis refused a command Folio needs ({detail}). Give REDIS_URL's user Folio's keys and commands "
-            "(ACL: ~folio:* +@all -@dangerous), or use another user.")  # fmt: skip
+            "(ACL: ~folio:* ~{folio:intake}* +@all -@dangerous), or use another user.")  # fmt: skip
 
 
 TURN_GAVE_UP = (
@@ -674,10 +674,43 @@ def _duration(seconds: float) -> str:
 
 
 # --- "Why this answer?" (bot.slack.why, `folio trace`) -------------------------------------------------------------
-MENU_WHY = "Why this answer? (admins)"
 WHY_TITLE = "Why this answer?"
 WHY_ADMINS_ONLY = "Only Folio's admins can see why an answer said what it said (`admins:` in channels.yaml)."
 WHY_NO_TRACE = "There is no trace of this answer: traces are kept for 30 days, and only while FOLIO_TRACES is on."
+WHY_NO_TRACE_HERE = "No trace is kept of that thread in this workspace: traces last 30 days, with FOLIO_TRACES on."
+WHY_NOT_A_LINK = "This is neither a Slack message link nor a thread ts such as 1700000000.123456."
+WHY_LINK_LABEL = "The answer's link, or its thread's ts"
+WHY_LINK_HINT = "In Slack: the answer's ⋮ menu > Copy link. A thread's ts such as 1700000000.123456 works too."
+WHY_LINK_SUBMIT = "Show"
+WHY_LINK_PLACEHOLDER = "https://….slack.com/archives/C…/p…"
+WHY_TURN = "*Turn {number}*"
+# An admin reads a trace's question and answer only where they can read the conversation in Slack (bot.slack.why)
+WHY_WORDS_HIDDEN = (
+    "_Question and answer hidden: you are not in this conversation, and it is not a public channel of the "
+    "workspace. Its searches, sources and citations are shown._"
+)
+WHY_WORDS_UNKNOWN = (
+    "_Question and answer hidden: Slack could not say whether you can see this conversation (try again in a "
+    "minute). Its searches, sources and citations are shown._"
+)
+CLOSE = "Close"
+# The Home tab (bot.slack.home): published for each person; only an admin's holds "Why this answer?"
+HOME_HOW_TO = (
+    "*Ask Folio about your documents.* Mention @Folio in a channel it is in, send it a direct message, or use "
+    "`/ask [key:value ...] question` (`/ask help` shows how). Every claim links to the page it comes from; reply in "
+    "the thread to follow up."
+)
+HOME_WHY = (
+    "*Why this answer?* See what an answer searched for, the sources it was shown with their scores, and the "
+    "citations the check removed. Only you see this here: you are one of Folio's admins."
+)
+BUTTON_WHY_LINK = "Why this answer?"
+BUTTON_WHY = "Why?"
+HOME_RECENT = "*Latest answers in channels*, newest first"
+HOME_NO_RECENT = "No answer in a channel has a trace yet."
+HOME_TRACES_OFF = "Traces are off (FOLIO_TRACES=false): answers keep no trace to show."
+HOME_QUESTION_HIDDEN = "_Question hidden: you are not in this conversation._"
+HOME_QUESTION_UNKNOWN = "_Question hidden: Slack could not say whether you can see this conversation._"
 
 
 def no_trace(thread_ts: str) -> str:

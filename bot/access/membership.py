@@ -3,11 +3,13 @@
     {prefix}:handles:{team}                   handle -> group ID, from usergroups.list
     {prefix}:group:{team}:{group}             the group's members, from usergroups.users.list
     {prefix}:channel:{team}:{channel}:{user}  whether the user is in the channel, from conversations.members
+    {prefix}:open:{team}:{channel}            whether the whole workspace can read it, from conversations.info
 
 Each entry records when Slack gave it. Younger than FOLIO_ACCESS_TTL, it is used as it stands; older, Slack is asked
 again. When Slack cannot be asked (or takes longer than SLACK_PATIENCE, e.g. waiting out a rate limit's Retry-After
 while the person waits for an answer), an entry up to a day older is used instead (and logged); with none, a group
-lookup raises AccessUnavailable rather than guess, and a channel lookup answers "not a member".
+lookup raises AccessUnavailable rather than guess, a channel lookup answers "not a member", and `can_read` (may this
+person read this conversation?) raises AccessUnavailable, for its caller to say so.
 `subteam_members_changed` and `subteam_updated` events refresh a cached group at once. Slack's answers only ever say
 whether a person is in a group the policy names: they can switch an admin's rule on or off, never add a container.
 
@@ -29,6 +31,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.access.organisation import shared_outside
 from bot.errors import AccessUnavailable
 from bot.store import redis_errors
 
@@ -49,6 +52,15 @@ class SlackUnreachable(Exception):
 class SlackMalformed(SlackUnreachable):
     """Slack's answer cannot be read as one: a list that is not a list, a cursor that repeats, pages without end.
     Never cached; like an outage, the last good answer is used, or nobody is let in."""
+
+
+def is_open(channel: dict[str, Any]) -> bool:
+    """Whether Slack's channel object is a public channel everyone in the workspace can read: said to be not
+    private (a missing flag is not taken for public), not a DM or group DM, and not shared with another
+    organisation (whether a Slack Connect channel is public is each organisation's setting: Folio does not guess)."""
+    if channel.get("is_private") is not False or channel.get("is_im") or channel.get("is_mpim"):
+        return False
+    return not shared_outside(channel)
 
 
 def is_group_id(key: str) -> bool:
@@ -148,9 +160,27 @@ class Memberships:
     async def in_channel(self, team: str, channel: str, user: str) -> bool:
         """Whether `user` is a member of `channel`; False when Slack cannot say and nothing is cached."""
         try:
-            return bool(await self._cached(f"channel:{team}:{channel}:{user}", lambda: self._find(channel, user)))
+            return await self._member(team, channel, user)
         except AccessUnavailable:
             return False
+
+    async def can_read(self, team: str, channel: str, user: str) -> bool:
+        """Whether `user` can read `channel` in Slack: any public channel of the workspace; a private channel, a
+        group DM, a DM or a channel shared with another organisation only as a member. AccessUnavailable when
+        Slack cannot say and nothing is cached (the caller hides what it would have shown)."""
+        if await self._cached(f"open:{team}:{channel}", lambda: self._fetch_open(channel)):
+            return True
+        return await self._member(team, channel, user)
+
+    async def _member(self, team: str, channel: str, user: str) -> bool:
+        return bool(await self._cached(f"channel:{team}:{channel}:{user}", lambda: self._find(channel, user)))
+
+    async def _fetch_open(self, channel: str) -> bool:
+        response = await self._ask(lambda: self._slack.conversations_info(channel=channel))
+        info = response.get("channel")
+        if not isinstance(info, dict):
+            raise SlackMalformed(f"conversations.info answered no channel object for {channel}")
+        return is_open(info)
 
     async def _find(self, channel: str, user: str) -> bool:
         cursor: str | None = None

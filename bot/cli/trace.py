@@ -6,25 +6,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
-from urllib.parse import parse_qs, urlparse
 
 from bot import messages
 from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
 from bot.errors import InvalidInput
 from bot.store.traces import TraceStore
-from bot.turns.trace import Trace
+from bot.turns.trace import Trace, thread_in
 
 EPILOG = """\
 examples:
   folio trace https://acme.slack.com/archives/C0123ABCD/p1700000000123456
   folio trace 1700000000.123456 --channel C0123ABCD
   folio trace 1700000000.123456 --json"""
-
-_TS = re.compile(r"^\d{9,}\.\d{6}$")
-_LINK_TS = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10,})")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -42,15 +37,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def thread_of(text: str) -> tuple[str | None, str]:
     """(channel or None, thread ts) from a message link or a ts; InvalidInput naming the forms accepted."""
-    text = text.strip()
-    if _TS.match(text):
-        return None, text
-    match = _LINK_TS.search(urlparse(text).path)
-    if match is None:
-        raise InvalidInput(messages.not_a_thread(text))
-    root = parse_qs(urlparse(text).query).get("thread_ts")  # a reply's link names its thread
-    digits = match.group(2)
-    return match.group(1), root[0] if root else f"{digits[:-6]}.{digits[-6:]}"
+    found = thread_in(text)
+    if found is None:
+        raise InvalidInput(messages.not_a_thread(text.strip()))
+    return found
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,8 +24,6 @@ from slack_sdk.models.blocks import (
     FeedbackButtonsElement,
     MarkdownBlock,
     MarkdownTextObject,
-    Option,
-    OverflowMenuElement,
     SectionBlock,
 )
 
@@ -44,7 +42,9 @@ ACTION_NOT_HELPFUL = "folio_not_helpful"
 ACTION_THINK_HARDER = "folio_think_harder"
 ACTION_DELETE = "folio_delete"
 ACTION_PRIVATE = "folio_private"  # "Search what only I can see", offered to one person (bot.slack.private)
-ACTION_MORE = "folio_more"  # the answer's overflow menu; its one item today opens the turn's trace for admins
+# The overflow menu answers had until Slack showed their admins-only item to everyone: still heard, no longer shown
+# (an admin's Home tab opens traces now: bot.slack.home)
+ACTION_MORE = "folio_more"
 WHY = "why"
 
 
@@ -172,9 +172,7 @@ def _buttons(turn_index: int, *, think_harder: bool) -> ActionsBlock:
         text=messages.BUTTON_DELETE, action_id=ACTION_DELETE, value=value, style="danger", confirm=confirm
     )
     buttons.append(delete)
-    more = OverflowMenuElement(action_id=ACTION_MORE, options=[Option(text=messages.MENU_WHY, value=json.dumps(
-        {"turn": turn_index, "do": WHY}))])  # fmt: skip
-    return ActionsBlock(elements=[*buttons, more])
+    return ActionsBlock(elements=buttons)
 
 
 def _notices(answer: Answer) -> list[Block]:

@@ -24,7 +24,7 @@ from bot.store.traces import TraceStore
 from bot.store.usage import ModelTokens, TurnUsage, UsageStore
 from bot.turns.observer import TurnRecorder
 from bot.turns.record import outcome_of
-from bot.turns.trace import TraceBuilder, new_trace
+from bot.turns.trace import ANSWERED, TraceBuilder, new_trace
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,8 @@ class GovernedRecorder(TurnRecorder):
         if self._trace is not None and ledger.traces is not None:
             trace = self._trace.finish(outcome_of(self.answer, self.error))
             also.append(ledger.traces.call(self.request.thread, trace.to_json()))
+            if trace.outcome in ANSWERED and not self.request.is_dm:  # an admin's Home tab lists channel answers
+                also.append(ledger.traces.listing(self.request.thread, at=self.wall()))
         try:
             await ledger.usage.add(self.usage(), day=day, also=also)
         except Exception:

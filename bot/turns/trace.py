@@ -6,19 +6,26 @@ check removed and why, and the fallbacks taken.
 `TraceBuilder` gathers it from the turn's hooks (`bot.turns.governance.GovernedRecorder` feeds it); `Trace` is the
 JSON-ready value stored beside the conversation (`bot.store.traces`) and shown by `folio trace` and the Slack modal
 (`lines()`). The question and the answer are in it only for turns in a channel, whose members saw them anyway;
-a direct message's trace keeps the searches but not the words.
+a direct message's trace keeps the searches but not the words. In Slack, an admin reads a channel trace's words only
+where they can read the conversation themselves (`without_words`, bot.slack.why); the terminal is the operator's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from bot.agent.events import ModelCalled, Step
 from bot.models import Answer, utc_now
 
+_TS = re.compile(r"^\d{9,}\.\d{6}$")
+_LINK_TS = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10,})")
 REMOVED_WHY = "named no source the model was shown"
+ANSWERED = frozenset({"answered", "not_answered", "search_only"})  # the outcomes that add a turn to the thread
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,17 @@ class Trace:
                               "tokens": tuple(step["tokens"]) if step["tokens"] else None})
                  for step in data.pop("steps")]  # fmt: skip
         return cls(**data, steps=steps)
+
+    def has_words(self) -> bool:
+        """Whether the trace holds the question or the answer (a channel turn's)."""
+        return self.question is not None or self.answer is not None
+
+    def without_words(self) -> Trace:
+        """The trace without the question and the answer, for a reader who cannot see the conversation: the DM
+        rule. The steps and tool calls stay, search queries and the rewritten question included, though they may
+        repeat some of the asker's words: they are what was searched for, without which the sources, scores and
+        removed citations (what an admin asks "why" about) cannot be read, and a DM's trace keeps them alike."""
+        return dataclasses.replace(self, question=None, answer=None)
 
     def lines(self) -> list[str]:
         """The trace as plain lines (the terminal and the Slack modal show these)."""
@@ -149,3 +167,17 @@ def _tokens(tokens: tuple[int, int, int] | None) -> str:
 
 def new_trace(*, workspace: str, channel: str, thread_ts: str, user: str) -> Trace:
     return Trace(at=utc_now(), workspace=workspace, channel=channel, thread_ts=thread_ts, user=user)
+
+
+def thread_in(text: str) -> tuple[str | None, str] | None:
+    """(channel or None, thread ts) from a Slack message link (Copy link; a reply's names its thread) or a bare ts;
+    None for anything else. `folio trace` and an admin's Home tab read what they are given by this one rule."""
+    text = text.strip()
+    if _TS.match(text):
+        return None, text
+    match = _LINK_TS.search(urlparse(text).path)
+    if match is None:
+        return None
+    root = parse_qs(urlparse(text).query).get("thread_ts")
+    digits = match.group(2)
+    return match.group(1), root[0] if root else f"{digits[:-6]}.{digits[-6:]}"

@@ -10,7 +10,9 @@
         slack.connections                                    # TCP connections accepted (HTTP/1.1 keep-alive)
         slack.add_usergroup("S0FIN0001", "finance-team", ["U1"])  # served by usergroups.list / .users.list
         slack.channel_members["C1"] = ["U1"]                 # served by conversations.members, in pages
+        slack.private_channels.add("C2")                     # conversations.info: is_private (a C id, as Slack gives)
         slack.titles, slack.prompts                          # what assistant.threads.setTitle / setSuggestedPrompts set
+        slack.modals, slack.homes["U1"]                      # views opened (views.open); U1's Home tab (views.publish)
         slack.share_channel("C1", with_team="T0PARTNER")     # Slack Connect: conversations.info says is_ext_shared
         slack.add_user("U0GUEST01", team="T0PARTNER")        # a person of another organisation (users.info)
 
@@ -119,6 +121,7 @@ class FakeSlack:
         self.messages: dict[tuple[str, str], Message] = {}
         self.usergroups: dict[str, UserGroup] = {}
         self.channel_members: dict[str, list[str]] = {}
+        self.private_channels: set[str] = set()  # private channels with C ids (Slack's ids for new ones since 2021)
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
@@ -127,6 +130,8 @@ class FakeSlack:
         self.shared_with: dict[str, list[str]] = {}  # channel -> the other organisations' teams it is shared with
         self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
         self.modals: list[Json] = []  # views opened with views.open, in order
+        self.homes: dict[str, Json] = {}  # user -> their Home tab as last published (views.publish)
+        self.home_tab = True  # the manifest's home_tab_enabled: False makes views.publish answer not_enabled
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._tiers: dict[str, tuple[int, float, bool, defaultdict[str, deque[float]]]] = {}
         self._ts = itertools.count(1)
@@ -348,14 +353,6 @@ class FakeSlack:
             blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
         ))  # fmt: skip
 
-    def _views_open(self, params: Json) -> Json:
-        view = json.loads(params["view"]) if isinstance(params.get("view"), str) else params.get("view")
-        if not params.get("trigger_id") or not isinstance(view, dict) or view.get("type") != "modal":
-            return {"ok": False, "error": "invalid_arguments"}
-        if len(view.get("blocks") or []) > 100:
-            return {"ok": False, "error": "invalid_arguments"}
-        return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **view}}
-
     def _chat_postEphemeral(self, params: Json) -> Json:
         return {"ok": True, "message_ts": self._next_ts()}
 
@@ -407,6 +404,31 @@ class FakeSlack:
         self.modals.append(view)
         return {"ok": True, "view": {"id": f"V{len(self.modals):08d}", "team_id": TEAM, **view}}
 
+    def _views_publish(self, params: Json) -> Json:
+        """A person's Home tab, checked as Slack does: a user_id, a `home` view (no title, submit or close) of at
+        most 100 blocks; `not_enabled` when the app's Home tab is off (manifest `home_tab_enabled`). Answers with the
+        view as published (id, hash, app and bot ids); `homes[user]` is what that person's tab shows now."""
+        view = params.get("view")
+        if isinstance(view, str):  # a form body carries it as JSON text
+            view = json.loads(view)
+        user = str(params.get("user_id") or "")
+        if not user or not isinstance(view, dict) or view.get("type") not in {"home", "modal"}:
+            return {"ok": False, "error": "invalid_arguments"}
+        if view["type"] != "home" or any(key in view for key in ("title", "submit", "close")):
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(view.get("blocks") or []) > 100 or len(view.get("private_metadata") or "") > 3000:
+            return {"ok": False, "error": "invalid_arguments"}
+        if not self.home_tab:
+            return {"ok": False, "error": "not_enabled"}
+        view_id = self.homes[user]["id"] if user in self.homes else f"VH{len(self.homes) + 1:07d}"  # one per person
+        self.homes[user] = {
+            **view, "id": view_id, "team_id": TEAM, "close": None, "submit": None,
+            "state": {"values": {}}, "hash": f"{time.time():.7f}", "root_view_id": view_id,
+            "previous_view_id": None, "app_id": "A0FOLIO01", "external_id": view.get("external_id", ""),
+            "bot_id": BOT_ID,
+        }  # fmt: skip
+        return {"ok": True, "view": self.homes[user]}
+
     def _conversations_info(self, params: Json) -> Json:
         """Slack's channel object: `is_shared` for any sharing, `is_ext_shared` with another organisation,
         `is_org_shared` across an Enterprise Grid organisation's workspaces."""
@@ -417,7 +439,7 @@ class FakeSlack:
         is_im = channel.startswith("D")
         info = {"id": channel, "name": channel.lower(), "is_channel": channel.startswith("C"),
                 "is_group": channel.startswith("G"), "is_im": is_im, "is_mpim": False,
-                "is_private": not channel.startswith("C"), "created": 1700000000, "is_archived": False,
+                "is_private": channel in self.private_channels or not channel.startswith("C"), "created": 1700000000, "is_archived": False,
                 "is_general": False, "unlinked": 0, "name_normalized": channel.lower(),
                 "is_shared": bool(partners), "is_ext_shared": bool(partners), "is_org_shared": False,
                 "is_pending_ext_shared": False, "pending_shared": [], "context_team_id": TEAM,

@@ -226,3 +226,44 @@ async def test_a_group_member_list_that_is_not_a_list_is_refused_and_not_cached(
 
     del slack.hostile["usergroups.users.list"]
     assert await groups(memberships, ALICE) == {"finance-team"}
+
+
+async def test_who_can_read_a_conversation_public_channels_everyone_else_members_only(
+    slack: FakeSlack, memberships: Memberships
+) -> None:
+    """What an admin's "Why this answer?" shows the words of: what they could read in Slack themselves."""
+    slack.private_channels.add("C0PAYROLL1")  # Slack gives new private channels C ids: conversations.info says so
+    slack.share_channel("C0PARTNER1")  # public on our side, but shared with another organisation
+    for channel in ("C0PAYROLL1", "C0PARTNER1", "G0PRIVATE1"):
+        slack.channel_members[channel] = [ALICE]
+
+    assert await memberships.can_read(TEAM, "C0BENEFIT1", BOB)  # public: no member list asked
+    assert slack.calls_of("conversations.members") == []
+    for channel in ("C0PAYROLL1", "C0PARTNER1", "G0PRIVATE1"):  # G: an older private channel or a group DM
+        assert await memberships.can_read(TEAM, channel, ALICE) and not await memberships.can_read(TEAM, channel, BOB)
+    slack.hostile["conversations.info"] = lambda params, answer: {**answer, "channel": {"id": params["channel"]}}
+    slack.channel_members["C0NOFLAGS1"] = [ALICE]
+    assert not await memberships.can_read(TEAM, "C0NOFLAGS1", BOB)  # not said to be public: members only
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda slack: slack.fail("conversations.info", times=5),
+        lambda slack: slack.fail("conversations.members", times=5),
+        lambda slack: slack.hostile.update({"conversations.info": lambda params, answer: {"ok": True}}),
+        lambda slack: slack.hostile.update(
+            {"conversations.members": lambda params, answer: {**answer, "members": BOB}}
+        ),
+    ],
+    ids=["info fails", "members fails", "info without channel", "members not a list"],
+)
+async def test_when_slack_cannot_say_who_can_read_a_conversation_nobody_is_let_in(
+    slack: FakeSlack, memberships: Memberships, broken
+) -> None:
+    slack.private_channels.add("C0PAYROLL1")
+    slack.channel_members["C0PAYROLL1"] = [ALICE]
+    broken(slack)
+
+    with pytest.raises(AccessUnavailable):
+        await memberships.can_read(TEAM, "C0PAYROLL1", BOB)

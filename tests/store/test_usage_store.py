@@ -1,4 +1,5 @@
-"""The usage counters and traces in Redis: one round trip, and never counted twice when Redis learns a script."""
+"""The usage counters and traces in Redis: one round trip, and never counted twice when Redis learns a script; the
+latest answers an admin's Home tab lists."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from datetime import date
 
 from redis.asyncio import Redis
 
-from bot.store import ThreadKey
+from bot.store import ThreadKey, scripts
 from bot.store import usage as usage_module
-from bot.store.traces import TraceStore
+from bot.store.traces import RECENT_KEPT, TraceStore
 from bot.store.usage import ModelTokens, TurnUsage, UsageStore
 
 DAY = date(2026, 12, 1)
@@ -53,3 +54,22 @@ async def test_the_questions_per_minute_window_counts_only_what_it_lets_through(
     assert waits[:3] == [0.0, 0.0, 0.0] and all(55 < wait <= 60 for wait in waits[3:])
     assert await usage.take_question("U2", per_minute=3) == 0.0  # one person's window is theirs alone
     await redis.aclose()
+
+
+async def test_a_workspaces_latest_answers_are_its_own_newest_first_and_bounded(redis_url: str) -> None:
+    redis = Redis.from_url(redis_url)
+    traces = TraceStore(redis, prefix=f"test-{uuid.uuid4().hex[:8]}:trace")
+    threads = [ThreadKey("T1", "C1", f"1700000000.{n:06d}") for n in range(RECENT_KEPT + 5)]
+    for at, thread in enumerate(threads):
+        await scripts.run(redis, [traces.call(thread, f'{{"n": {at}}}'), traces.listing(thread, at=1e9 + at)])
+    await scripts.run(redis, [traces.call(threads[7], '{"n": "again"}'), traces.listing(threads[7], at=2e9)])
+    await traces.delete(threads[-1])  # a deleted conversation is skipped, not shown empty
+    other = ThreadKey("T2", "C9", "1700000000.000001")
+    await scripts.run(redis, [traces.call(other, '{"n": "other"}'), traces.listing(other, at=3e9)])
+
+    latest = await traces.recent("T1", count=3)
+
+    assert latest == [(threads[7], '{"n": "again"}'), (threads[-2], f'{{"n": {len(threads) - 2}}}'),
+                      (threads[-3], f'{{"n": {len(threads) - 3}}}')]  # fmt: skip
+    assert await redis.zcard(f"{traces._prefix}-recent:T1") == RECENT_KEPT
+    assert await redis.ttl(f"{traces._prefix}-recent:T1") > 0

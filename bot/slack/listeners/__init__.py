@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack import why
-from bot.slack.listeners import actions, ask, assistant, feedback, messages, private, shared, subteams
+from bot.slack.listeners import actions, ask, assistant, feedback, messages, private, shared, subteams, why
 from bot.slack.services import SlackFolio
 
 

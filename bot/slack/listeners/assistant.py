@@ -1,4 +1,5 @@
-"""Slack's AI app surface: a person opens Folio beside a channel, moves to another channel, or opens its Messages tab.
+"""Slack's AI app surface: a person opens Folio beside a channel, moves to another channel, or opens its Messages tab
+(prompts) or its Home tab (published for that person: bot.slack.home).
 
 What a person views is remembered before the ack (one Redis write), so the question that follows is scoped by it;
 greetings and prompts are sent after the ack.
@@ -13,7 +14,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import assistant
+from bot.slack import assistant, home
 from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
 
@@ -45,10 +46,12 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
 
     @app.event("app_home_opened")
     async def on_home_opened(event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient) -> None:
-        if event.get("tab") != "messages" or not event.get("channel") or not event.get("user"):
-            return  # the Home tab is not Folio's
-        work = assistant.offer_prompts(folio, client, team=_team(context, {}), channel=event["channel"],
-                                       user=event["user"])  # fmt: skip
+        user, team = event.get("user"), _team(context, {})
+        if event.get("tab") == "home" and user:  # published for this person (an admin's holds "Why this answer?")
+            folio.tasks.spawn(home.publish(folio, client, team=team, user=user), name=f"home {user}")
+        if event.get("tab") != "messages" or not event.get("channel") or not user:
+            return
+        work = assistant.offer_prompts(folio, client, team=team, channel=event["channel"], user=user)
         folio.tasks.spawn(work, name=f"prompts {event['channel']}")
 
 
