@@ -244,6 +244,9 @@ class Conversation(BaseModel):
     started_by: str | None = None
     message_ts: list[str] = Field(default_factory=list)  # Folio's own messages in the thread, for deletion
     answers_set_aside: bool = False  # earlier answers were set aside (see `forget`): the next answer says so once
+    # For a model service that keeps no responses (FOLIO_MODEL_STATE=client): the items of recent turns, one group
+    # per turn (question, function calls and their outputs, answer), resent with every call; empty otherwise.
+    model_items: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -276,6 +279,7 @@ class Conversation(BaseModel):
             del self.sources[ref]
         if outside:
             self.last_response_id = None
+            self.model_items = []  # they hold the forgotten passages; the next turn restates the turns kept
             self._set_aside(documents)
         return bool(outside)
 

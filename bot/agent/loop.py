@@ -23,6 +23,8 @@ from bot.agent.history import history_items, trimmed_history_items
 from bot.agent.options import AgentOptions
 from bot.agent.provider_errors import check_response, model_call
 from bot.agent.sources import TurnSources
+from bot.agent.state import bounded as bounded_items
+from bot.agent.state import flattened
 from bot.agent.streaming import AnswerWriter, calculation, create_streamed
 from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
 from bot.agent.verify import unsupported_labels
@@ -35,7 +37,7 @@ from bot.citations import (
     unknown_refs,
     written_by_documents,
 )
-from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavailable
+from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, KeepsNoResponses, ModelUnavailable
 from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -66,6 +68,11 @@ class _Turn:
     stream: bool = False  # report the answer's text as it is written (AnswerText events)
     drafts: int = 0  # streamed model calls so far
     shown_code: set[str] = field(default_factory=set)  # code runs a streamed call reported as they ended
+    # Everything the model has seen in this turn's chain (what a call resends when the service keeps no
+    # responses, see bot.agent.state), and where this turn's question stands in it.
+    context: list[dict[str, Any]] = field(default_factory=list)
+    asked_at: int = 0
+    earlier_dropped: bool = False  # the thread's earlier items were too long for the model: keep none of them
 
     def charged(self, answer: Answer) -> Answer:
         """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
@@ -139,14 +146,22 @@ async def _start(turn: _Turn) -> ModelReply:
         return await _first_call(turn)
     except ContextTooLong:
         turn.notices.append(messages.HISTORY_TRIMMED)
-        return await _create(turn, input=trimmed_history_items(turn.conversation.turns) + [_user(turn.question)])
+        turn.earlier_dropped = True
+        trimmed = trimmed_history_items(turn.conversation.turns, outputs=turn.options.model_state.stateless)
+        return await _create(turn, input=trimmed + [_user(turn.question)])
 
 
 async def _first_call(turn: _Turn) -> ModelReply:
-    """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it."""
+    """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it, or (for a
+    service that keeps no responses) the thread's kept items resent."""
     asked = [_user(turn.question)]
     conversation = turn.conversation
+    state = turn.options.model_state
+    if state.stateless:
+        return await _create(turn, input=_earlier(turn) + asked)
     if conversation.last_response_id:
+        turn.context = _earlier(turn)  # resent instead, should the service turn out to keep no responses
+        turn.asked_at = len(turn.context)
         for attempt in (1, 2):  # a just-created response can be briefly unknown to another region: retry once
             try:
                 return await _create(turn, input=asked, previous_response_id=conversation.last_response_id)
@@ -155,6 +170,14 @@ async def _first_call(turn: _Turn) -> ModelReply:
         turn.notices.append(messages.HISTORY_RESTORED if conversation.turns else messages.HISTORY_EXPIRED)
     history = history_items(conversation.turns) if conversation.turns else []
     return await _create(turn, input=history + asked)
+
+
+def _earlier(turn: _Turn) -> list[dict[str, Any]]:
+    """The thread so far as input items: its kept items, else its turns restated (as output messages)."""
+    conversation = turn.conversation
+    if conversation.model_items:
+        return flattened(conversation.model_items)
+    return history_items(conversation.turns, outputs=True) if conversation.turns else []
 
 
 async def _loop(turn: _Turn, response: ModelReply) -> ModelReply:
@@ -217,6 +240,7 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
         notices.append(messages.unverified(sorted(set(flagged))))
     if turn.cap_hit:
         notices.append(messages.CAP_HIT)
+    _keep_items(turn)
     answer = Answer(
         text=body,
         citations=rendered.citations,
@@ -230,6 +254,18 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
     return turn.charged(answer)
 
 
+def _keep_items(turn: _Turn) -> None:
+    """Keep this turn's items with the conversation (bounded, oldest turns first out) while the service may keep
+    none; drop them once it is known to chain."""
+    conversation = turn.conversation
+    if not turn.options.model_state.keeps_items:
+        conversation.model_items = []
+        return
+    earlier = [] if turn.earlier_dropped else conversation.model_items
+    groups = [*earlier, turn.context[turn.asked_at :]]
+    conversation.model_items = bounded_items(groups, max_chars=turn.options.history_chars)
+
+
 def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) -> list[int]:
     """The labels the citations of these sources show under."""
     pages = {(known[ref].file, known[ref].cited_page) for ref in refs}
@@ -239,14 +275,48 @@ def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) 
 async def _create(
     turn: _Turn,
     *,
-    input: list[dict[str, str]],
+    input: list[dict[str, Any]],
     previous_response_id: str | None = None,
     tool_choice: str = "auto",
     may_answer: bool = True,
 ) -> ModelReply:
-    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
+    """One model call: chained by `previous_response_id`, or, when the service keeps no responses, with this turn's
+    whole context resent. A refusal of previous_response_id in auto mode switches at once and resends the call."""
+    state = turn.options.model_state
+    whole = turn.context + input if previous_response_id else list(input)
+    if previous_response_id is None:  # a new chain: the question closes its input
+        turn.asked_at = len(input) - 1
+    if state.stateless:
+        response = await _call(turn, input=whole, tool_choice=tool_choice, may_answer=may_answer, store=False)
+    else:
+        try:
+            response = await _call(turn, input=input, previous_response_id=previous_response_id,
+                                   tool_choice=tool_choice, may_answer=may_answer)  # fmt: skip
+        except KeepsNoResponses as exc:
+            if not state.learn_stateless():
+                log.error("model configuration: %s: %s: %s", exc.setting, exc.detail, exc.fix)
+                raise
+            response = await _call(turn, input=whole, tool_choice=tool_choice, may_answer=may_answer, store=False)
+        else:
+            if previous_response_id:
+                state.chained()
+    turn.context = whole + list(response.items)
+    return response
 
-    A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces)."""
+
+async def _call(
+    turn: _Turn,
+    *,
+    input: list[dict[str, Any]],
+    previous_response_id: str | None = None,
+    tool_choice: str = "auto",
+    may_answer: bool = True,
+    store: bool = True,
+) -> ModelReply:
+    """One request. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
+
+    A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces).
+    `store=False`: the service keeps nothing, so there is nothing to delete (its id is not reported)."""
     options = turn.options
     params: dict[str, Any] = {
         "model": options.model_for(turn.profile),
@@ -257,6 +327,8 @@ async def _create(
     }
     if previous_response_id:
         params["previous_response_id"] = previous_response_id
+    if not store:
+        params["store"] = False
     if options.reasoning:
         params["reasoning"] = {"effort": options.effort_for(turn.profile)}
     if options.code_interpreter:  # without it the code tool's outputs are not returned
@@ -271,7 +343,7 @@ async def _create(
                 turn.drafts += 1
                 writer = AnswerWriter(
                     turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
-                    step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
+                    step_ids=turn.tools.step_ids, shown_code=turn.shown_code, stored=store,
                 )  # fmt: skip
                 response = await create_streamed(turn.model, params, writer)
                 announced = writer.created == response.id
@@ -281,7 +353,7 @@ async def _create(
     finally:  # the turn's observer counts every call, failed ones included
         await turn.tools.events(_called(turn.profile, params["model"], end.outcome, end.seconds, response))
     assert response is not None  # the call raised otherwise
-    await _record(turn, response, announced=announced)
+    await _record(turn, response, announced=announced, stored=store)
     check_response(response)  # failed, or stopped by a content filter
     return response
 
@@ -294,11 +366,13 @@ def _called(profile: str, model: str, outcome: str, seconds: float, response: Mo
                        response.output_tokens)  # fmt: skip
 
 
-async def _record(turn: _Turn, response: ModelReply, *, announced: bool) -> None:
-    """Keep the response id (for deletion; reported unless a stream `announced` it already), its tokens, and its code
-    runs, which the server executed itself."""
-    turn.response_ids.append(response.id)
-    if not announced:
+async def _record(turn: _Turn, response: ModelReply, *, announced: bool, stored: bool = True) -> None:
+    """Keep the response id (for deletion; reported unless a stream `announced` it already; neither when the service
+    was told not to store it: there is nothing to delete), its tokens, and its code runs, which the server executed
+    itself."""
+    if stored:
+        turn.response_ids.append(response.id)
+    if stored and not announced:
         await turn.tools.events(ResponseCreated(response.id))
     if response.has_usage:
         turn.usage = turn.usage + Usage(input_tokens=response.input_tokens, output_tokens=response.output_tokens)
