@@ -45,6 +45,15 @@ from typing import Any
 
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
+from tests.fakes.model_servers import (
+    AZURE_BAD_KEY,
+    AZURE_DEPLOYMENT_MISSING,
+    azure_error,
+    llama_refusal,
+    llama_response,
+    not_found,
+    route,
+)
 from tests.fakes.openai_spec import problems as schema_problems
 from tests.fakes.openai_stream import EventStream, tokens_of
 
@@ -206,7 +215,7 @@ class FakeResponses:
     def __init__(
         self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0,
         api_key: str | None = None, models: set[str] | None = None, reasoning: bool = True,
-        code_interpreter: bool = True,
+        code_interpreter: bool = True, server: str = "openai",
     ) -> None:  # fmt: skip
         self.latency = latency
         self.token_delay = token_delay
@@ -216,11 +225,15 @@ class FakeResponses:
         self.reasoning = reasoning
         self.code_interpreter = code_interpreter
         self.not_found_status = not_found_status
+        # "openai"; "llama.cpp": llama-server's /v1/responses (no stored responses, its refusals and reply shape);
+        # "azure": Azure OpenAI's v1 endpoint (/openai/v1/responses, `api-key`, deployments). See model_servers.py.
+        self.server = server
         self.validate = validate  # benchmarks may skip schema checks to measure Folio rather than jsonschema
         self.web_page = False  # True: answer every request as a web server would (200, HTML): a wrong base URL
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self.deleted: list[str] = []
+        self.refused: list[str] = []  # llama.cpp mode: the message of every request it refused, in order
         self.failing_deletes: set[str] = set()  # ids whose DELETE answers HTTP 500 (a half-finished deletion)
         self._steps: deque[Step] = deque()
         self._handler: Callable[[Request], Step] | None = None
@@ -236,9 +249,14 @@ class FakeResponses:
         self._thread.start()
 
     @property
-    def base_url(self) -> str:
+    def endpoint(self) -> str:
+        """The server's root URL (Azure: what AZURE_OPENAI_ENDPOINT names)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.endpoint}/openai/v1" if self.server == "azure" else f"{self.endpoint}/v1"
 
     def client(self, **options: Any) -> AsyncOpenAI:
         """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked), on the aiohttp transport Folio
@@ -292,6 +310,12 @@ class FakeResponses:
 
     # --- request handling (server threads) -----------------------------------------------------------------------
     def create(self, body: Json) -> tuple[int, Json | EventStream]:
+        if self.server == "llama.cpp":  # it refuses before anything else; Folio's requests must still be valid
+            refused = llama_refusal(body)
+            if refused is not None:
+                with self._lock:
+                    self.refused.append(refused[1]["error"]["message"])
+                return refused
         found = schema_problems(body, "CreateResponse") if self.validate else []
         if found:
             self._record_problems(found)
@@ -325,8 +349,9 @@ class FakeResponses:
         if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
             response = self._respond(body, step, depth)
             request.response_id = response["id"]
+            checked = self.validate and self.server != "llama.cpp"  # llama-server's events are not the schema's
             stream = EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
-                                 check=self._record_problems if self.validate else None)  # fmt: skip
+                                 check=self._record_problems if checked else None)  # fmt: skip
             stream.broken_after = step.broken_after
             stream.mangle = step.mangle
             return 200, stream
@@ -343,10 +368,13 @@ class FakeResponses:
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
         return 200, response
 
-    def refuses_key(self, authorization: str | None) -> tuple[int, Json] | None:
-        """401 as the service answers a wrong or missing key (its message shows only the key's ends)."""
+    def refuses_key(self, authorization: str | None, api_key: str | None = None) -> tuple[int, Json] | None:
+        """401 as the service answers a wrong or missing key (its message shows only the key's ends); Azure takes
+        the key as `api-key` too."""
         if self.api_key is None or authorization == f"Bearer {self.api_key}":
             return None
+        if self.server == "azure":
+            return None if api_key == self.api_key else azure_error(401, "401", AZURE_BAD_KEY)
         given = (authorization or "").removeprefix("Bearer ")
         shown = f"{given[:3]}{'*' * 8}{given[-2:]}" if len(given) > 6 else "(none)"
         message = f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/."
@@ -355,8 +383,10 @@ class FakeResponses:
     def _refusal(self, body: Json) -> tuple[int, Json] | None:
         """What the service refuses before running anything: an unknown model, parameters the model does not take."""
         model = body.get("model")
-        if self.models is not None and model not in self.models:
+        if self.models is not None and self.server != "azure" and model not in self.models:
             return _error(400, f"The requested model '{model}' does not exist.", code="model_not_found", param="model")
+        if self.models is not None and self.server == "azure" and model not in self.models:
+            return azure_error(404, "DeploymentNotFound", AZURE_DEPLOYMENT_MISSING)
         if not self.reasoning and (body.get("reasoning") or {}).get("effort"):
             message = "Unsupported parameter: 'reasoning.effort' is not supported with this model."
             return _error(400, message, code="unsupported_parameter", param="reasoning.effort")
@@ -368,6 +398,8 @@ class FakeResponses:
         return None
 
     def retrieve(self, response_id: str) -> tuple[int, Json]:
+        if self.server == "llama.cpp":  # no route: it keeps nothing
+            return not_found(self.server, f"/v1/responses/{response_id}")
         with self._lock:
             stored = self._stored.get(response_id)
         if stored is None:
@@ -375,6 +407,8 @@ class FakeResponses:
         return 200, stored
 
     def delete(self, response_id: str) -> tuple[int, Json]:
+        if self.server == "llama.cpp":
+            return not_found(self.server, f"/v1/responses/{response_id}")
         if response_id in self.failing_deletes:
             return _error(500, "fake delete failure", kind="server_error")
         with self._lock:
@@ -402,6 +436,8 @@ class FakeResponses:
         if step.text is not None:
             output.append(_message_item(number, step.text))
         response = _response(f"resp_{number:06d}", body, output, step)
+        if self.server == "llama.cpp":  # its own shape (not the Response schema), and nothing kept
+            return llama_response(response)
         found = schema_problems(response, "Response") if self.validate else []
         if found:  # a bug in the fake itself: make the test fail loudly
             self._record_problems(found)
@@ -509,7 +545,7 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             if self._route() != ("responses", None):
-                self._send(*_error(404, f"unknown path {self.path}"))
+                self._send(*not_found(fake.server, self.path))
                 return
             length = int(self.headers.get("Content-Length", 0))
             try:
@@ -527,16 +563,18 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             kind, response_id = self._route()
-            self._send(*(fake.retrieve(response_id) if kind == "responses" and response_id else _error(404, "no")))
+            found = kind == "responses" and response_id
+            self._send(*(fake.retrieve(response_id) if found else not_found(fake.server, self.path)))
 
         def do_DELETE(self) -> None:  # noqa: N802
             if self._refused():
                 return
             kind, response_id = self._route()
-            self._send(*(fake.delete(response_id) if kind == "responses" and response_id else _error(404, "no")))
+            found = kind == "responses" and response_id
+            self._send(*(fake.delete(response_id) if found else not_found(fake.server, self.path)))
 
         def _refused(self) -> bool:
-            refusal = fake.refuses_key(self.headers.get("Authorization"))
+            refusal = fake.refuses_key(self.headers.get("Authorization"), self.headers.get("api-key"))
             if refusal is None:
                 return False
             self.rfile.read(int(self.headers.get("Content-Length", 0)))  # keep the connection usable
@@ -544,10 +582,7 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             return True
 
         def _route(self) -> tuple[str | None, str | None]:
-            parts = self.path.split("?", 1)[0].strip("/").split("/")
-            if parts[:2] != ["v1", "responses"] or len(parts) > 3:
-                return None, None
-            return "responses", (parts[2] if len(parts) == 3 else None)
+            return route(fake.server, self.path)
 
         def _send(self, status: int, payload: Json | str) -> None:
             data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
