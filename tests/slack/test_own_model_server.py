@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bot import messages
 from bot.slack.render import ACTION_DELETE
 from tests.fakes.model_servers import LLAMA_NO_PREVIOUS
 from tests.fakes.openai_responses import FakeResponses, Request, reply, search, tools
@@ -106,3 +107,85 @@ async def test_a_llama_cpp_server_answers_a_question_and_its_follow_up_learning_
     [earlier_answer] = [item for item in follow_up.input_items if item.get("type") == "message"]
     assert earlier_answer["content"][0]["text"] == "You are protected from balance billing [S1]."
     assert any("keeps no responses" in record.getMessage() for record in caplog.records)
+
+
+async def test_the_llama_cpp_recipe_streams_answers_and_follow_ups_and_deletes_with_nothing_to_delete_there(
+    slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    settings = recipe("**llama.cpp's `llama-server`**", **{"http://localhost:8080": llama.endpoint})
+    assert settings["folio_model_state"] == "client" and settings["folio_code_interpreter"] == "false"
+    script_two_turns(llama)
+    async with folio_on(slack, llama, redis_url, corpus_index, streaming=True, **settings) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        await harness.message(FOLLOW_UP, thread_ts=ts)
+        await harness.settle()
+        texts = harness.texts(ts)
+        conversation = await harness.store.load(harness.thread_key(ts))
+        await delete_thread(harness, ts)
+        gone = not await harness.store.exists(harness.thread_key(ts))
+
+    assert llama.refused == []  # client mode from the start: previous_response_id is never sent
+    assert "protected from balance billing" in texts[0] and "out of network too" in texts[-1]
+    assert all(request.body.get("store") is False and request.body.get("stream") for request in llama.requests)
+    assert user_texts(llama.requests[2]) == [QUESTION, FOLLOW_UP]
+    assert conversation is not None and len(conversation.model_items) == 2 and conversation.response_ids == []
+    assert gone and harness.texts(ts) == []
+    assert harness.ephemeral() == [messages.deleted(messages=len(conversation.message_ts), responses=0)]
+
+
+async def test_the_azure_openai_recipe_chains_follow_ups_and_deletes_the_responses_azure_stored(
+    slack: FakeSlack, redis_url: str, corpus_index: Path
+) -> None:
+    with FakeResponses(server="azure", api_key="your-key", models={"gpt-5-mini", "gpt-5"}) as azure:
+        settings = recipe("**Azure OpenAI**", **{"https://NAME.openai.azure.com": azure.endpoint})
+        script_two_turns(azure)
+        async with folio_on(slack, azure, redis_url, corpus_index, **settings) as harness:
+            ts = await harness.mention(QUESTION)
+            await harness.settle()
+            await harness.message(FOLLOW_UP, thread_ts=ts)
+            await harness.settle()
+            texts = harness.texts(ts)
+            conversation = await harness.store.load(harness.thread_key(ts))
+            stored = azure.stored_ids()
+            await delete_thread(harness, ts)
+        assert azure.problems == []
+
+    assert "protected from balance billing" in texts[0] and "out of network too" in texts[1]
+    first_answer, follow_up = azure.requests[1], azure.requests[2]
+    assert follow_up.body["previous_response_id"] == first_answer.response_id  # Azure keeps the conversation
+    assert user_texts(follow_up) == [FOLLOW_UP] and "store" not in follow_up.body
+    assert conversation is not None and conversation.model_items == []  # nothing resent, nothing kept for it
+    assert len(stored) == 4 and sorted(azure.deleted) == sorted(stored) and azure.stored_ids() == []
+    assert harness.ephemeral() == [messages.deleted(messages=len(conversation.message_ts), responses=4)]
+
+
+async def test_with_folio_model_state_server_a_server_that_keeps_nothing_is_named_as_misconfigured(
+    slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    llama.script(tools(search("balance billing protection")))
+    caplog.set_level(logging.INFO)
+    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
+                        openai_base_url=llama.base_url, folio_model_state="server") as harness:  # fmt: skip
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        texts = harness.texts(ts)
+
+    assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == [LLAMA_NO_PREVIOUS]
+    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert any("FOLIO_MODEL_STATE" in line and "FOLIO_MODEL_STATE=client" in line for line in logged), logged
+
+
+async def test_the_code_interpreter_left_on_for_a_llama_cpp_server_names_the_setting_to_turn_off(
+    slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
+                        openai_base_url=llama.base_url, folio_code_interpreter=True) as harness:  # fmt: skip
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        texts = harness.texts(ts)
+
+    assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == ["'type' of tool must be 'function'"]
+    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert any("FOLIO_CODE_INTERPRETER" in line and "set FOLIO_CODE_INTERPRETER=false" in line for line in logged)
