@@ -186,7 +186,14 @@ def _filtered(failure: Failure, call: Call) -> FolioError | None:
 
 def _too_long(failure: Failure, call: Call) -> FolioError | None:
     text = failure.message.lower()
-    if failure.code == "context_length_exceeded" or "context window" in text or "maximum context length" in text:
+    # llama.cpp's server: type exceed_context_size_error, "request (N tokens) exceeds the available context size".
+    llama = failure.kind == "exceed_context_size_error" or "exceeds the available context size" in text
+    if (
+        failure.code == "context_length_exceeded"
+        or "context window" in text
+        or "maximum context length" in text
+        or llama
+    ):
         return ContextTooLong(messages.CONTEXT_TOO_LONG, detail=f"context too long ({_said(failure)})")
     return None
 

@@ -358,6 +358,8 @@ class FakeResponses:
         time.sleep(latency)
         if step.status is not None:
             message = step.error_message or f"fake error {step.status}"
+            if self.server == "llama.cpp":  # its shape: the status as `code`, no param
+                return step.status, {"error": {"code": step.status, "message": message, "type": step.error_kind}}
             return _error(step.status, message, code=step.error_code, kind=step.error_kind, param=step.error_param)
         response = self._respond(body, step, depth)
         request.response_id = response["id"]

@@ -1,0 +1,114 @@
+"""A model service that keeps no responses (FOLIO_MODEL_STATE=client): what each call resends, what a thread keeps,
+and how its refusal of previous_response_id is told apart from an expired response."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from bot.agent import AgentOptions, run_turn
+from bot.agent.provider_errors import Call, Failure, classify
+from bot.agent.state import ModelState, bounded
+from bot.errors import HistoryExpired, KeepsNoResponses
+from bot.models import Conversation
+from tests.agent.doubles import SCOPE, ScriptedRetriever, chunk, link
+from tests.fakes.model_servers import LLAMA_NO_PREVIOUS
+from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
+
+CHAINED = Call(model="local", profile="fast", chained=True)
+
+
+@pytest.fixture
+def llama() -> Iterator[FakeResponses]:
+    with FakeResponses(server="llama.cpp") as fake:
+        yield fake
+        assert fake.problems == []
+
+
+def client_options(history_chars: int = 48_000) -> AgentOptions:
+    return AgentOptions(model_fast="local", model_thorough="local", reasoning=False, code_interpreter=False,
+                        link_for=link, model_state=ModelState("client"), history_chars=history_chars)  # fmt: skip
+
+
+def answered_calls(group: list[dict]) -> bool:
+    """Whether every function call of a kept group has its output in the same group."""
+    calls = {item["call_id"] for item in group if item.get("type") == "function_call"}
+    outputs = {item["call_id"] for item in group if item.get("type") == "function_call_output"}
+    return calls == outputs
+
+
+async def test_a_thread_keeps_its_newest_turns_within_the_bound_whole_and_the_next_call_resends_them(
+    llama: FakeResponses,
+) -> None:
+    retriever = ScriptedRetriever(default=[chunk(1), chunk(2)])
+    questions = ["What is the notice period?", "And for managers?", "What about probation?"]
+    for number in range(3):
+        llama.script(tools(search(f"query {number}")), reply(f"Answer {number} [S1]."))
+    conversation = Conversation(scope=SCOPE)
+    model = llama.client()
+    try:
+        sizes, kept_before = [], []
+        for question in questions:
+            kept_before.append([item for group in conversation.model_items for item in group])
+            await run_turn(question, conversation, model=model, retriever=retriever,
+                           options=client_options(history_chars=1_700))  # fmt: skip
+            sizes.append(len(json.dumps(conversation.model_items[-1], separators=(",", ":"))))
+    finally:
+        await model.close()
+
+    assert sum(sizes[1:]) <= 1_700 < sum(sizes)  # the bound holds two turns, not three
+    kept = conversation.model_items
+    assert [group[0]["content"] for group in kept] == questions[1:]  # the oldest turn went first, whole
+    assert all(answered_calls(group) for group in kept)
+    third_first_call = llama.requests[4]
+    assert third_first_call.input_items == [*kept_before[2], {"role": "user", "content": questions[2]}]
+    assert [item["content"] for item in kept_before[2] if item.get("role") == "user"] == questions[:2]
+    assert llama.refused == []
+
+
+def test_the_bound_drops_whole_groups_oldest_first_and_always_keeps_the_newest() -> None:
+    groups = [[{"role": "user", "content": "a" * 100}], [{"role": "user", "content": "b" * 100}],
+              [{"role": "user", "content": "c" * 5000}]]  # fmt: skip
+
+    assert bounded(groups, max_chars=300) == [groups[2]]  # too big alone, yet a follow-up needs it
+    assert bounded(groups[:2], max_chars=300) == groups[:2]
+    assert bounded(groups[:2], max_chars=150) == [groups[1]]
+
+
+async def test_a_thread_too_long_for_the_model_is_restated_shorter_and_keeps_only_this_turn(
+    llama: FakeResponses,
+) -> None:
+    conversation = Conversation(scope=SCOPE)
+    llama.script(reply("Five days."), error(400, message="request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                       kind="exceed_context_size_error"),
+                 reply("Ten days."))  # fmt: skip
+    model = llama.client()
+    try:
+        await run_turn("Notice?", conversation, model=model, retriever=ScriptedRetriever(), options=client_options())
+        await run_turn("And leave?", conversation, model=model, retriever=ScriptedRetriever(),
+                       options=client_options())  # fmt: skip
+    finally:
+        await model.close()
+
+    restated = llama.requests[-1].input_items
+    assert [item.get("role") for item in restated] == ["user"]  # one turn: its older half is dropped, none is left
+    assert [group[0]["content"] for group in conversation.model_items] == ["And leave?"]
+
+
+def test_forgetting_a_source_drops_the_kept_items_that_quote_it() -> None:
+    conversation = Conversation(scope=SCOPE, sources={"S1": chunk(1)}, model_items=[[{"role": "user", "content": "q"}]])
+
+    conversation.forget(lambda c: c.id == "c1")
+
+    assert conversation.model_items == []
+
+
+def test_llama_cpps_refusal_of_previous_response_id_is_told_apart_from_an_expired_response() -> None:
+    refused = classify(Failure(400, message=f"Error code: 400 - {LLAMA_NO_PREVIOUS}"), CHAINED)
+    expired = classify(Failure(400, "previous_response_not_found", "previous_response_id",
+                               message="Previous response with id 'resp_1' not found."), CHAINED)  # fmt: skip
+
+    assert isinstance(refused, KeepsNoResponses) and refused.setting == "FOLIO_MODEL_STATE"
+    assert isinstance(expired, HistoryExpired) and not isinstance(expired, KeepsNoResponses)
