@@ -1,5 +1,6 @@
 """The model service's errors, translated at the boundary into Folio errors that name their cause.
 
+    function tools refused (--jinja)       ModelMisconfigured: the server, which Folio's tools need (any status)
     401 / 403                              ModelMisconfigured: the key (or, on Azure without one, Entra ID's role)
     model or deployment not found          ModelMisconfigured: FOLIO_MODEL_FAST / FOLIO_MODEL_THOROUGH
     reasoning or code interpreter refused  ModelMisconfigured: FOLIO_REASONING / FOLIO_CODE_INTERPRETER
@@ -75,13 +76,35 @@ class Call:
 
 def classify(failure: Failure, call: Call) -> FolioError:
     """The Folio error for a failed call (pure: the same answer always gives the same error)."""
-    for rule in (_passing, _keeps_none, _history_gone, _setting_refused, _quota, _rate_limited, _filtered, _too_long):
+    for rule in (
+        _no_tools,
+        _passing,
+        _keeps_none,
+        _history_gone,
+        _setting_refused,
+        _quota,
+        _rate_limited,
+        _filtered,
+        _too_long,
+    ):
         error = rule(failure, call)
         if error is not None:
             return error
     return ModelRefused(
         messages.MODEL_REFUSED, detail=f"the service refused a request ({_said(failure)}): {failure.message}"
     )
+
+
+def _no_tools(failure: Failure, call: Call) -> FolioError | None:
+    """A server that refuses function tools, which Folio cannot drop: llama-server started without --jinja answers
+    HTTP 500 "tools param requires --jinja flag" (not an outage: it never passes); Ollama "does not support tools"."""
+    text = failure.message.lower()
+    if "--jinja" not in text and "does not support tools" not in text:
+        return None
+    url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
+    return _misconfigured(url, f"the server refuses function tools ({_said(failure)}): {failure.message}",
+                          "start llama-server with --jinja (Folio's search is a function tool), or use a model that "
+                          "calls tools")  # fmt: skip
 
 
 def _passing(failure: Failure, call: Call) -> FolioError | None:

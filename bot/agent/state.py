@@ -65,9 +65,10 @@ class ModelState:
         return True
 
 
-def resendable(output: Iterable[Mapping[str, Any]]) -> tuple[Item, ...]:
-    """The output items of one response that a later call resends as input: messages and function calls, as sent."""
-    return tuple(dict(item) for item in output if item.get("type") in RESENT_TYPES)
+def resendable(output: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    """The output items of one response that a later call resends as input: messages and function calls, as sent
+    (the decoded reply's own objects, never changed)."""
+    return tuple(item for item in output if item.get("type") in RESENT_TYPES)
 
 
 def flattened(groups: Sequence[Sequence[Item]]) -> list[Item]:

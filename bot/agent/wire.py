@@ -72,7 +72,7 @@ class ModelReply:
     has_usage: bool = False
     error: str | None = None  # the service's message when status is "failed"
     incomplete_reason: str | None = None  # "content_filter", "max_output_tokens", ...
-    items: tuple[dict[str, Any], ...] = ()  # its messages and function calls as sent, for a service that keeps none
+    items: tuple[Json, ...] = ()  # its messages and function calls as sent, for a service that keeps none
 
     @classmethod
     def read(cls, data: object) -> ModelReply:

@@ -9,6 +9,10 @@
                                                         # leaving the block fails when scripted steps went unused
                                                         # (fake.leave_unused() where that is the point)
 
+`FakeResponses(server="llama.cpp")` answers as llama.cpp's llama-server does (no stored responses: a
+`previous_response_id` is HTTP 400, `refused` lists every refusal), `server="azure"` as Azure OpenAI's v1 endpoint
+(`endpoint` is AZURE_OPENAI_ENDPOINT): see tests/fakes/model_servers.py.
+
 Like the service, it refuses (when told what it holds): a wrong key (`api_key=...`: 401 invalid_api_key), a model it
 does not have (`models={...}`: 400 model_not_found), reasoning effort or the code interpreter on a model without them
 (`reasoning=False`, `code_interpreter=False`: 400 unsupported_parameter / unsupported_value).

@@ -19,7 +19,7 @@ import pytest
 from bot import messages
 from bot.slack.render import ACTION_DELETE
 from tests.fakes.model_servers import LLAMA_NO_PREVIOUS
-from tests.fakes.openai_responses import FakeResponses, Request, reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, Request, error, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
 from tests.slack.harness import CHANNEL, Harness
@@ -189,3 +189,21 @@ async def test_the_code_interpreter_left_on_for_a_llama_cpp_server_names_the_set
     assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == ["'type' of tool must be 'function'"]
     logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
     assert any("FOLIO_CODE_INTERPRETER" in line and "set FOLIO_CODE_INTERPRETER=false" in line for line in logged)
+
+
+async def test_a_llama_cpp_server_started_without_jinja_is_named_as_misconfigured_not_as_an_outage(
+    slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Its HTTP 500 never passes: quoting passages "while the model is down" would hide it for ever.
+    without_jinja = error(500, message="tools param requires --jinja flag", kind="server_error")
+    llama.script(without_jinja, without_jinja, without_jinja)  # the SDK retries a 500 twice
+    caplog.set_level(logging.INFO)
+    settings = recipe("**llama.cpp's `llama-server`**", **{"http://localhost:8080": llama.endpoint})
+    async with folio_on(slack, llama, redis_url, corpus_index, **settings) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        texts = harness.texts(ts)
+
+    assert texts == [messages.MODEL_MISCONFIGURED]
+    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert any("OPENAI_BASE_URL" in line and "start llama-server with --jinja" in line for line in logged), logged
