@@ -15,7 +15,8 @@ HISTORY_TURNS = 10  # the most recent turns resent; older ones rarely matter and
 def history_items(turns: Sequence[Turn], *, outputs: bool = False) -> list[dict[str, Any]]:
     """Input items restating the recent turns: a note, then each question and its answer with its references.
     `outputs`: answers as output messages, for servers that take no other assistant form (see bot.agent.state)."""
-    items: list[dict[str, Any]] = [{"role": "developer", "content": prompts.load("history")}]
+    # Output form: `system`, a role every chat template knows (llama-server hands the role to the model's template)
+    items: list[dict[str, Any]] = [{"role": "system" if outputs else "developer", "content": prompts.load("history")}]
     for number, turn in enumerate([turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:], 1):
         items.append({"role": "user", "content": turn.question})  # set-aside turns skipped: see Conversation.forget
         answer = _answer_with_references(turn)

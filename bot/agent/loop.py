@@ -73,6 +73,7 @@ class _Turn:
     context: list[dict[str, Any]] = field(default_factory=list)
     asked_at: int = 0
     earlier_dropped: bool = False  # the thread's earlier items were too long for the model: keep none of them
+    restated: bool = False  # the chain began with the thread's turns restated (as output messages): keep those too
 
     def charged(self, answer: Answer) -> Answer:
         """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
@@ -147,7 +148,8 @@ async def _start(turn: _Turn) -> ModelReply:
     except ContextTooLong:
         turn.notices.append(messages.HISTORY_TRIMMED)
         turn.earlier_dropped = True
-        trimmed = trimmed_history_items(turn.conversation.turns, outputs=turn.options.model_state.stateless)
+        turn.restated = turn.options.model_state.stateless
+        trimmed = trimmed_history_items(turn.conversation.turns, outputs=turn.restated)
         return await _create(turn, input=trimmed + [_user(turn.question)])
 
 
@@ -160,7 +162,8 @@ async def _first_call(turn: _Turn) -> ModelReply:
     if state.stateless:
         return await _create(turn, input=_earlier(turn) + asked)
     if conversation.last_response_id:
-        turn.context = _earlier(turn)  # resent instead, should the service turn out to keep no responses
+        # Resent instead, should the service turn out to keep no responses (auto mode only: server never switches).
+        turn.context = _earlier(turn) if state.mode == "auto" else []
         turn.asked_at = len(turn.context)
         for attempt in (1, 2):  # a just-created response can be briefly unknown to another region: retry once
             try:
@@ -168,6 +171,7 @@ async def _first_call(turn: _Turn) -> ModelReply:
             except HistoryExpired:
                 log.info("previous response %s not found (attempt %d)", conversation.last_response_id, attempt)
         turn.notices.append(messages.HISTORY_RESTORED if conversation.turns else messages.HISTORY_EXPIRED)
+        turn.restated = False  # restated below in the chaining form, which is not kept
     history = history_items(conversation.turns) if conversation.turns else []
     return await _create(turn, input=history + asked)
 
@@ -177,6 +181,7 @@ def _earlier(turn: _Turn) -> list[dict[str, Any]]:
     conversation = turn.conversation
     if conversation.model_items:
         return flattened(conversation.model_items)
+    turn.restated = bool(conversation.turns)
     return history_items(conversation.turns, outputs=True) if conversation.turns else []
 
 
@@ -261,8 +266,9 @@ def _keep_items(turn: _Turn) -> None:
     if not turn.options.model_state.keeps_items:
         conversation.model_items = []
         return
-    earlier = [] if turn.earlier_dropped else conversation.model_items
-    groups = [*earlier, turn.context[turn.asked_at :]]
+    earlier = [] if turn.earlier_dropped or turn.restated else conversation.model_items
+    restated = [turn.context[: turn.asked_at]] if turn.restated and turn.asked_at else []
+    groups = [*earlier, *restated, turn.context[turn.asked_at :]]
     conversation.model_items = bounded_items(groups, max_chars=turn.options.history_chars)
 
 

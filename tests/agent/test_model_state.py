@@ -12,7 +12,7 @@ from bot.agent import AgentOptions, run_turn
 from bot.agent.provider_errors import Call, Failure, classify
 from bot.agent.state import ModelState, bounded
 from bot.errors import HistoryExpired, KeepsNoResponses
-from bot.models import Conversation
+from bot.models import Conversation, Turn
 from tests.agent.doubles import SCOPE, ScriptedRetriever, chunk, link
 from tests.fakes.model_servers import LLAMA_NO_PREVIOUS
 from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
@@ -94,7 +94,7 @@ async def test_a_thread_too_long_for_the_model_is_restated_shorter_and_keeps_onl
 
     restated = llama.requests[-1].input_items
     assert [item.get("role") for item in restated] == ["user"]  # one turn: its older half is dropped, none is left
-    assert [group[0]["content"] for group in conversation.model_items] == ["And leave?"]
+    assert [group[0]["content"] for group in conversation.model_items] == ["And leave?"]  # nothing fitted before it
 
 
 def test_forgetting_a_source_drops_the_kept_items_that_quote_it() -> None:
@@ -112,3 +112,30 @@ def test_llama_cpps_refusal_of_previous_response_id_is_told_apart_from_an_expire
 
     assert isinstance(refused, KeepsNoResponses) and refused.setting == "FOLIO_MODEL_STATE"
     assert isinstance(expired, HistoryExpired) and not isinstance(expired, KeepsNoResponses)
+
+
+async def test_a_thread_begun_on_a_server_that_kept_responses_continues_on_one_that_keeps_none(
+    llama: FakeResponses,
+) -> None:
+    # The operator pointed Folio at llama-server: the thread's stored chain is gone, its turns are restated in the
+    # one assistant form llama-server takes (it refuses {"role": "assistant", "content": "..."}).
+    conversation = Conversation(scope=SCOPE, last_response_id="resp_at_openai",
+                                turns=[Turn(question="Notice?", answer="One month [1].")])  # fmt: skip
+    options = AgentOptions(model_fast="local", model_thorough="local", reasoning=False, code_interpreter=False,
+                           link_for=link)  # fmt: skip (auto, the default)
+    llama.script(reply("Two weeks."))
+    model = llama.client()
+    try:
+        answer = await run_turn("And in probation?", conversation, model=model, retriever=ScriptedRetriever(),
+                                options=options)  # fmt: skip
+    finally:
+        await model.close()
+
+    assert llama.refused == [LLAMA_NO_PREVIOUS] and answer.text.startswith("Two weeks")
+    [request] = llama.requests
+    assert [(item.get("role"), item.get("type")) for item in request.input_items] == [
+        ("system", None), ("user", None), ("assistant", "message"), ("user", None)
+    ]  # fmt: skip
+    assert request.input_items[2]["content"][0]["text"] == "One month [1]." and options.model_state.stateless
+    restated, kept = conversation.model_items  # the next call resends both: the thread's first turn is not lost
+    assert restated == request.input_items[:3] and kept[0] == {"role": "user", "content": "And in probation?"}
