@@ -121,8 +121,9 @@ async def test_a_thread_begun_on_a_server_that_kept_responses_continues_on_one_t
     # one assistant form llama-server takes (it refuses {"role": "assistant", "content": "..."}).
     conversation = Conversation(scope=SCOPE, last_response_id="resp_at_openai",
                                 turns=[Turn(question="Notice?", answer="One month [1].")])  # fmt: skip
-    options = AgentOptions(model_fast="local", model_thorough="local", reasoning=False, code_interpreter=False,
-                           link_for=link)  # fmt: skip (auto, the default)
+    options = AgentOptions(
+        model_fast="local", model_thorough="local", reasoning=False, code_interpreter=False, link_for=link
+    )  # fmt: skip (auto, the default)
     llama.script(reply("Two weeks."))
     model = llama.client()
     try:
