@@ -207,3 +207,19 @@ async def test_a_llama_cpp_server_started_without_jinja_is_named_as_misconfigure
     assert texts == [messages.MODEL_MISCONFIGURED]
     logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
     assert any("OPENAI_BASE_URL" in line and "start llama-server with --jinja" in line for line in logged), logged
+
+
+async def test_the_azure_openai_recipe_with_a_deployment_azure_does_not_have_names_folio_model_fast(
+    slack: FakeSlack, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    with FakeResponses(server="azure", api_key="your-key", models={"gpt-5-mini-2025"}) as azure:
+        settings = recipe("**Azure OpenAI**", **{"https://NAME.openai.azure.com": azure.endpoint})
+        async with folio_on(slack, azure, redis_url, corpus_index, **settings) as harness:
+            ts = await harness.mention(QUESTION)
+            await harness.settle()
+            texts = harness.texts(ts)
+
+    assert texts == [messages.MODEL_MISCONFIGURED]
+    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert any("FOLIO_MODEL_FAST" in line and "AZURE_OPENAI_ENDPOINT" in line for line in logged), logged
