@@ -337,8 +337,11 @@ async def _call(
         params["store"] = False
     if options.reasoning:
         params["reasoning"] = {"effort": options.effort_for(turn.profile)}
-    if options.code_interpreter:  # without it the code tool's outputs are not returned
-        params["include"] = ["code_interpreter_call.outputs"]
+    include = ["code_interpreter_call.outputs"] if options.code_interpreter else []  # else no outputs come back
+    if options.reasoning and not store:  # resent reasoning items must carry it: nothing is stored to refer to
+        include.append("reasoning.encrypted_content")
+    if include:
+        params["include"] = include
     # openai's errors leave as Folio errors naming their cause (bot.agent.provider_errors); the call is timed, and a
     # streamed call is read to its end inside the block.
     chained = bool(previous_response_id)

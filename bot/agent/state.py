@@ -26,8 +26,10 @@ log = logging.getLogger(__name__)
 StateMode = Literal["server", "client", "auto"]
 Item = dict[str, Any]
 
-RESENT_TYPES = ("message", "function_call")  # output items a later call needs; reasoning and server tool runs are
-# not resent (without stored responses they cannot be referenced, and their results are in the message text)
+# Output items a later call needs: messages, function calls, and the reasoning items before them (OpenAI refuses a
+# function call resent without its reasoning item; asked for, they carry their encrypted content). Server-side tool
+# runs (code interpreter) are not resent: their results are in the message text.
+RESENT_TYPES = ("message", "function_call", "reasoning")
 
 
 class ModelState:

@@ -140,3 +140,43 @@ async def test_a_thread_begun_on_a_server_that_kept_responses_continues_on_one_t
     assert request.input_items[2]["content"][0]["text"] == "One month [1]." and options.model_state.stateless
     restated, kept = conversation.model_items  # the next call resends both: the thread's first turn is not lost
     assert restated == request.input_items[:3] and kept[0] == {"role": "user", "content": "And in probation?"}
+
+
+async def test_client_mode_on_openai_resends_reasoning_items_with_their_encrypted_content(
+    fake_model: FakeResponses,
+) -> None:
+    # OpenAI refuses a function call resent without the reasoning item before it ("... was provided without its
+    # required 'reasoning' item"); with store=false only its encrypted content can stand for it.
+    fake_model.script(tools(search("notice"), reasoning="The handbook will say."), reply("One month [S1]."))
+    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link,
+                           model_state=ModelState("client"))  # fmt: skip
+    model = fake_model.client()
+    try:
+        answer = await run_turn("Notice?", Conversation(scope=SCOPE), model=model,
+                                retriever=ScriptedRetriever(default=[chunk(1)]), options=options)  # fmt: skip
+    finally:
+        await model.close()
+
+    assert answer.text.startswith("One month") and fake_model.stored_ids() == []
+    first, resent = fake_model.requests
+    assert "reasoning.encrypted_content" in first.body["include"] and first.body["store"] is False
+    assert [item.get("type") for item in resent.input_items] == [
+        None, "reasoning", "function_call", "function_call_output"
+    ]  # fmt: skip
+    assert resent.input_items[1]["encrypted_content"].startswith("gAAAAB")
+
+
+async def test_a_thinking_model_on_llama_cpp_gets_its_reasoning_back_as_text(llama: FakeResponses) -> None:
+    llama.script(tools(search("notice"), reasoning="Search the handbook."), reply("One month [S1]."))
+    model = llama.client()
+    try:
+        answer = await run_turn("Notice?", Conversation(scope=SCOPE), model=model,
+                                retriever=ScriptedRetriever(default=[chunk(1)]), options=client_options())  # fmt: skip
+    finally:
+        await model.close()
+
+    assert answer.text.startswith("One month") and llama.refused == []
+    first, resent = llama.requests
+    assert "include" not in first.body  # FOLIO_REASONING=false, no code interpreter: nothing to ask for
+    [thought] = [item for item in resent.input_items if item.get("type") == "reasoning"]
+    assert thought["content"] == [{"type": "reasoning_text", "text": "Search the handbook."}]

@@ -94,6 +94,8 @@ def llama_response(response: Json) -> Json:
         if item["type"] == "function_call":
             item = {key: value for key, value in item.items() if key != "id"}
             item["call_id"] = "fc_" + item["call_id"]
+        elif item["type"] == "reasoning":  # the model's thinking as text; nothing encrypted
+            item = {**item, "encrypted_content": ""}
         output.append(item)
     usage = response["usage"]
     return {

@@ -85,6 +85,7 @@ class Step:
     """One scripted response: function calls, or a final text (with code runs before it), or an HTTP error."""
 
     calls: tuple[Call, ...] = ()
+    reasoning: str | None = None  # a reasoning model's thought, output as a reasoning item before the rest
     text: str | None = None
     code: tuple[Code, ...] = ()
     status: int | None = None  # an HTTP error status instead of a response
@@ -121,9 +122,9 @@ def rewrite(query: str) -> Call:
     return Call("rewrite_query", {"query": query})
 
 
-def tools(*calls: Call, latency: float | None = None) -> Step:
-    """A response asking for these function calls, in one batch."""
-    return Step(calls=calls, latency=latency)
+def tools(*calls: Call, latency: float | None = None, reasoning: str | None = None) -> Step:
+    """A response asking for these function calls, in one batch (after a reasoning item, when `reasoning`)."""
+    return Step(calls=calls, latency=latency, reasoning=reasoning)
 
 
 def reply(
@@ -243,6 +244,7 @@ class FakeResponses:
         self._handler: Callable[[Request], Step] | None = None
         self._stored: dict[str, Json] = {}
         self._chain: dict[str, int] = {}
+        self._reasoning_of: dict[str, str] = {}  # output item id -> the reasoning item it follows (OpenAI's rule)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -324,7 +326,7 @@ class FakeResponses:
         if found:
             self._record_problems(found)
             return _error(400, "; ".join(found), code="invalid_request_body")
-        refused = self._refusal(body)
+        refused = self._refusal(body) or self._missing_reasoning(body)
         if refused is not None:
             return refused
         previous_id = body.get("previous_response_id")
@@ -403,6 +405,20 @@ class FakeResponses:
             return _error(400, message, code="unsupported_value", param="tools")
         return None
 
+    def _missing_reasoning(self, body: Json) -> tuple[int, Json] | None:
+        """OpenAI refuses an output item resent without the reasoning item that preceded it (stateless callers must
+        resend reasoning items too)."""
+        given = body.get("input")
+        seen: set[str] = set()
+        for item in given if isinstance(given, list) else []:
+            needed = self._reasoning_of.get(item.get("id") or "")
+            if needed and needed not in seen:
+                message = (f"Item '{item['id']}' of type '{item.get('type')}' was provided without its required "
+                           f"'reasoning' item: '{needed}'.")  # fmt: skip
+                return _error(400, message, param="input")
+            seen.add(item.get("id") or "")
+        return None
+
     def retrieve(self, response_id: str) -> tuple[int, Json]:
         if self.server == "llama.cpp":  # no route: it keeps nothing
             return not_found(self.server, f"/v1/responses/{response_id}")
@@ -441,6 +457,11 @@ class FakeResponses:
         output += [_call_item(number, i, c) for i, c in enumerate(step.calls)]
         if step.text is not None:
             output.append(_message_item(number, step.text))
+        if step.reasoning is not None:
+            thought = _reasoning_item(number, step.reasoning)
+            with self._lock:
+                self._reasoning_of.update({item["id"]: thought["id"] for item in output})
+            output.insert(0, thought)
         response = _response(f"resp_{number:06d}", body, output, step)
         if self.server == "llama.cpp":  # its own shape (not the Response schema), and nothing kept
             return llama_response(response)
@@ -514,6 +535,17 @@ def _code_item(number: int, index: int, run: Code, include_logs: bool) -> Json:
         "container_id": f"cntr_{number:06d}",
         "code": run.code,
         "outputs": [{"type": "logs", "logs": run.logs}] if include_logs else None,
+    }
+
+
+def _reasoning_item(number: int, text: str) -> Json:
+    return {
+        "type": "reasoning",
+        "id": f"rs_{number:06d}",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": text}],
+        "encrypted_content": f"gAAAAB-fake-{number}",
+        "status": "completed",
     }
 
 
