@@ -260,8 +260,8 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
 
 
 def _keep_items(turn: _Turn) -> None:
-    """Keep this turn's items with the conversation (bounded, oldest turns first out) while the service may keep
-    none; drop them once it is known to chain."""
+    """Keep this turn's items with the conversation (bounded, oldest turns first out) when the service keeps no
+    responses; none otherwise (see ModelState.keeps_items)."""
     conversation = turn.conversation
     if not turn.options.model_state.keeps_items:
         conversation.model_items = []
@@ -303,9 +303,6 @@ async def _create(
                 log.error("model configuration: %s: %s: %s", exc.setting, exc.detail, exc.fix)
                 raise
             response = await _call(turn, input=whole, tool_choice=tool_choice, may_answer=may_answer, store=False)
-        else:
-            if previous_response_id:
-                state.chained()
     turn.context = whole + list(response.items)
     return response
 

@@ -37,7 +37,6 @@ class ModelState:
 
     def __init__(self, mode: StateMode = "auto") -> None:
         self.mode: StateMode = mode
-        self._chained_ok = False  # auto: a chained call succeeded, so the service keeps responses
 
     @property
     def stateless(self) -> bool:
@@ -46,13 +45,11 @@ class ModelState:
 
     @property
     def keeps_items(self) -> bool:
-        """Whether a thread's items are kept with it: in client mode, and in auto mode until chaining is known to
-        work (the next turn may be the one that learns the service keeps nothing)."""
-        return self.mode == "client" or (self.mode == "auto" and not self._chained_ok)
-
-    def chained(self) -> None:
-        """A call with previous_response_id succeeded."""
-        self._chained_ok = True
+        """Whether a thread's items are kept with it: in client mode, chosen or learned. Not in auto mode before it
+        learned: the record stays readable by a release without `model_items` (see Conversation), and a thread whose
+        next turn learns that the service keeps nothing is restated from its turns (a turn that chained no call
+        holds only its question and answer, which the restatement carries)."""
+        return self.mode == "client"
 
     def learn_stateless(self) -> bool:
         """The service refused previous_response_id: switch to client mode when auto; False when FOLIO_MODEL_STATE
