@@ -109,6 +109,28 @@ async def test_a_llama_cpp_server_answers_a_question_and_its_follow_up_learning_
     assert any("keeps no responses" in record.getMessage() for record in caplog.records)
 
 
+async def test_deleting_a_thread_whose_first_response_auto_made_before_learning_claims_none_stored_by_the_server(
+    slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    # Auto mode: the thread's first call went out before Folio learned llama-server keeps nothing, so its id was
+    # recorded; llama-server has no such response (DELETE answers 404), so none was deleted there.
+    llama.script(tools(search("balance billing protection")), reply("You are protected from balance billing [S1]."))
+    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
+                        openai_base_url=llama.base_url) as harness:  # fmt: skip
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        conversation = await harness.store.load(harness.thread_key(ts))
+        await delete_thread(harness, ts)
+        gone = not await harness.store.exists(harness.thread_key(ts))
+
+    assert llama.refused == [LLAMA_NO_PREVIOUS] and conversation is not None and len(conversation.response_ids) == 1
+    assert gone and harness.texts(ts) == []
+    assert harness.ephemeral() == [
+        "Deleted: 1 message of mine in this thread, no responses stored by the model service, and my record of this "
+        "conversation."
+    ]
+
+
 async def test_the_llama_cpp_recipe_streams_answers_and_follow_ups_and_deletes_with_nothing_to_delete_there(
     slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
