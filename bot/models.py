@@ -204,6 +204,9 @@ class Answer(_Value):
     notices: tuple[str, ...] = ()  # lines shown above the answer: "No model is set up ...", "restored from history"
     tool_calls: tuple[ToolCall, ...] = ()
     response_ids: tuple[str, ...] = ()  # every response this turn created, tool rounds included
+    # Model calls that answered, tool rounds included: counted apart from response_ids, which a service that keeps
+    # no responses (FOLIO_MODEL_STATE=client) leaves empty
+    model_calls: int = 0
     final_response_id: str | None = None  # set only when the model gave a final answer
     cap_hit: bool = False
     usage: Usage = Usage()

@@ -60,6 +60,7 @@ class _Turn:
     profile: Profile
     tools: ToolContext
     response_ids: list[str] = field(default_factory=list)
+    model_calls: int = 0  # calls that answered (a service told not to store leaves no id to count by)
     tool_calls: list[ToolCall] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -76,9 +77,10 @@ class _Turn:
     restated: bool = False  # the chain began with the thread's turns restated (as output messages): keep those too
 
     def charged(self, answer: Answer) -> Answer:
-        """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
-        spent = {"tool_calls": tuple(self.tool_calls), "response_ids": tuple(self.response_ids), "usage": self.usage,
-                 "cap_hit": self.cap_hit}  # fmt: skip
+        """`answer` with what this turn used: its tool calls, the responses it created, its model calls, its tokens,
+        the cap."""
+        spent = {"tool_calls": tuple(self.tool_calls), "response_ids": tuple(self.response_ids),
+                 "model_calls": self.model_calls, "usage": self.usage, "cap_hit": self.cap_hit}  # fmt: skip
         return answer.model_copy(update=spent)
 
 
@@ -376,6 +378,7 @@ async def _record(turn: _Turn, response: ModelReply, *, announced: bool, stored:
     """Keep the response id (for deletion; reported unless a stream `announced` it already; neither when the service
     was told not to store it: there is nothing to delete), its tokens, and its code runs, which the server executed
     itself."""
+    turn.model_calls += 1
     if stored:
         turn.response_ids.append(response.id)
     if stored and not announced:
@@ -405,6 +408,6 @@ def _log_trace(turn: _Turn, answer: Answer) -> None:
             content_log.debug("turn step %d %s query=%r %s", number, step.tool, step.query, step.note)
     log.debug(  # the per-turn record (bot.turns.observer) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
-        answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
+        answer.mode, answer.model_calls, len(answer.tool_calls), answer.usage.input_tokens,
         answer.usage.output_tokens, len(answer.citations), answer.cap_hit,
     )  # fmt: skip
