@@ -126,7 +126,7 @@ def _keeps_none(failure: Failure, call: Call) -> FolioError | None:
         return None
     return KeepsNoResponses(
         messages.MODEL_MISCONFIGURED, setting="FOLIO_MODEL_STATE",
-        detail=f"the service keeps no responses: it refused previous_response_id ({_said(failure)})",
+        detail=f"the service keeps no responses: it refused previous_response_id ({_said(failure)}): {failure.message}",
         fix="set FOLIO_MODEL_STATE=client (or auto) so that Folio resends each conversation",
     )  # fmt: skip
 
@@ -222,7 +222,8 @@ def _too_long(failure: Failure, call: Call) -> FolioError | None:
 
 
 def _said(failure: Failure) -> str:
-    return " ".join(part for part in (f"HTTP {failure.status}", failure.code, failure.param) if part)
+    code = "" if failure.code == str(failure.status) else failure.code  # llama.cpp's code is its HTTP status again
+    return " ".join(part for part in (f"HTTP {failure.status}", code, failure.param) if part)
 
 
 def _misconfigured(setting: str, detail: str, fix: str) -> ModelMisconfigured:
