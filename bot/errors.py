@@ -97,6 +97,11 @@ class ModelMisconfigured(ConfigurationError):
         self.fix = fix
 
 
+class KeepsNoResponses(ModelMisconfigured):
+    """The model service keeps no responses: it refused `previous_response_id` (llama.cpp's server). In auto mode
+    the agent switches to resending the conversation; with FOLIO_MODEL_STATE=server it is shown as misconfigured."""
+
+
 class ModelRefused(FolioError):
     """The model service refused the request (a 4xx other than the ones below); `detail` is for the log."""
 

@@ -10,7 +10,15 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 Profile = Literal["fast", "thorough"]
 Feedback = Literal["helpful", "not_helpful"]  # a person's vote on one answer
@@ -196,6 +204,9 @@ class Answer(_Value):
     notices: tuple[str, ...] = ()  # lines shown above the answer: "No model is set up ...", "restored from history"
     tool_calls: tuple[ToolCall, ...] = ()
     response_ids: tuple[str, ...] = ()  # every response this turn created, tool rounds included
+    # Model calls that answered, tool rounds included: counted apart from response_ids, which a service that keeps
+    # no responses (FOLIO_MODEL_STATE=client) leaves empty
+    model_calls: int = 0
     final_response_id: str | None = None  # set only when the model gave a final answer
     cap_hit: bool = False
     usage: Usage = Usage()
@@ -227,6 +238,14 @@ class Conversation(BaseModel):
     """A Slack thread (or terminal chat): everything needed to continue it or delete it.
 
     Mutable: the agent adds sources to it during a turn; the caller saves it after a final answer.
+
+    Rolling upgrades: the release before `model_items` (abb07df) forbids unknown fields too. A record without kept
+    items (FOLIO_MODEL_STATE=server, and auto until the service is found to keep nothing) leaves the field out, so
+    it is byte for byte what that release wrote, and both releases read it. A record with kept items (client mode,
+    or auto once it learned) does not validate there: an older replica logs "conversation ... is unreadable;
+    starting afresh", answers without the thread's earlier turns, and saves a new record over it, which forgets
+    Folio's earlier messages in the thread (the response ids it recorded stay in the thread's response set).
+    So upgrade every replica before choosing client mode or pointing Folio at a server that keeps nothing.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -244,6 +263,10 @@ class Conversation(BaseModel):
     started_by: str | None = None
     message_ts: list[str] = Field(default_factory=list)  # Folio's own messages in the thread, for deletion
     answers_set_aside: bool = False  # earlier answers were set aside (see `forget`): the next answer says so once
+    # For a model service that keeps no responses (FOLIO_MODEL_STATE=client): the items of recent turns, one group
+    # per turn (question, function calls and their outputs, answer), resent with every call; empty otherwise, and
+    # then left out of the record (see `_as_the_previous_release_wrote`).
+    model_items: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -252,6 +275,14 @@ class Conversation(BaseModel):
         # filters (those today's policy no longer allows are dropped when the next turn resolves its scope).
         if isinstance(data, dict) and "narrowing" not in data and isinstance(data.get("scope"), dict):
             data = {**data, "narrowing": data["scope"].get("tags", ())}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _as_the_previous_release_wrote(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Without kept items, the record the release before `model_items` wrote (see the class docstring).
+        data = handler(self)
+        if isinstance(data, dict) and not self.model_items:
+            data.pop("model_items", None)
         return data
 
     def rescope(self, scope: Scope) -> bool:
@@ -276,6 +307,7 @@ class Conversation(BaseModel):
             del self.sources[ref]
         if outside:
             self.last_response_id = None
+            self.model_items = []  # they hold the forgotten passages; the next turn restates the turns kept
             self._set_aside(documents)
         return bool(outside)
 

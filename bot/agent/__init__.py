@@ -1,7 +1,7 @@
 """The agent turn: a Responses API tool loop (rewrite, search, code) whose every citation is checked.
 
     run_turn(question, conversation, model=..., retriever=..., options=...) -> Answer
-    delete_responses(model, response_ids) -> ids that could not be deleted
+    delete_responses(model, response_ids) -> Deletion (the ids that could not be deleted, how many were)
 
 Imports only models, errors, messages, citations and the retrieval protocol; never Slack.
 """

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from bot.agent import prompts
+from bot.agent.state import assistant_message
 from bot.models import Citation, Turn
 
 HISTORY_TURNS = 10  # the most recent turns resent; older ones rarely matter and cost tokens
 
 
-def history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
-    """Input items restating the recent turns: a note, then each question and its answer with its references."""
-    items = [{"role": "developer", "content": prompts.load("history")}]
-    for turn in [turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:]:  # see Conversation.forget
-        items.append({"role": "user", "content": turn.question})
-        items.append({"role": "assistant", "content": _answer_with_references(turn)})
+def history_items(turns: Sequence[Turn], *, outputs: bool = False) -> list[dict[str, Any]]:
+    """Input items restating the recent turns: a note, then each question and its answer with its references.
+    `outputs`: answers as output messages, for servers that take no other assistant form (see bot.agent.state)."""
+    # Output form: `system`, a role every chat template knows (llama-server hands the role to the model's template)
+    items: list[dict[str, Any]] = [{"role": "system" if outputs else "developer", "content": prompts.load("history")}]
+    for number, turn in enumerate([turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:], 1):
+        items.append({"role": "user", "content": turn.question})  # set-aside turns skipped: see Conversation.forget
+        answer = _answer_with_references(turn)
+        items.append(assistant_message(answer, number) if outputs else {"role": "assistant", "content": answer})
     return items
 
 
@@ -30,9 +35,9 @@ def _reference(citation: Citation) -> str:
     return f"[{citation.label}] {citation.title}{page}"
 
 
-def trimmed_history_items(turns: Sequence[Turn]) -> list[dict[str, str]]:
+def trimmed_history_items(turns: Sequence[Turn], *, outputs: bool = False) -> list[dict[str, Any]]:
     """The history once more after the model found it too long: without its passages, and without the older half of
     the recent turns (none at all when there is only one)."""
     recent = [turn for turn in turns if not turn.set_aside][-HISTORY_TURNS:]
     kept = recent[len(recent) // 2 + len(recent) % 2 :]
-    return history_items(kept) if kept else []
+    return history_items(kept, outputs=outputs) if kept else []

@@ -5,28 +5,29 @@ first call (question, chained by previous_response_id or rebuilt from history)
   -> the last allowed call may not call tools (tool_choice="none"): the model answers from what it has
   -> one correction round when the answer cites unknown sources or nothing at all
   -> citations rendered; what still fails is removed
+
+Each model call (its request, chaining or resending, its recorded response) is bot.agent.model_calls'; the turn's
+mutable state is bot.agent.turn_state's TurnState.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.calls import bounded
-from bot.agent.events import Listener, ModelCalled, ResponseCreated, Step, ignore
+from bot.agent.events import Listener, Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items, trimmed_history_items
+from bot.agent.model_calls import call_model, earlier, keep_items, user
 from bot.agent.options import AgentOptions
-from bot.agent.provider_errors import check_response, model_call
 from bot.agent.sources import TurnSources
-from bot.agent.streaming import AnswerWriter, calculation, create_streamed
-from bot.agent.tools import CODE, ToolContext, TraceStep, run_batch
+from bot.agent.tools import CODE, ToolContext, run_batch
+from bot.agent.turn_state import TurnState
 from bot.agent.verify import unsupported_labels
-from bot.agent.wire import ModelReply, create, request_body
+from bot.agent.wire import ModelReply
 from bot.citations import (
     Rendered,
     needs_correction,
@@ -36,7 +37,7 @@ from bot.citations import (
     written_by_documents,
 )
 from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavailable
-from bot.models import Answer, Chunk, Conversation, Profile, ToolCall, Usage
+from bot.models import Answer, Chunk, Conversation, Profile
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -45,33 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 content_log = logging.getLogger("folio.content")  # silent unless FOLIO_LOG_CONTENT (bot.logs)
-
-
-@dataclass
-class _Turn:
-    """The mutable state of one turn."""
-
-    question: str
-    conversation: Conversation
-    model: AsyncOpenAI
-    options: AgentOptions
-    profile: Profile
-    tools: ToolContext
-    response_ids: list[str] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    trace: list[TraceStep] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    usage: Usage = Usage()
-    cap_hit: bool = False
-    stream: bool = False  # report the answer's text as it is written (AnswerText events)
-    drafts: int = 0  # streamed model calls so far
-    shown_code: set[str] = field(default_factory=set)  # code runs a streamed call reported as they ended
-
-    def charged(self, answer: Answer) -> Answer:
-        """`answer` with what this turn used: its tool calls, the responses it created, its tokens, the cap."""
-        spent = {"tool_calls": tuple(self.tool_calls), "response_ids": tuple(self.response_ids), "usage": self.usage,
-                 "cap_hit": self.cap_hit}  # fmt: skip
-        return answer.model_copy(update=spent)
 
 
 async def run_turn(
@@ -103,7 +77,7 @@ async def run_turn(
         return _telling(answer, set_aside)
     sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
-    turn = _Turn(question, conversation, model, options, profile, tools, stream=stream)
+    turn = TurnState(question, conversation, model, options, profile, tools, stream=stream)
     try:
         answer = await _answer(turn)
     except (ModelUnavailable, HistoryExpired) as exc:  # HistoryExpired here: a response of this very turn vanished
@@ -123,7 +97,7 @@ def _telling(answer: Answer, set_aside: bool) -> Answer:
     return answer.model_copy(update={"notices": (messages.EARLIER_ANSWERS_FORGOTTEN, *answer.notices)})
 
 
-async def _answer(turn: _Turn) -> Answer:
+async def _answer(turn: TurnState) -> Answer:
     response = await _loop(turn, await _start(turn))
     if response.function_calls:  # still asking for tools after the last allowed call
         shown = [(ref, turn.conversation.sources[ref]) for ref in turn.tools.sources.shown.values()]
@@ -133,31 +107,42 @@ async def _answer(turn: _Turn) -> Answer:
     return await _finish(turn, text, final_id)
 
 
-async def _start(turn: _Turn) -> ModelReply:
+async def _start(turn: TurnState) -> ModelReply:
     """The first call; when the thread has outgrown the context window, once more without its oldest turns."""
     try:
         return await _first_call(turn)
     except ContextTooLong:
         turn.notices.append(messages.HISTORY_TRIMMED)
-        return await _create(turn, input=trimmed_history_items(turn.conversation.turns) + [_user(turn.question)])
+        turn.earlier_dropped = True
+        turn.restated = turn.options.model_state.stateless
+        trimmed = trimmed_history_items(turn.conversation.turns, outputs=turn.restated)
+        return await call_model(turn, input=trimmed + [user(turn.question)])
 
 
-async def _first_call(turn: _Turn) -> ModelReply:
-    """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it."""
-    asked = [_user(turn.question)]
+async def _first_call(turn: TurnState) -> ModelReply:
+    """The first call: chained to the conversation, or rebuilt from its turns when the provider forgot it, or (for a
+    service that keeps no responses) the thread's kept items resent."""
+    asked = [user(turn.question)]
     conversation = turn.conversation
+    state = turn.options.model_state
+    if state.stateless:
+        return await call_model(turn, input=earlier(turn) + asked)
     if conversation.last_response_id:
+        # Resent instead, should the service turn out to keep no responses (auto mode only: server never switches).
+        turn.context = earlier(turn) if state.mode == "auto" else []
+        turn.asked_at = len(turn.context)
         for attempt in (1, 2):  # a just-created response can be briefly unknown to another region: retry once
             try:
-                return await _create(turn, input=asked, previous_response_id=conversation.last_response_id)
+                return await call_model(turn, input=asked, previous_response_id=conversation.last_response_id)
             except HistoryExpired:
                 log.info("previous response %s not found (attempt %d)", conversation.last_response_id, attempt)
         turn.notices.append(messages.HISTORY_RESTORED if conversation.turns else messages.HISTORY_EXPIRED)
+        turn.restated = False  # restated below in the chaining form, which is not kept
     history = history_items(conversation.turns) if conversation.turns else []
-    return await _create(turn, input=history + asked)
+    return await call_model(turn, input=history + asked)
 
 
-async def _loop(turn: _Turn, response: ModelReply) -> ModelReply:
+async def _loop(turn: TurnState, response: ModelReply) -> ModelReply:
     """Run tool batches until the model answers or the call limit is reached."""
     made = 1
     while (calls := list(response.function_calls)) and made < turn.options.max_iterations:
@@ -169,7 +154,7 @@ async def _loop(turn: _Turn, response: ModelReply) -> ModelReply:
             turn.cap_hit = True
             log.warning("turn reached its limit of %d model calls", turn.options.max_iterations)
         await turn.tools.events(Step(turn.tools.step_ids.next("write"), "write", messages.PROGRESS_WRITE))
-        response = await _create(
+        response = await call_model(
             turn, input=batch.outputs, previous_response_id=response.id, tool_choice="none" if last else "auto"
         )
         made += 1
@@ -178,7 +163,7 @@ async def _loop(turn: _Turn, response: ModelReply) -> ModelReply:
     return response
 
 
-async def _corrected(turn: _Turn, response: ModelReply) -> tuple[str, str]:
+async def _corrected(turn: TurnState, response: ModelReply) -> tuple[str, str]:
     """The answer text and final response id, after one correction round when its citations fail."""
     text = response.output_text
     known = turn.conversation.sources
@@ -189,8 +174,8 @@ async def _corrected(turn: _Turn, response: ModelReply) -> tuple[str, str]:
     log.info("asking for a correction: %s", problem)
     request = prompts.fill("correction", problem=problem, refs=", ".join(known) or "(none)")
     try:
-        corrected = await _create(
-            turn, input=[_user(request)], previous_response_id=response.id, tool_choice="none", may_answer=False
+        corrected = await call_model(
+            turn, input=[user(request)], previous_response_id=response.id, tool_choice="none", may_answer=False
         )
     except (ModelUnavailable, HistoryExpired) as exc:  # keep the first answer; its bad markers are removed below
         log.warning("correction round failed: %s", exc)
@@ -198,7 +183,7 @@ async def _corrected(turn: _Turn, response: ModelReply) -> tuple[str, str]:
     return corrected.output_text, corrected.id
 
 
-async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
+async def _finish(turn: TurnState, text: str, final_id: str) -> Answer:
     known = turn.conversation.sources
     rendered = render(text, known, link_for=turn.options.link_for)
     if rendered.dropped:
@@ -217,6 +202,7 @@ async def _finish(turn: _Turn, text: str, final_id: str) -> Answer:
         notices.append(messages.unverified(sorted(set(flagged))))
     if turn.cap_hit:
         notices.append(messages.CAP_HIT)
+    keep_items(turn)
     answer = Answer(
         text=body,
         citations=rendered.citations,
@@ -236,87 +222,7 @@ def _labels_of(refs: list[str], rendered: Rendered, known: Mapping[str, Chunk]) 
     return [c.label for c in rendered.citations if (c.file, c.page) in pages]
 
 
-async def _create(
-    turn: _Turn,
-    *,
-    input: list[dict[str, str]],
-    previous_response_id: str | None = None,
-    tool_choice: str = "auto",
-    may_answer: bool = True,
-) -> ModelReply:
-    """One model call. Instructions, tools and reasoning are resent: previous_response_id does not carry them.
-
-    A call that `may_answer` is streamed when the turn streams; the correction round's is not (it replaces)."""
-    options = turn.options
-    params: dict[str, Any] = {
-        "model": options.model_for(turn.profile),
-        "input": input,
-        "instructions": prompts.load("instructions"),
-        "tools": prompts.request_tools(code_interpreter=options.code_interpreter),
-        "tool_choice": tool_choice,
-    }
-    if previous_response_id:
-        params["previous_response_id"] = previous_response_id
-    if options.reasoning:
-        params["reasoning"] = {"effort": options.effort_for(turn.profile)}
-    if options.code_interpreter:  # without it the code tool's outputs are not returned
-        params["include"] = ["code_interpreter_call.outputs"]
-    # openai's errors leave as Folio errors naming their cause (bot.agent.provider_errors); the call is timed, and a
-    # streamed call is read to its end inside the block.
-    chained = bool(previous_response_id)
-    response: ModelReply | None = None
-    try:
-        async with model_call(turn.model, model=params["model"], profile=turn.profile, chained=chained) as end:
-            if turn.stream and may_answer:
-                turn.drafts += 1
-                writer = AnswerWriter(
-                    turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
-                    step_ids=turn.tools.step_ids, shown_code=turn.shown_code,
-                )  # fmt: skip
-                response = await create_streamed(turn.model, params, writer)
-                announced = writer.created == response.id
-            else:
-                response = await create(turn.model, request_body(params))
-                announced = False
-    finally:  # the turn's observer counts every call, failed ones included
-        await turn.tools.events(_called(turn.profile, params["model"], end.outcome, end.seconds, response))
-    assert response is not None  # the call raised otherwise
-    await _record(turn, response, announced=announced)
-    check_response(response)  # failed, or stopped by a content filter
-    return response
-
-
-def _called(profile: str, model: str, outcome: str, seconds: float, response: ModelReply | None) -> ModelCalled:
-    """The event of one ended call, with the tokens the service reported for it (the usage counters add these)."""
-    if response is None:
-        return ModelCalled(profile, outcome, seconds, model)
-    return ModelCalled(profile, outcome, seconds, model, response.input_tokens, response.cached_tokens,
-                       response.output_tokens)  # fmt: skip
-
-
-async def _record(turn: _Turn, response: ModelReply, *, announced: bool) -> None:
-    """Keep the response id (for deletion; reported unless a stream `announced` it already), its tokens, and its code
-    runs, which the server executed itself."""
-    turn.response_ids.append(response.id)
-    if not announced:
-        await turn.tools.events(ResponseCreated(response.id))
-    if response.has_usage:
-        turn.usage = turn.usage + Usage(input_tokens=response.input_tokens, output_tokens=response.output_tokens)
-    turn.trace.append(TraceStep("model", note=f"{response.id}: {response.input_tokens} in, "
-                                f"{response.output_tokens} out"))  # fmt: skip
-    for run in response.code_runs:
-        if run.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
-            await turn.tools.events(calculation(run, turn.tools.step_ids))
-        record = bounded({"code": run.code, "logs": run.logs})  # the sandbox may print megabytes
-        turn.tool_calls.append(ToolCall(name=CODE, arguments={"code": record["code"]}, summary=record["logs"]))
-        turn.trace.append(TraceStep(CODE, query=run.code, note=run.logs[:200]))
-
-
-def _user(text: str) -> dict[str, str]:
-    return {"role": "user", "content": text}
-
-
-def _log_trace(turn: _Turn, answer: Answer) -> None:
+def _log_trace(turn: TurnState, answer: Answer) -> None:
     for number, step in enumerate(turn.trace, 1):
         refs = ",".join(step.refs)
         note = "" if step.tool == CODE else step.note  # a code run's note is what it printed: content
@@ -325,6 +231,6 @@ def _log_trace(turn: _Turn, answer: Answer) -> None:
             content_log.debug("turn step %d %s query=%r %s", number, step.tool, step.query, step.note)
     log.debug(  # the per-turn record (bot.turns.observer) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
-        answer.mode, len(answer.response_ids), len(answer.tool_calls), answer.usage.input_tokens,
+        answer.mode, answer.model_calls, len(answer.tool_calls), answer.usage.input_tokens,
         answer.usage.output_tokens, len(answer.citations), answer.cap_hit,
     )  # fmt: skip

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bot.agent.state import ModelState
 from bot.models import Chunk, Profile
 
 
@@ -29,6 +30,10 @@ class AgentOptions:
     verify_citations: bool = False  # one extra model call per cited passage
     max_question_chars: int = 4000  # a longer question is refused with a message saying so
     link_for: Callable[[Chunk], str | None] = no_link  # URL opening the chunk's PDF at its page
+    # Whether the service chains by previous_response_id or Folio resends the input (FOLIO_MODEL_STATE): one value
+    # shared by every turn of the process, so that auto mode learns once (bot.agent.state).
+    model_state: ModelState = field(default_factory=ModelState)
+    history_chars: int = 48_000  # client mode: the most characters of earlier turns' items kept with a thread
 
     def model_for(self, profile: Profile) -> str:
         return self.model_thorough if profile == "thorough" else self.model_fast

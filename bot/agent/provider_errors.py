@@ -1,5 +1,6 @@
 """The model service's errors, translated at the boundary into Folio errors that name their cause.
 
+    function tools refused (--jinja)       ModelMisconfigured: the server, which Folio's tools need (any status)
     401 / 403                              ModelMisconfigured: the key (or, on Azure without one, Entra ID's role)
     model or deployment not found          ModelMisconfigured: FOLIO_MODEL_FAST / FOLIO_MODEL_THOROUGH
     reasoning or code interpreter refused  ModelMisconfigured: FOLIO_REASONING / FOLIO_CODE_INTERPRETER
@@ -8,6 +9,7 @@
     a content filter (HTTP 400, or a response it stopped)   ContentFiltered
     context_length_exceeded                ContextTooLong (the loop trims the oldest history and retries once)
     previous_response_not_found            HistoryExpired
+    previous_response_id not supported     KeepsNoResponses: a server that keeps none (llama.cpp), see agent.state
     timeouts (and 408), connection errors, 5xx, 409
                                            ModelUnavailable: the only ones answered with quoted passages instead
     any other 4xx                          ModelRefused
@@ -32,6 +34,7 @@ from bot.errors import (
     ContextTooLong,
     FolioError,
     HistoryExpired,
+    KeepsNoResponses,
     ModelMisconfigured,
     ModelRefused,
     ModelUnavailable,
@@ -73,13 +76,35 @@ class Call:
 
 def classify(failure: Failure, call: Call) -> FolioError:
     """The Folio error for a failed call (pure: the same answer always gives the same error)."""
-    for rule in (_passing, _history_gone, _setting_refused, _quota, _rate_limited, _filtered, _too_long):
+    for rule in (
+        _no_tools,
+        _passing,
+        _keeps_none,
+        _history_gone,
+        _setting_refused,
+        _quota,
+        _rate_limited,
+        _filtered,
+        _too_long,
+    ):
         error = rule(failure, call)
         if error is not None:
             return error
     return ModelRefused(
         messages.MODEL_REFUSED, detail=f"the service refused a request ({_said(failure)}): {failure.message}"
     )
+
+
+def _no_tools(failure: Failure, call: Call) -> FolioError | None:
+    """A server that refuses function tools, which Folio cannot drop: llama-server started without --jinja answers
+    HTTP 500 "tools param requires --jinja flag" (not an outage: it never passes); Ollama "does not support tools"."""
+    text = failure.message.lower()
+    if "--jinja" not in text and "does not support tools" not in text:
+        return None
+    url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
+    return _misconfigured(url, f"the server refuses function tools ({_said(failure)}): {failure.message}",
+                          "start llama-server with --jinja (Folio's search is a function tool), or use a model that "
+                          "calls tools")  # fmt: skip
 
 
 def _passing(failure: Failure, call: Call) -> FolioError | None:
@@ -89,6 +114,21 @@ def _passing(failure: Failure, call: Call) -> FolioError | None:
         what = f"HTTP {status}" if status else "no answer"
         return ModelUnavailable(f"The model service could not answer ({what}): {failure.message}")
     return None
+
+
+def _keeps_none(failure: Failure, call: Call) -> FolioError | None:
+    """A 400 saying previous_response_id is not supported (llama.cpp: "llama.cpp does not support
+    'previous_response_id'."), not that the one named is unknown (that is `_history_gone`)."""
+    text = f"{failure.param} {failure.message}".lower()
+    if failure.status != 400 or failure.code == "previous_response_not_found" or "previous_response_id" not in text:
+        return None
+    if "support" not in text:  # "does not support", "not supported", "unsupported"
+        return None
+    return KeepsNoResponses(
+        messages.MODEL_MISCONFIGURED, setting="FOLIO_MODEL_STATE",
+        detail=f"the service keeps no responses: it refused previous_response_id ({_said(failure)}): {failure.message}",
+        fix="set FOLIO_MODEL_STATE=client (or auto) so that Folio resends each conversation",
+    )  # fmt: skip
 
 
 def _history_gone(failure: Failure, call: Call) -> FolioError | None:
@@ -141,6 +181,8 @@ def _switch_refused(failure: Failure) -> str | None:
         return "FOLIO_REASONING"
     if "code_interpreter" in where or "code interpreter" in where:
         return "FOLIO_CODE_INTERPRETER"
+    if "type' of tool must be 'function'" in where:  # llama.cpp's server takes function tools only
+        return "FOLIO_CODE_INTERPRETER"
     return None
 
 
@@ -167,13 +209,21 @@ def _filtered(failure: Failure, call: Call) -> FolioError | None:
 
 def _too_long(failure: Failure, call: Call) -> FolioError | None:
     text = failure.message.lower()
-    if failure.code == "context_length_exceeded" or "context window" in text or "maximum context length" in text:
+    # llama.cpp's server: type exceed_context_size_error, "request (N tokens) exceeds the available context size".
+    llama = failure.kind == "exceed_context_size_error" or "exceeds the available context size" in text
+    if (
+        failure.code == "context_length_exceeded"
+        or "context window" in text
+        or "maximum context length" in text
+        or llama
+    ):
         return ContextTooLong(messages.CONTEXT_TOO_LONG, detail=f"context too long ({_said(failure)})")
     return None
 
 
 def _said(failure: Failure) -> str:
-    return " ".join(part for part in (f"HTTP {failure.status}", failure.code, failure.param) if part)
+    code = "" if failure.code == str(failure.status) else failure.code  # llama.cpp's code is its HTTP status again
+    return " ".join(part for part in (f"HTTP {failure.status}", code, failure.param) if part)
 
 
 def _misconfigured(setting: str, detail: str, fix: str) -> ModelMisconfigured:
@@ -185,7 +235,9 @@ def failure_of(exc: openai.APIError) -> Failure:
     import openai
 
     status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-    return Failure(status=status, code=exc.code or "", param=exc.param or "", kind=exc.type or "", message=exc.message)
+    # llama.cpp's server writes the HTTP status as the error's `code` (an integer): no code of OpenAI's.
+    code = exc.code if isinstance(exc.code, str) else ""
+    return Failure(status=status, code=code, param=exc.param or "", kind=exc.type or "", message=exc.message)
 
 
 def is_azure(client: AsyncOpenAI) -> bool:
@@ -241,6 +293,8 @@ _last_told: dict[str, float] = {}
 
 def _tell_operator(error: FolioError, *, where: str) -> None:
     """Log what an admin must fix, naming the setting; the same line at most once a minute."""
+    if isinstance(error, KeepsNoResponses):
+        return  # the agent switches to resending (auto), or logs it naming FOLIO_MODEL_STATE (server)
     if isinstance(error, ModelMisconfigured):
         line = f"model configuration: {error.setting}: {error.detail}: {error.fix} (service {where})"
     elif isinstance(error, ModelRefused) and not isinstance(error, ContentFiltered | ContextTooLong):

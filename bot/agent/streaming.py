@@ -55,7 +55,7 @@ class AnswerWriter:
 
     def __init__(
         self, known: Mapping[str, Chunk], *, link_for: LinkFor, events: Listener, draft: int, step_ids: StepIds,
-        shown_code: set[str],
+        shown_code: set[str], stored: bool = True,
     ) -> None:  # fmt: skip
         self._checker = CitationStream(known, link_for=link_for)
         self._events = events
@@ -63,12 +63,14 @@ class AnswerWriter:
         self._step_ids = step_ids
         self.shown_code = shown_code  # ids of code runs already reported: the loop does not report them again
         self.created: str | None = None  # the response's id, reported the moment the stream names it
+        self._stored = stored  # False: the request said `store: false`, so there is nothing to delete
 
     async def response_created(self, response_id: str) -> None:
         """The provider stores the response from now on: report its id before any of its text, so deleting the
         conversation reaches it even when the turn is cut off mid-stream."""
         self.created = response_id
-        await self._events(ResponseCreated(response_id))
+        if self._stored:
+            await self._events(ResponseCreated(response_id))
 
     async def calculated(self, run: CodeRun) -> None:
         """A code run ended before the text that uses it: show it now, in its place."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.calls import FunctionCall
+from bot.agent.state import resendable
 from bot.errors import ModelUnavailable
 
 if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` without a model never needs it
@@ -71,6 +72,7 @@ class ModelReply:
     has_usage: bool = False
     error: str | None = None  # the service's message when status is "failed"
     incomplete_reason: str | None = None  # "content_filter", "max_output_tokens", ...
+    items: tuple[Json, ...] = ()  # its messages and function calls as sent, for a service that keeps none
 
     @classmethod
     def read(cls, data: object) -> ModelReply:
@@ -101,6 +103,7 @@ class ModelReply:
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
+            items=resendable(output),
         )
 
 

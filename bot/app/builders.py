@@ -294,6 +294,7 @@ def documents_folder(data_dir: Path) -> Path:
 def agent_options(settings: Settings, links: Links) -> AgentOptions:
     """The agent's options from Settings, with citations linked by `links`."""
     from bot.agent import AgentOptions
+    from bot.agent.state import ModelState
 
     return AgentOptions(
         model_fast=settings.folio_model_fast,
@@ -308,6 +309,8 @@ def agent_options(settings: Settings, links: Links) -> AgentOptions:
         verify_citations=settings.folio_verify_citations,
         max_question_chars=settings.folio_max_question_chars,
         link_for=links.link_for,
+        model_state=ModelState(settings.folio_model_state),
+        history_chars=settings.folio_client_history_chars,
     )
 
 

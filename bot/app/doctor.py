@@ -41,6 +41,7 @@ from bot.app.verdicts import (
     ContainerFigures,
     index_check,
     links_check,
+    model_state_check,
     policy_check,
     policy_containers,
     search_index_problems,
@@ -59,6 +60,7 @@ from bot.store.failures import REDIS_FAILURES, store_failure
 from bot.store.probe import needs_cluster_client
 
 TIMEOUT = 15.0  # seconds one probe may take
+NO_SUCH_RESPONSE = "resp_" + "0" * 48  # shaped like a response id; no service holds it
 PINGS = 3
 
 
@@ -215,7 +217,8 @@ async def _model_checks(settings: Settings, folio: Folio | None) -> list[Check]:
     if folio is None or folio.model is None:
         return [Check("model", "skip", "the model client could not be built (see index)")]
     profiles: tuple[Profile, ...] = ("fast", "thorough")
-    return list(await asyncio.gather(*(_model_check(folio.model, settings, profile) for profile in profiles)))
+    checks = [_model_check(folio.model, settings, profile) for profile in profiles]
+    return list(await asyncio.gather(*checks, _model_state_check(folio.model, settings)))
 
 
 async def _model_check(client: AsyncOpenAI, settings: Settings, profile: Profile) -> Check:
@@ -274,6 +277,23 @@ async def _probe(client: AsyncOpenAI, call: Call, *, effort: str | None, code_in
     if not isinstance(answer, Response):  # the SDK hands back the body of a reply that is not JSON (a web page)
         return not_the_api(NotAResponse(f"{client.base_url} answered with something else"), call)
     return None
+
+
+async def _model_state_check(client: AsyncOpenAI, settings: Settings) -> Check:
+    """Whether the service keeps responses: one call chained to a response it cannot have, which a service that
+    chains answers "not found" and one that keeps none (llama.cpp) refuses; nothing is written or stored."""
+    call = Call(model=settings.folio_model_fast, profile="fast", azure=is_azure(client), chained=True)
+    params = {"model": call.model, "input": "Reply with the word OK.", "max_output_tokens": 16, "store": False,
+              "previous_response_id": NO_SUCH_RESPONSE}  # fmt: skip
+    try:
+        answer = await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
+    except openai.APIError as exc:
+        return model_state_check(settings.folio_model_state, classify(failure_of(exc), call))
+    except TimeoutError:
+        return model_state_check(settings.folio_model_state, FolioError(f"no answer within {TIMEOUT:.0f} s"))
+    if not isinstance(answer, Response):  # a web page: the model check names OPENAI_BASE_URL
+        return model_state_check(settings.folio_model_state, FolioError("not a Responses API reply"))
+    return model_state_check(settings.folio_model_state, None)
 
 
 def _model_fix(settings: Settings) -> str:

@@ -12,6 +12,7 @@ from typing import Literal
 from azure.search.documents.indexes.models import SearchIndex
 
 from bot.config import ChannelPolicy, Settings
+from bot.errors import FolioError, HistoryExpired, KeepsNoResponses
 
 Status = Literal["ok", "warn", "fail", "skip"]
 Fact = str | int | float | bool | list[str]
@@ -117,6 +118,34 @@ def links_check(settings: Settings) -> Check:
             "set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL (where they are served already)",
         )  # fmt: skip
     return Check("document links", "ok", "terminal: file:// links to Folio's copies")
+
+
+def model_state_check(mode: str, answer: FolioError | None) -> Check:
+    """Whether the model service keeps responses, against FOLIO_MODEL_STATE, from its answer to a call naming a
+    response it cannot have: not found (it chains), refused (it keeps none), or answered (None: it ignored it)."""
+    part, facts = "model state", {"mode": mode}
+    resent = "the service keeps no responses: Folio resends each conversation"
+    if isinstance(answer, KeepsNoResponses) and mode == "server":
+        return Check(part, "fail", answer.detail, answer.fix, {**facts, "keeps_responses": False,
+                                                              "setting": answer.setting})  # fmt: skip
+    if isinstance(answer, KeepsNoResponses) and mode == "client":
+        return Check(part, "ok", f"{resent} (FOLIO_MODEL_STATE=client)", facts={**facts, "keeps_responses": False})
+    if isinstance(answer, KeepsNoResponses):
+        how = "auto learns it from one refused call per process; FOLIO_MODEL_STATE=client skips that call"
+        return Check(part, "ok", f"{resent} ({how})", facts={**facts, "keeps_responses": False})
+    if isinstance(answer, HistoryExpired) and mode == "client":
+        summary = "the service keeps responses, and FOLIO_MODEL_STATE=client resends each conversation all the same"
+        return Check(part, "ok", f"{summary} (auto would send less)", facts={**facts, "keeps_responses": True})
+    if isinstance(answer, HistoryExpired):
+        summary = "the service keeps responses: conversations chain by previous_response_id"
+        return Check(part, "ok", summary, facts={**facts, "keeps_responses": True})
+    if answer is None and mode == "client":
+        summary = "the service ignores previous_response_id: FOLIO_MODEL_STATE=client resends each conversation"
+        return Check(part, "ok", summary, facts={**facts, "keeps_responses": False})
+    if answer is None:  # a follow-up would reach the model without its thread, and nothing would say so
+        summary = "the service answered a call chained to a response it cannot have: it ignores previous_response_id"
+        return Check(part, "warn", summary, "set FOLIO_MODEL_STATE=client", {**facts, "keeps_responses": False})
+    return Check(part, "skip", f"could not tell ({getattr(answer, 'detail', '') or answer})", facts=facts)
 
 
 def search_index_problems(found: SearchIndex, expected: SearchIndex, *, semantic: bool) -> list[str]:

@@ -53,6 +53,14 @@ class Settings(BaseSettings):
     folio_code_interpreter: bool = Field(
         True, description="offer the code_interpreter tool (off for servers without it)"
     )
+    folio_model_state: Literal["server", "client", "auto"] = Field(
+        "auto",
+        description="server: chain by previous_response_id; client: resend the conversation (servers that keep "
+        "no responses, e.g. llama.cpp); auto: server until the service refuses previous_response_id",
+    )
+    folio_client_history_chars: int = Field(
+        48_000, ge=1000, le=2_000_000, description="client mode: characters of earlier turns' items kept and resent"
+    )
     folio_verify_citations: bool = Field(False, description="one cheap model call per cited chunk to check support")
     folio_embedding_model: str = Field("", description="embedding model/deployment; empty = keyword-only search")
     folio_embedding_dimensions: int = Field(1536, ge=8, le=8192, description="embedding vector size")
@@ -143,7 +151,7 @@ class Settings(BaseSettings):
     def _upper(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value  # FOLIO_LOG_LEVEL=debug works too
 
-    @field_validator("folio_log_format", mode="before")
+    @field_validator("folio_log_format", "folio_model_state", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -144,7 +144,7 @@ def outcome_of(answer: Answer, sources: Mapping[str, Chunk], *, seconds: float) 
         searches=names.count(SEARCH),
         rewrites=names.count(REWRITE),
         code_runs=names.count(CODE),
-        iterations=len(answer.response_ids),
+        iterations=answer.model_calls,
         input_tokens=answer.usage.input_tokens,
         output_tokens=answer.usage.output_tokens,
         seconds=seconds,

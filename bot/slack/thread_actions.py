@@ -77,7 +77,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
             if user != conversation.started_by and not await _is_admin(client, user):
                 await tell(client, thread, user, messages.delete_not_allowed(conversation.started_by))
                 return
-            left_ids = await _delete_responses(folio.model, conversation.response_ids)
+            left_ids, deleted = await _delete_responses(folio.model, conversation.response_ids)
             left_ts = [ts for ts in conversation.message_ts if not await _delete_message(client, thread.channel, ts)]
             if left_ids or left_ts:
                 await store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
@@ -90,7 +90,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
         return
-    done = messages.deleted(messages=len(conversation.message_ts), responses=len(conversation.response_ids))
+    done = messages.deleted(messages=len(conversation.message_ts), responses=deleted)
     await tell(client, thread, user, done)
 
 
@@ -103,12 +103,14 @@ def _feedback_keys(store: ConversationStore) -> tuple[Redis, str]:
     return redis, prefix
 
 
-async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> list[str]:
+async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> tuple[list[str], int]:
+    """The ids left for a later attempt, and how many responses the service held and deleted now."""
     if not response_ids:
-        return []
+        return [], 0
     if model is None:  # made while a model was configured; keep them until one is again
-        return list(response_ids)
-    return await delete_responses(model, response_ids)
+        return list(response_ids), 0
+    deletion = await delete_responses(model, response_ids)
+    return deletion.left, deletion.deleted
 
 
 async def _delete_message(client: AsyncWebClient, channel: str, ts: str) -> bool:

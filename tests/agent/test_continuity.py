@@ -147,9 +147,9 @@ async def test_deleting_removes_every_response_and_tolerates_ones_already_gone(
     gone, kept = conversation.response_ids
     fake_model.expire(gone)  # already gone at the provider
 
-    failed = await delete_responses(model, conversation.response_ids)
+    deletion = await delete_responses(model, conversation.response_ids)
 
-    assert failed == []
+    assert deletion.left == [] and deletion.deleted == 1  # the expired one was not there to delete
     assert fake_model.deleted == [kept] and fake_model.stored_ids() == []
     with pytest.raises(openai.NotFoundError):
         await model.responses.retrieve(kept)
@@ -159,7 +159,8 @@ async def test_deletion_reports_ids_it_could_not_delete() -> None:
     with FakeResponses() as fake:
         model = fake.client()
     try:  # the server is gone: every id stays for a later attempt
-        assert await delete_responses(model, ["resp_a", "resp_b", "resp_a"]) == ["resp_a", "resp_b"]
+        deletion = await delete_responses(model, ["resp_a", "resp_b", "resp_a"])
+        assert deletion.left == ["resp_a", "resp_b"] and deletion.deleted == 0
     finally:
         await model.close()
 

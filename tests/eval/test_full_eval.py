@@ -131,3 +131,18 @@ def test_a_judge_model_grades_each_answer(
     assert (summary["groundedness"], summary["correctness"]) == (4.0, 5.0)
     judged = [r for r in fake_model.requests if r.body["model"] == "judge-model"]
     assert len(judged) == 1 and "Balance billing protection covers" in judged[0].user_text
+
+
+def test_model_calls_are_counted_when_the_model_service_keeps_no_responses(
+    fake_model: FakeResponses, golden: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # FOLIO_MODEL_STATE=client: nothing is stored (store: false), so no call leaves a response id to count by.
+    monkeypatch.setenv("FOLIO_MODEL_STATE", "client")
+    fake_model.respond_with(lambda request: reply("[NOT_IN_DOCUMENTS] Not said.") if request.tool_outputs
+                            else tools(search(request.user_text)))  # fmt: skip
+    status = main(["eval", str(golden), "--container", "benefits", "--json", "--limit", "1", "--out",
+                   str(tmp_path / "run")])  # fmt: skip
+    summary = json.loads(capsys.readouterr().out)["full"]
+    assert status == 0 and fake_model.problems == [] and fake_model.stored_ids() == []
+    assert summary["iterations"] == 2.0  # the search call and the answer

@@ -70,6 +70,7 @@ def test_an_answer_becomes_an_outcome_with_pages_tools_and_tokens() -> None:
         citations=(Citation(label=1, file="a.pdf", title="a", page=1, container="c"),),
         tool_calls=tuple(ToolCall(name=name) for name in ("rewrite_query", "search_documents", "search_documents")),
         response_ids=("r1", "r2", "r3"),
+        model_calls=3,
         usage=Usage(input_tokens=100, output_tokens=20),
         removed_markers=("S7", "S9"),
     )

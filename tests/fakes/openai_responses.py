@@ -9,6 +9,10 @@
                                                         # leaving the block fails when scripted steps went unused
                                                         # (fake.leave_unused() where that is the point)
 
+`FakeResponses(server="llama.cpp")` answers as llama.cpp's llama-server does (no stored responses: a
+`previous_response_id` is HTTP 400, `refused` lists every refusal), `server="azure"` as Azure OpenAI's v1 endpoint
+(`endpoint` is AZURE_OPENAI_ENDPOINT): see tests/fakes/model_servers.py.
+
 Like the service, it refuses (when told what it holds): a wrong key (`api_key=...`: 401 invalid_api_key), a model it
 does not have (`models={...}`: 400 model_not_found), reasoning effort or the code interpreter on a model without them
 (`reasoning=False`, `code_interpreter=False`: 400 unsupported_parameter / unsupported_value).
@@ -45,6 +49,15 @@ from typing import Any
 
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
+from tests.fakes.model_servers import (
+    AZURE_BAD_KEY,
+    AZURE_DEPLOYMENT_MISSING,
+    azure_error,
+    llama_refusal,
+    llama_response,
+    not_found,
+    route,
+)
 from tests.fakes.openai_spec import problems as schema_problems
 from tests.fakes.openai_stream import EventStream, tokens_of
 
@@ -72,6 +85,7 @@ class Step:
     """One scripted response: function calls, or a final text (with code runs before it), or an HTTP error."""
 
     calls: tuple[Call, ...] = ()
+    reasoning: str | None = None  # a reasoning model's thought, output as a reasoning item before the rest
     text: str | None = None
     code: tuple[Code, ...] = ()
     status: int | None = None  # an HTTP error status instead of a response
@@ -108,9 +122,9 @@ def rewrite(query: str) -> Call:
     return Call("rewrite_query", {"query": query})
 
 
-def tools(*calls: Call, latency: float | None = None) -> Step:
-    """A response asking for these function calls, in one batch."""
-    return Step(calls=calls, latency=latency)
+def tools(*calls: Call, latency: float | None = None, reasoning: str | None = None) -> Step:
+    """A response asking for these function calls, in one batch (after a reasoning item, when `reasoning`)."""
+    return Step(calls=calls, latency=latency, reasoning=reasoning)
 
 
 def reply(
@@ -206,7 +220,7 @@ class FakeResponses:
     def __init__(
         self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0,
         api_key: str | None = None, models: set[str] | None = None, reasoning: bool = True,
-        code_interpreter: bool = True,
+        code_interpreter: bool = True, server: str = "openai",
     ) -> None:  # fmt: skip
         self.latency = latency
         self.token_delay = token_delay
@@ -216,16 +230,21 @@ class FakeResponses:
         self.reasoning = reasoning
         self.code_interpreter = code_interpreter
         self.not_found_status = not_found_status
+        # "openai"; "llama.cpp": llama-server's /v1/responses (no stored responses, its refusals and reply shape);
+        # "azure": Azure OpenAI's v1 endpoint (/openai/v1/responses, `api-key`, deployments). See model_servers.py.
+        self.server = server
         self.validate = validate  # benchmarks may skip schema checks to measure Folio rather than jsonschema
         self.web_page = False  # True: answer every request as a web server would (200, HTML): a wrong base URL
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self.deleted: list[str] = []
+        self.refused: list[str] = []  # llama.cpp mode: the message of every request it refused, in order
         self.failing_deletes: set[str] = set()  # ids whose DELETE answers HTTP 500 (a half-finished deletion)
         self._steps: deque[Step] = deque()
         self._handler: Callable[[Request], Step] | None = None
         self._stored: dict[str, Json] = {}
         self._chain: dict[str, int] = {}
+        self._reasoning_of: dict[str, str] = {}  # output item id -> the reasoning item it follows (OpenAI's rule)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -236,9 +255,14 @@ class FakeResponses:
         self._thread.start()
 
     @property
-    def base_url(self) -> str:
+    def endpoint(self) -> str:
+        """The server's root URL (Azure: what AZURE_OPENAI_ENDPOINT names)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.endpoint}/openai/v1" if self.server == "azure" else f"{self.endpoint}/v1"
 
     def client(self, **options: Any) -> AsyncOpenAI:
         """A real AsyncOpenAI pointed at the fake (no SDK retries unless asked), on the aiohttp transport Folio
@@ -292,11 +316,17 @@ class FakeResponses:
 
     # --- request handling (server threads) -----------------------------------------------------------------------
     def create(self, body: Json) -> tuple[int, Json | EventStream]:
+        if self.server == "llama.cpp":  # it refuses before anything else; Folio's requests must still be valid
+            refused = llama_refusal(body)
+            if refused is not None:
+                with self._lock:
+                    self.refused.append(refused[1]["error"]["message"])
+                return refused
         found = schema_problems(body, "CreateResponse") if self.validate else []
         if found:
             self._record_problems(found)
             return _error(400, "; ".join(found), code="invalid_request_body")
-        refused = self._refusal(body)
+        refused = self._refusal(body) or self._missing_reasoning(body)
         if refused is not None:
             return refused
         previous_id = body.get("previous_response_id")
@@ -325,14 +355,17 @@ class FakeResponses:
         if body.get("stream") and step.status is None:  # the service starts the stream before the model writes
             response = self._respond(body, step, depth)
             request.response_id = response["id"]
+            checked = self.validate and self.server != "llama.cpp"  # llama-server's events are not the schema's
             stream = EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
-                                 check=self._record_problems if self.validate else None)  # fmt: skip
+                                 check=self._record_problems if checked else None)  # fmt: skip
             stream.broken_after = step.broken_after
             stream.mangle = step.mangle
             return 200, stream
         time.sleep(latency)
         if step.status is not None:
             message = step.error_message or f"fake error {step.status}"
+            if self.server == "llama.cpp":  # its shape: the status as `code`, no param
+                return step.status, {"error": {"code": step.status, "message": message, "type": step.error_kind}}
             return _error(step.status, message, code=step.error_code, kind=step.error_kind, param=step.error_param)
         response = self._respond(body, step, depth)
         request.response_id = response["id"]
@@ -343,10 +376,13 @@ class FakeResponses:
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
         return 200, response
 
-    def refuses_key(self, authorization: str | None) -> tuple[int, Json] | None:
-        """401 as the service answers a wrong or missing key (its message shows only the key's ends)."""
+    def refuses_key(self, authorization: str | None, api_key: str | None = None) -> tuple[int, Json] | None:
+        """401 as the service answers a wrong or missing key (its message shows only the key's ends); Azure takes
+        the key as `api-key` too."""
         if self.api_key is None or authorization == f"Bearer {self.api_key}":
             return None
+        if self.server == "azure":
+            return None if api_key == self.api_key else azure_error(401, "401", AZURE_BAD_KEY)
         given = (authorization or "").removeprefix("Bearer ")
         shown = f"{given[:3]}{'*' * 8}{given[-2:]}" if len(given) > 6 else "(none)"
         message = f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/."
@@ -355,8 +391,10 @@ class FakeResponses:
     def _refusal(self, body: Json) -> tuple[int, Json] | None:
         """What the service refuses before running anything: an unknown model, parameters the model does not take."""
         model = body.get("model")
-        if self.models is not None and model not in self.models:
+        if self.models is not None and self.server != "azure" and model not in self.models:
             return _error(400, f"The requested model '{model}' does not exist.", code="model_not_found", param="model")
+        if self.models is not None and self.server == "azure" and model not in self.models:
+            return azure_error(404, "DeploymentNotFound", AZURE_DEPLOYMENT_MISSING)
         if not self.reasoning and (body.get("reasoning") or {}).get("effort"):
             message = "Unsupported parameter: 'reasoning.effort' is not supported with this model."
             return _error(400, message, code="unsupported_parameter", param="reasoning.effort")
@@ -367,7 +405,23 @@ class FakeResponses:
             return _error(400, message, code="unsupported_value", param="tools")
         return None
 
+    def _missing_reasoning(self, body: Json) -> tuple[int, Json] | None:
+        """OpenAI refuses an output item resent without the reasoning item that preceded it (stateless callers must
+        resend reasoning items too)."""
+        given = body.get("input")
+        seen: set[str] = set()
+        for item in given if isinstance(given, list) else []:
+            needed = self._reasoning_of.get(item.get("id") or "")
+            if needed and needed not in seen:
+                message = (f"Item '{item['id']}' of type '{item.get('type')}' was provided without its required "
+                           f"'reasoning' item: '{needed}'.")  # fmt: skip
+                return _error(400, message, param="input")
+            seen.add(item.get("id") or "")
+        return None
+
     def retrieve(self, response_id: str) -> tuple[int, Json]:
+        if self.server == "llama.cpp":  # no route: it keeps nothing
+            return not_found(self.server, f"/v1/responses/{response_id}")
         with self._lock:
             stored = self._stored.get(response_id)
         if stored is None:
@@ -375,6 +429,8 @@ class FakeResponses:
         return 200, stored
 
     def delete(self, response_id: str) -> tuple[int, Json]:
+        if self.server == "llama.cpp":
+            return not_found(self.server, f"/v1/responses/{response_id}")
         if response_id in self.failing_deletes:
             return _error(500, "fake delete failure", kind="server_error")
         with self._lock:
@@ -401,7 +457,14 @@ class FakeResponses:
         output += [_call_item(number, i, c) for i, c in enumerate(step.calls)]
         if step.text is not None:
             output.append(_message_item(number, step.text))
+        if step.reasoning is not None:
+            thought = _reasoning_item(number, step.reasoning)
+            with self._lock:
+                self._reasoning_of.update({item["id"]: thought["id"] for item in output})
+            output.insert(0, thought)
         response = _response(f"resp_{number:06d}", body, output, step)
+        if self.server == "llama.cpp":  # its own shape (not the Response schema), and nothing kept
+            return llama_response(response)
         found = schema_problems(response, "Response") if self.validate else []
         if found:  # a bug in the fake itself: make the test fail loudly
             self._record_problems(found)
@@ -475,6 +538,17 @@ def _code_item(number: int, index: int, run: Code, include_logs: bool) -> Json:
     }
 
 
+def _reasoning_item(number: int, text: str) -> Json:
+    return {
+        "type": "reasoning",
+        "id": f"rs_{number:06d}",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": text}],
+        "encrypted_content": f"gAAAAB-fake-{number}",
+        "status": "completed",
+    }
+
+
 def _message_item(number: int, text: str) -> Json:
     return {
         "type": "message",
@@ -509,7 +583,7 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             if self._route() != ("responses", None):
-                self._send(*_error(404, f"unknown path {self.path}"))
+                self._send(*not_found(fake.server, self.path))
                 return
             length = int(self.headers.get("Content-Length", 0))
             try:
@@ -527,16 +601,18 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             kind, response_id = self._route()
-            self._send(*(fake.retrieve(response_id) if kind == "responses" and response_id else _error(404, "no")))
+            found = kind == "responses" and response_id
+            self._send(*(fake.retrieve(response_id) if found else not_found(fake.server, self.path)))
 
         def do_DELETE(self) -> None:  # noqa: N802
             if self._refused():
                 return
             kind, response_id = self._route()
-            self._send(*(fake.delete(response_id) if kind == "responses" and response_id else _error(404, "no")))
+            found = kind == "responses" and response_id
+            self._send(*(fake.delete(response_id) if found else not_found(fake.server, self.path)))
 
         def _refused(self) -> bool:
-            refusal = fake.refuses_key(self.headers.get("Authorization"))
+            refusal = fake.refuses_key(self.headers.get("Authorization"), self.headers.get("api-key"))
             if refusal is None:
                 return False
             self.rfile.read(int(self.headers.get("Content-Length", 0)))  # keep the connection usable
@@ -544,10 +620,7 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             return True
 
         def _route(self) -> tuple[str | None, str | None]:
-            parts = self.path.split("?", 1)[0].strip("/").split("/")
-            if parts[:2] != ["v1", "responses"] or len(parts) > 3:
-                return None, None
-            return "responses", (parts[2] if len(parts) == 3 else None)
+            return route(fake.server, self.path)
 
         def _send(self, status: int, payload: Json | str) -> None:
             data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()

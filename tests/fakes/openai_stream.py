@@ -78,9 +78,9 @@ class EventStream:
             return
         if item["type"] == "function_call":
             yield self._event("response.output_item.added", output_index=index, item={**opened, "arguments": ""}), 0
-            yield self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
+            yield self._event("response.function_call_arguments.delta", item_id=item.get("id", ""), output_index=index,
                               delta=item["arguments"]), 0.0  # fmt: skip
-            yield self._event("response.function_call_arguments.done", item_id=item["id"], name=item["name"],
+            yield self._event("response.function_call_arguments.done", item_id=item.get("id", ""), name=item["name"],
                               output_index=index, arguments=item["arguments"]), 0.0  # fmt: skip
         else:
             yield self._event("response.output_item.added", output_index=index, item=opened), 0.0

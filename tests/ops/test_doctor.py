@@ -83,11 +83,45 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
     assert code == 0
     assert {part: check["status"] for part, check in checks.items()} == {
         "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
-        "model (thorough)": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "slack connect": "ok",
+        "model (thorough)": "ok", "model state": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "slack connect": "ok",
         "document links": "ok", "converters": CONVERTERS,
     }  # fmt: skip
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
     assert checks["slack"]["facts"]["team"] == "Folio Test"
+    chains = "the service keeps responses: conversations chain by previous_response_id"
+    assert checks["model state"]["summary"] == chains
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "summary"),
+    [
+        ("server", "fail", "the service keeps no responses: it refused previous_response_id (HTTP 400): Error code: "
+                           "400 - llama.cpp does not support 'previous_response_id'."),
+        ("auto", "ok", "the service keeps no responses: Folio resends each conversation (auto learns it from one "
+                       "refused call per process; FOLIO_MODEL_STATE=client skips that call)"),
+        ("client", "ok", "the service keeps no responses: Folio resends each conversation (FOLIO_MODEL_STATE=client)"),
+    ],
+)  # fmt: skip
+def test_doctor_tells_whether_the_model_server_keeps_responses(
+    doctor: Doctor, monkeypatch: pytest.MonkeyPatch, mode: str, status: str, summary: str
+) -> None:
+    with FakeResponses(server="llama.cpp") as llama:
+        llama.respond_with(lambda request: reply("OK"))
+        for name, value in {
+            "OPENAI_API_KEY": "not-needed", "OPENAI_BASE_URL": llama.base_url, "FOLIO_MODEL_FAST": "local",
+            "FOLIO_MODEL_THOROUGH": "local", "FOLIO_CODE_INTERPRETER": "false", "FOLIO_REASONING": "false",
+            "FOLIO_MODEL_STATE": mode,
+        }.items():  # fmt: skip
+            monkeypatch.setenv(name, value)
+
+        code, checks = doctor()
+
+    assert checks["model (fast)"]["status"] == "ok"
+    assert (checks["model state"]["status"], checks["model state"]["summary"]) == (status, summary)
+    assert code == (1 if status == "fail" else 0)
+    if mode == "server":
+        fix = "set FOLIO_MODEL_STATE=client (or auto) so that Folio resends each conversation"
+        assert checks["model state"]["fix"] == fix
 
 
 def test_connected_channels_shared_outside_the_organisation_are_listed(

@@ -84,12 +84,13 @@ async def running_app(
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
     test_stream.py drives the streamed turns)."""
-    settings = Settings(
-        slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-        folio_turn_timeout=turn_timeout, folio_docs_base_url="https://docs.example", folio_code_interpreter=False,
-        folio_model_fast="gpt-5-mini", folio_model_thorough="gpt-5", folio_access_ttl=access_ttl,
-        folio_streaming=streaming, **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,
-    )  # fmt: skip
+    settings = Settings(**{
+        "slack_bot_token": "xoxb-test-token", "slack_signing_secret": SECRET, "slack_api_url": slack.base_url,
+        "folio_turn_timeout": turn_timeout, "folio_docs_base_url": "https://docs.example",
+        "folio_code_interpreter": False, "folio_model_fast": "gpt-5-mini", "folio_model_thorough": "gpt-5",
+        "folio_access_ttl": access_ttl, "folio_streaming": streaming,
+        **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,  # overrides win
+    })  # fmt: skip
     client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
     if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
         client = redis_client(redis or redis_url, redis_options)
