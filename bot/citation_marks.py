@@ -71,7 +71,13 @@ LinkFor = Callable[[Chunk], "str | None"]
 
 def undecided_from(text: str) -> int:
     """Where the tail of `text` that more text could still turn into a link, marker, label or sandbox path starts;
-    `len(text)` when everything is decided. `text` starts where a reader of TOKEN would start (not inside a token)."""
+    `len(text)` when everything is decided. `text` starts where a reader of TOKEN would start (not inside a token).
+    A half-written marker right before that tail waits with it: if the tail is removed, it goes too."""
+    cut = _token_undecided_from(text)
+    return half_marker_from(text[:cut]) if cut < len(text) else cut
+
+
+def _token_undecided_from(text: str) -> int:
     if MAY_HOLD_TOKEN.search(text) is None:  # most deltas: plain words
         return _sandbox_begun(text)
     limit = _sandbox_begun(text)
@@ -89,6 +95,17 @@ def undecided_from(text: str) -> int:
         if not _decided(token, text) and _open_at(text, token.start()):
             return token.start()
         pos = max(token.end(), token.start() + 1)
+
+
+def half_marker_from(text: str) -> int:
+    """Where `text` ends with the beginnings of markers or labels ("[", "[S", "[1, ", "[["), so that what a removed
+    token leaves cannot complete one; `len(text)` when it does not."""
+    end = len(text)
+    while (opener := max(text.rfind(char, 0, end) for char in OPENERS)) >= 0:
+        if not (_MARKER_SO_FAR.fullmatch(text, opener, end) or _LABEL_SO_FAR.fullmatch(text, opener, end)):
+            break
+        end = opener  # "[[" is two: without the second, the first would still be half a marker
+    return end
 
 
 def _sandbox_begun(text: str) -> int:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bot.citation_marks import MAY_HOLD_TOKEN, TOKEN, LinkFor, labels_for, refs_in, undecided_from
+from bot.citation_marks import MAY_HOLD_TOKEN, TOKEN, LinkFor, half_marker_from, labels_for, refs_in, undecided_from
 from bot.models import Chunk, Citation, MarkerSpan
 
 Piece = str | Citation
@@ -78,11 +78,21 @@ class CitationStream:
             return pieces
         cursor = 0
         for match in TOKEN.finditer(raw):
-            self._text(raw[cursor : match.start()], pieces)
+            before = raw[cursor : match.start()]
+            if not self._kept(match):  # what it leaves must not complete a half-written marker before it
+                before = before[: half_marker_from(before)]
+            self._text(before, pieces)
             cursor = match.end()
             self._token(match, pieces)
         self._text(raw[cursor:], pieces)
         return pieces
+
+    def _kept(self, match: re.Match[str]) -> bool:
+        """Whether a token shows as a checked citation or a link. Every other one is removed or replaced by shorter
+        text, which must not join what stands before it into a marker or label: "[[S9]3]" is not "[3]"."""
+        if match.lastgroup == "marker":
+            return any(ref in self._known for ref in refs_in(match.group()))
+        return match.lastgroup == "link"
 
     def _token(self, match: re.Match[str], pieces: list[Piece]) -> None:
         kind = match.lastgroup
@@ -101,7 +111,9 @@ class CitationStream:
         # not_answered: removed
 
     def _replaced(self, text: str, pieces: list[Piece]) -> None:
-        """What a link or sandbox path becomes, read by the same rule (a label may hold a marker)."""
+        """What a link or sandbox path becomes, read by the same rule (a label may hold a marker). Its text never
+        ends half a marker: "[[](/mnt/data/z)3]" would show as a bracketed number nobody checked."""
+        text = text[: half_marker_from(text)]
         if text:
             pieces.extend(self._decide(text))
         else:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.citation_marks import MARKER
 from bot.citation_stream import CitationStream
 from bot.citations import needs_correction, render, unknown_refs
 from bot.models import Citation
@@ -63,6 +65,28 @@ def test_every_bracketed_number_in_an_answer_is_a_checked_citation(text: str) ->
 
     for match in re.finditer(r"[\[［]\s*(\d+)\s*[\]］]", rendered.text):
         assert (match.start(), match.end()) in spans and int(match.group(1)) in labels, rendered.text
+    assert MARKER.search(rendered.text) is None, rendered.text  # no [S3] a reader could take for a source
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("[[S9]3]", "3]"),  # the removed marker would have joined "[" and "3]" into a number nobody checked
+        ("[[1]3]", "3]"),
+        ("[[NOT_IN_DOCUMENTS]3]", "3]"),
+        ("[[](/mnt/data/z)3](", "3]("),  # a sandbox link's label "[" followed by "3]"
+        ("[/mnt/data/3]", "3]"),  # a sandbox file named "3" in brackets
+        ("[S[S9]1]", "1]"),
+        ("[1, [S9]2]", "2]"),
+        ("[[[](/mnt/data/z)S1", "S1"),  # the label "[[" and the "[" before it: each half a marker
+        ("see [[S1]] and [S9].", "see [[1]] and."),  # a checked citation keeps what stands before it
+    ],
+)
+def test_what_a_removed_marker_leaves_never_makes_a_new_one(written: str, shown: str) -> None:
+    rendered = render(written, KNOWN, link_for=link)
+
+    assert rendered.text == shown
+    assert streamed(written, list(range(1, len(written))))[0] == shown  # one character at a time: the same
 
 
 def test_a_label_the_model_writes_itself_is_removed_and_asks_for_a_correction() -> None:
