@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bot.retrieval.fts import compounds, phrases, terms
 from bot.retrieval.rerank import stem
-from bot.retrieval.synonyms import alternatives
+from bot.text import alternatives
 
 RARE_SHARE = 0.05  # terms in at most this share of chunks select the candidates (FTS5 MATCH + bm25)
 COMMON_SHARE = 0.25  # terms in more than this share have BM25 idf <= ~1 (vs ~7 for rare terms): ignored
