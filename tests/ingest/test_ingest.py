@@ -130,6 +130,19 @@ def test_passages_overlap_and_cover_the_whole_page() -> None:
     assert passages[0][-60:] in passages[1]  # the overlap carries the end of one passage into the next
 
 
+async def test_a_paragraph_cut_by_a_page_break_is_found_whole_and_cited_by_its_first_page(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    # The question's two halves stand on two pages: no passage of one page holds both.
+    first = f"{FILLER} An employee who adopts a child may take"
+    second = f"sixteen weeks of paid leave. {FILLER}"
+    make_pdf(tmp_path / "handbook.pdf", [first, second])
+    await index_files([tmp_path / "handbook.pdf"], index, container="c")
+    [hit] = await index.search("how many weeks of leave after adopting a child?", Scope(container="c"), top=1)
+    assert hit.page == 1
+    assert "adopts a child may take sixteen weeks of paid leave." in " ".join(hit.text.split())
+
+
 async def test_the_context_line_names_the_document(tmp_path: Path, index: LocalRetriever) -> None:
     pdf = FPDF()
     pdf.set_title("Expense Policy 2025")
