@@ -218,3 +218,21 @@ async def test_a_file_set_back_by_an_older_folio_opens_and_one_from_a_newer_foli
             with pytest.raises(SearchUnavailable, match="newer Folio"):
                 await reopened.search("glasses", Scope(container="c"), top=5)
         await reopened.close()
+
+
+async def test_a_word_the_documents_never_use_is_searched_by_its_common_synonyms(tmp_path: Path) -> None:
+    # The handbook never says "wrong": the passage the question means says "false or misleading".
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [
+        chunk("c", "handbook.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
+    ]
+    await put(
+        index,
+        *others,
+        chunk("c", "handbook.pdf", "Claim forms are processed within thirty days.", page=1),
+        chunk("c", "handbook.pdf", "Send the form to the benefits office by mail.", page=2),
+        chunk("c", "handbook.pdf", "Intentionally false or misleading statements void the plan.", page=9),
+    )
+    found = await index.search("what happens if something on my claim form is wrong?", Scope(container="c"), top=3)
+    await index.close()
+    assert 9 in [hit.page for hit in found]
