@@ -22,7 +22,7 @@ STOPWORDS = frozenset(
     other our ours ourselves out over own same she should so some such than that the their theirs them themselves then
     there these they this those through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself yourselves s t d ll m re ve y
-    tell explain describe give list show find please does mean means
+    tell explain describe give list show find please does mean means say says said thing things
     according accordance mentioned mention happens happen specific document documents pdf regarding
     """.split()
 )
