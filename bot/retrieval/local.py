@@ -160,7 +160,9 @@ class LocalRetriever:
             later=plan.later, phrases=plan.phrases, average_tokens=tokens,
         )  # fmt: skip
         if self.embedder is None:
-            chunks = apply_score_gap([row.chunk(score) for row, score in keyword], self.score_gap)[:top]
+            # Cut first, then build the Chunks: only `top` of the ~50 candidates are returned.
+            kept = apply_score_gap(keyword, self.score_gap, key=[score for _, score in keyword])[:top]
+            chunks = [row.chunk(score) for row, score in kept]
         else:
             chunks = await self._fuse(keyword, await self._vector_ranking(text, scope, depth), scope, top)
         return within(scope, chunks)
