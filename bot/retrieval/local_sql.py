@@ -237,6 +237,11 @@ def stems(db: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
     return {word: _STEMS[word] for word in words if word in _STEMS}
 
 
+def data_version(db: sqlite3.Connection) -> int:
+    """SQLite's counter that changes when another connection commits to the file (not on this one's own writes)."""
+    return int(db.execute("PRAGMA data_version").fetchone()[0])
+
+
 def load_vocabulary(db: sqlite3.Connection) -> Vocabulary:
     total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     doc_freq: dict[str, int] = {}

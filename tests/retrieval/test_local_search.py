@@ -236,3 +236,17 @@ async def test_a_word_the_documents_never_use_is_searched_by_its_common_synonyms
     found = await index.search("what happens if something on my claim form is wrong?", Scope(container="c"), top=3)
     await index.close()
     assert 9 in [hit.page for hit in found]
+
+
+async def test_words_another_process_indexed_are_known_to_a_running_search_at_once(tmp_path: Path) -> None:
+    # `folio serve` searches while `folio index` (another connection) adds a file: a misspelling of the new file's
+    # word is corrected at the next search, not a minute later.
+    serving = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    indexing = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    await put(serving, chunk("c", "old.pdf", "Opening hours are posted at the door."))
+    assert await serving.search("opening hours", Scope(container="c"), top=1)
+    await put(indexing, chunk("c", "new.pdf", "The hippopotamus enclosure opens at nine."))
+    found = await serving.search("hippopotamuss", Scope(container="c"), top=1)
+    await serving.close()
+    await indexing.close()
+    assert [hit.file for hit in found] == ["new.pdf"]
