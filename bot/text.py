@@ -59,6 +59,14 @@ _FIGURE = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:not|no|never|without|cannot)\b|n[’']t\b", re.IGNORECASE)
+# "What is X?", "what does X mean?", "define X": the question asks what X is; not "what is the copay" (a value),
+# "what is not covered" or "what is required" (what the documents say of something else).
+_DEFINITION = re.compile(
+    r"^\W*(?:what\s+(?:is|are)\b(?!\s+(?:the|a|an|not|no|there|it|this|that)\b|\s+\w+ed\b)"
+    r"|what\s+does\b.*\bmean\b|define\b)",
+    re.IGNORECASE,
+)
+_DEFINING = frozenset({"is", "are", "mean", "refer"})  # stems: "X is", "X means", "X refers to"
 _NEGATIONS = frozenset({"not", "no", "never", "without", "cannot", "t"})  # "doesn't" is "doesn" "t" once split
 
 
@@ -68,12 +76,14 @@ class Asks(NamedTuple):
     amount: bool  # "how much", "how many"
     figure: bool  # amount, or a noun that asks for a figure ("the copay")
     negated: bool  # "not", "no", "without", "n't"
+    definition: bool = False  # "what is X?", "what does X mean?"
 
 
 def asks_for(query: str) -> Asks:
     """What `query` asks for beyond its words (see Asks)."""
     amount = bool(_HOW_MUCH.search(query))
-    return Asks(amount, amount or bool(_FIGURE.search(query)), bool(_NEGATED.search(query)))
+    figure = amount or bool(_FIGURE.search(query))
+    return Asks(amount, figure, bool(_NEGATED.search(query)), bool(_DEFINITION.search(query)))
 
 
 def negates(stemmed: str, keys: frozenset[str]) -> bool:
@@ -83,6 +93,13 @@ def negates(stemmed: str, keys: frozenset[str]) -> bool:
         token in _NEGATIONS and any(other in keys for other in tokens[at + 1 : at + 1 + NEGATION_REACH])
         for at, token in enumerate(tokens)
     )
+
+
+def defines(stemmed: str, keys: frozenset[str]) -> bool:
+    """Whether one of `keys` stands right before "is", "are", "means" or "refers" in `stemmed` (a stem_text): the
+    passage says what it is."""
+    tokens = stemmed.split()
+    return any(token in keys and following in _DEFINING for token, following in zip(tokens, tokens[1:]))
 
 
 # --- common synonyms ----------------------------------------------------------------------------------------------

@@ -250,3 +250,24 @@ async def test_words_another_process_indexed_are_known_to_a_running_search_at_on
     await serving.close()
     await indexing.close()
     assert [hit.file for hit in found] == ["new.pdf"]
+
+
+async def test_what_is_a_word_finds_the_passage_that_says_what_it_is(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [
+        chunk("c", "plan.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
+    ]
+    await put(
+        index,
+        *others,
+        chunk("c", "plan.pdf", "Check the coinsurance for specialists before a visit.", page=3),
+        chunk(
+            "c",
+            "plan.pdf",
+            "Coinsurance is the share of a bill you pay once the deductible is met, such as 20%.",
+            page=4,
+        ),
+    )
+    found = await index.search("What is coinsurance?", Scope(container="c"), top=2)
+    await index.close()
+    assert [hit.page for hit in found] == [4, 3]
