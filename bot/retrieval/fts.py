@@ -67,6 +67,11 @@ def scope_tokens(container: str, tags: Sequence[str]) -> str:
     return " ".join([scope_token("c", container), *(scope_token("t", tag) for tag in tags)])
 
 
+def text_match(expression: str) -> str:
+    """`{context text} : (expression)`: the MATCH of a scope that holds every passage of the index (see local_sql)."""
+    return f"{TEXT_COLUMNS} : ({expression})"
+
+
 def scoped_match(expression: str, containers: Sequence[str], tags_by_key: dict[str, tuple[str, ...]]) -> str:
     """`{context text} : (expression) AND (scope : "zc.." OR ...) AND (scope : "zt.." OR ...) ...`: any of the
     containers, and for tags the same key OR, keys AND."""

@@ -271,3 +271,19 @@ async def test_what_is_a_word_finds_the_passage_that_says_what_it_is(tmp_path: P
     found = await index.search("What is coinsurance?", Scope(container="c"), top=2)
     await index.close()
     assert [hit.page for hit in found] == [4, 3]
+
+
+async def test_a_search_of_the_only_container_still_keeps_to_it_once_another_process_adds_one(tmp_path: Path) -> None:
+    # A scope holding the whole index searches without its container in the MATCH; a container added by another
+    # connection meanwhile must not leak into its results.
+    serving = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    indexing = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    await put(serving, chunk("c", "mine.pdf", "Glasses are reimbursed once a year."))
+    assert [hit.file for hit in await serving.search("glasses", Scope(container="c"), top=5)] == ["mine.pdf"]
+    await put(indexing, chunk("d", "theirs.pdf", "Glasses and glasses and more glasses for everyone."))
+    found = await serving.search("glasses", Scope(container="c"), top=5)
+    both = await serving.search("glasses", Scope(containers=("c", "d")), top=5)
+    await serving.close()
+    await indexing.close()
+    assert [hit.file for hit in found] == ["mine.pdf"]
+    assert sorted(hit.file for hit in both) == ["mine.pdf", "theirs.pdf"]
