@@ -2,6 +2,7 @@
 a shared machine: each round runs both ways back to back, and the median of the rounds is reported).
 
     .venv/bin/python benchmarks/search_cpu.py --index /tmp/bench.sqlite --container bench --rounds 6
+    .venv/bin/python benchmarks/search_cpu.py --index /tmp/bench.sqlite --container bench --tag copy:even
     .venv/bin/python benchmarks/search_cpu.py                    # the shared corpus, indexed into a temporary file
 
 A: the engine as it is; B: the scope's container tokens kept in the MATCH even when the scope holds the whole index
@@ -24,19 +25,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.ingest import index_files  # noqa: E402
-from bot.models import Scope  # noqa: E402
+from bot.models import Scope, Tag  # noqa: E402
 from bot.retrieval import local_sql  # noqa: E402
 from bot.retrieval.local import CANDIDATES, LocalRetriever  # noqa: E402
 
 SHORT = ["hearing aids", "deductible", "parental leave", "gym membership", "prior authorization", "copay specialist"]
 
 
-def measure(index: Path, container: str, questions: list[str], rounds: int) -> dict[str, list[float]]:
+def measure(
+    index: Path, container: str, tags: tuple[Tag, ...], questions: list[str], rounds: int
+) -> dict[str, list[float]]:
     retriever = LocalRetriever(index)
     db = retriever._connect()  # the benchmark drives the blocking SQL layer directly, in this thread
-    scope = Scope(container=container)
+    scope = Scope(container=container, tags=tags)
     whole = local_sql.covers_index
-    ways = {"as is": whole, "scope tokens in the MATCH": lambda scope, vocabulary: False}
+    ways = {"as is": whole, "scope tokens in the MATCH": lambda containers, vocabulary: False}
     spent: dict[str, list[float]] = {name: [] for name in ways}
     for _ in range(rounds):
         for name, rule in ways.items():
@@ -49,7 +52,7 @@ def measure(index: Path, container: str, questions: list[str], rounds: int) -> d
                 local_sql.keyword_ranking(db, question, scope, CANDIDATES, vocabulary)
             spent[name].append((time.process_time() - started) * 1000 / len(questions))
     local_sql.covers_index = whole
-    print(f"{index}: container {container!r} holds the whole index: {whole(scope, retriever._vocabulary(db))}")
+    print(f"{index}: container {container!r} holds the whole index: {whole([container], retriever._vocabulary(db))}")
     db.close()
     return spent
 
@@ -60,6 +63,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, help="an index file to search (default: the corpus, indexed now)")
     parser.add_argument("--container", default="benefits")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--tag", action="append", default=[], help="key:value, a tag filter (repeatable)")
     args = parser.parse_args()
     lines = (args.corpus / "ground_truth.jsonl").read_text().splitlines()
     questions = [json.loads(line)["question"] for line in lines if line.strip()] + SHORT
@@ -70,7 +74,8 @@ def main() -> None:
             built = LocalRetriever(index)
             asyncio.run(index_files(sorted(args.corpus.glob("*.pdf")), built, container=args.container))
             asyncio.run(built.close())
-        for name, values in measure(index, args.container, questions, args.rounds).items():
+        tags = tuple(Tag.parse(tag) for tag in args.tag)
+        for name, values in measure(index, args.container, tags, questions, args.rounds).items():
             shown = ", ".join(f"{value:.2f}" for value in values)
             print(f"  {name:26s} median {statistics.median(values):.2f} ms CPU per ranking ({shown})")
 
