@@ -143,6 +143,20 @@ async def test_a_paragraph_cut_by_a_page_break_is_found_whole_and_cited_by_its_f
     assert "adopts a child may take sixteen weeks of paid leave." in " ".join(hit.text.split())
 
 
+async def test_a_fact_wholly_on_the_next_page_is_cited_by_that_page_not_the_one_before(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    # Page 1 ends its sentence about interns; the fact opens page 2. A passage that showed it citing page 1 would send
+    # the reader to a page that does not hold it.
+    first = f"{FILLER} Interns are welcome on business trips with their team."
+    second = f"Interns receive a travel allowance of ninety euros a day. {FILLER}"
+    make_pdf(tmp_path / "handbook.pdf", [first, second])
+    await index_files([tmp_path / "handbook.pdf"], index, container="c")
+    hits = await index.search("what travel allowance do interns receive?", Scope(container="c"), top=5)
+    showing = [hit.page for hit in hits if "ninety euros" in hit.text]
+    assert showing == [2]
+
+
 async def test_the_context_line_names_the_document(tmp_path: Path, index: LocalRetriever) -> None:
     pdf = FPDF()
     pdf.set_title("Expense Policy 2025")
