@@ -32,8 +32,8 @@ Describe = Callable[[Document], Awaitable[str]]
 CONTEXT_CHARS = 160
 # Part of the fingerprint: a change in how chunks are made re-indexes every file. "margins-1": running page headers
 # and footers are stripped; "pdfium-1": PDF text read with PDFium, and the file's size and time in the fingerprint;
-# "bridge-1": a passage runs over each page break (chunking.bridge).
-CHUNKING_VERSION = "bridge-1"
+# "bridge-2": the sentence a page break cuts is also one passage, cited by the page it starts on (chunking.bridge).
+CHUNKING_VERSION = "bridge-2"
 
 
 @dataclass
@@ -234,8 +234,8 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
         headings, heading = section_headings(page.text, passages, heading)
         following = pages[index + 1].text if index + 1 < len(pages) and passages else ""
-        overleaf = bridge(passages[-1], following, size=options.chunk_chars) if following else None
-        if overleaf:  # the passage running over the break, cited by the page it starts on
+        overleaf = bridge(page.text, following, size=options.chunk_chars) if following else None
+        if overleaf:  # the sentence the page break cuts, cited by the page it starts on (all of it begins there)
             passages.append(overleaf)
             headings.append(headings[-1])
         for position, (text, section) in enumerate(zip(passages, headings)):

@@ -71,7 +71,7 @@ def test_without_a_terminal_each_file_is_one_line(tmp_path: Path, capsys: pytest
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("folio: [")]
     assert lines == [
         "folio: [1/2] leave.md: indexed, 1 passage",
-        "folio: [2/2] travel.pdf: indexed, 2 pages, 3 passages",  # one runs over the page break
+        "folio: [2/2] travel.pdf: indexed, 2 pages, 2 passages",
         "folio: [1/2] leave.md: unchanged",
         "folio: [2/2] travel.pdf: unchanged",
     ]
@@ -84,7 +84,7 @@ def test_on_a_terminal_a_bar_shows_files_pages_passages_and_the_current_file(tmp
     terminal.expect("1 file indexed")
     assert terminal.wait() == 0
     shown = terminal.raw.decode()
-    assert "Indexing [" in shown and "1/1 files, 2 pages, 3 passages" in shown and "travel.pdf" in shown
+    assert "Indexing [" in shown and "1/1 files, 2 pages, 2 passages" in shown and "travel.pdf" in shown
     assert "folio: [1/1]" not in shown  # the bar, not the log lines
 
 

@@ -12,7 +12,7 @@ from fpdf import FPDF
 
 from bot.errors import InvalidInput
 from bot.ingest import collect_files, index_files
-from bot.ingest.chunking import split_page
+from bot.ingest.chunking import bridge, split_page
 from bot.models import Scope, Tag
 from bot.retrieval.local import LocalRetriever
 
@@ -141,6 +141,18 @@ async def test_a_paragraph_cut_by_a_page_break_is_found_whole_and_cited_by_its_f
     [hit] = await index.search("how many weeks of leave after adopting a child?", Scope(container="c"), top=1)
     assert hit.page == 1
     assert "adopts a child may take sixteen weeks of paid leave." in " ".join(hit.text.split())
+
+
+def test_the_page_break_passage_holds_only_the_sentence_the_break_cuts() -> None:
+    page = "Leave is granted by the manager. An employee who adopts a child may take"
+    overleaf = "sixteen weeks of paid leave. Interns receive a travel allowance."
+    assert bridge(page, overleaf) == "An employee who adopts a child may take sixteen weeks of paid leave."
+    assert bridge("Leave is granted by the manager.", overleaf) is None  # the page ends its sentence
+    assert bridge(page, "Interns receive a travel allowance.") is None  # a capital overleaf: a new sentence
+    assert bridge("Benefits include:\n• Dental care", "• Vision care") is None  # a list item starts overleaf
+    words = "and then some more words"
+    run_on = " ".join([words] * 40)  # no sentence end overleaf: at most 150 characters of it
+    assert bridge(page, run_on) == f"An employee who adopts a child may take {' '.join([words] * 6)}"
 
 
 async def test_a_fact_wholly_on_the_next_page_is_cited_by_that_page_not_the_one_before(
