@@ -116,7 +116,8 @@ def _sentence_start(text: str) -> int | None:
 def _sentence_end(text: str) -> int | None:
     """Where the first sentence of a page ends: at its first sentence end, or before the first paragraph break,
     heading or list item that follows; None when there is none."""
-    ends = [match.end() for match in _STOP.finditer(text)][:1] + [match.start() for match in _PARAGRAPH.finditer(text)]
+    stop = _STOP.search(text)
+    ends = ([stop.end()] if stop else []) + [match.start() for match in _PARAGRAPH.finditer(text)]
     offset = 0
     for number, line in enumerate(text.split("\n")):
         if number and (_LIST_MARK.match(line.strip()) or is_heading(line)):
