@@ -8,7 +8,7 @@ A search-only answer has no model to read the passages, so two decisions rest on
   shared and the sample corpus, 28 of the 30 searches find none (the two that do ask about Contoso's employees).
 - what to quote (`quote_window`): the sentences around the best-matching words, not the start of the chunk.
 A passage holds a word when it holds the word, a variant of it ("reimbursed" / "reimbursement") or a common synonym
-(`retrieval.synonyms`: "reimburse" / "expense", "cover" / "pay for"). `reading` adds what the question asks beyond its
+(`text.alternatives`: "reimburse" / "expense", "cover" / "pay for"). `reading` adds what the question asks beyond its
 words: "how much" or "the copay" want a number (NUMBER), and "not covered" a passage that says what is not (NOT).
 """
 
@@ -19,9 +19,7 @@ import re
 from dataclasses import dataclass
 
 from bot.models import Chunk
-from bot.retrieval.rerank import asks_for, negates
-from bot.retrieval.synonyms import alternatives, variant
-from bot.text import stem, stem_text, terms
+from bot.text import alternatives, asks_for, negates, stem, stem_text, terms, variant
 
 QUOTE_CHARS = 320  # the longest quote; about three lines of a wide terminal
 ELLIPSIS = "…"
@@ -45,7 +43,7 @@ def content_words(question: str) -> tuple[str, ...]:
 
 def reading(question: str, words: tuple[str, ...]) -> tuple[str, ...]:
     """The words a passage is matched and quoted on: `words` without "much" / "many", with NUMBER when the question
-    asks for a figure and NOT when it is negated (`rerank.asks_for`, as the search reads it)."""
+    asks for a figure and NOT when it is negated (`text.asks_for`, as the search reads it)."""
     asks = asks_for(question)
     read = tuple(word for word in words if word not in AMOUNT_WORDS)
     return (*read, *((NUMBER,) if asks.figure else ()), *((NOT,) if asks.negated else ()))

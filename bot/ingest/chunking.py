@@ -1,6 +1,7 @@
 """Splits one page of text into overlapping passages at sentence boundaries. Pure functions.
 
-A chunk never spans two pages, so every passage keeps the page it came from.
+Passages stay within their page, so every passage keeps the page it came from, except the one sentence a page break
+cuts in two (`bridge`): it is also kept whole, cited by the page it starts on, where all of it begins.
 """
 
 from __future__ import annotations
@@ -54,6 +55,93 @@ def split_page(text: str, *, size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHA
     if fresh:
         passages.append(" ".join(current))
     return passages
+
+
+# A page break can cut a sentence in two: "An employee who adopts a child may take" at the foot of one page, "sixteen
+# weeks of paid leave." at the top of the next, and neither page's passages hold it whole. The bridge passage holds
+# only that sentence: from the start of the last sentence on page N to the end of the first sentence completed on
+# page N+1. Everything in it begins on page N, so citing N is right; a sentence that starts on page N+1 is only in
+# page N+1's own passages, so a fact wholly overleaf is always cited by the page that holds it.
+BRIDGE_FALLBACK_CHARS = 150
+_STOP = re.compile(r"[.!?;][\"'”’)\]]*(?=\s|$)")  # a sentence end, as `sentences` splits (closing quotes kept)
+_ENDED = re.compile(r"[.!?;][\"'”’)\]]*$")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def bridge(page: str, next_page: str, *, size: int = CHUNK_CHARS) -> str | None:
+    """The sentence a page break cuts: the unfinished end of `page` and the opening of `next_page` up to its first
+    sentence end, at most `size` characters; None when no sentence is cut (`page` ends one, or something new starts
+    overleaf: a capital, a heading, a list item)."""
+    ending, opening = clean(page), clean(next_page)
+    if not ending or not opening or _ENDED.search(ending) or not _continues(opening):
+        return None
+    last = ending.rsplit("\n", 1)[-1].strip()
+    if is_heading(last):
+        return None  # a heading at a page's foot is the next page's section (its chunks' context), not a sentence
+    start, end = _sentence_start(ending), _sentence_end(opening)
+    piece = " ".join(ending[start or 0 :].split())  # the sentence left unfinished on page N
+    rest = " ".join(opening[:end].split())  # its end on page N+1
+    if start is not None and end is not None:
+        head = _last_words(piece, size // 2)  # a very long sentence: its words nearest the break
+        tail = _first_words(rest, size - len(head) - 1)
+    else:
+        # No sentence start found on page N, or no end on page N+1 (a long unpunctuated run): a short piece either
+        # side of the break. Still right to cite N: it starts on page N, and the words it takes from page N+1 come
+        # before any sentence end, paragraph, heading or list item there, so they continue the run page N left open.
+        head, tail = _last_words(piece, BRIDGE_FALLBACK_CHARS), _first_words(rest, BRIDGE_FALLBACK_CHARS)
+    return f"{head} {tail}" if head and tail else None
+
+
+def _continues(opening: str) -> bool:
+    """Whether a page's first words can continue a sentence: not a capital (a new sentence, or a name: trust first),
+    a heading or a list item."""
+    first_line = opening.split("\n", 1)[0].strip()
+    return not (first_line[:1].isupper() or is_heading(first_line) or _LIST_MARK.match(first_line))
+
+
+def _sentence_start(text: str) -> int | None:
+    """Where the last sentence of a page starts: after its last sentence end, paragraph break or heading, or at its
+    last list item (unpunctuated items end at their line's end); None when the page has none of these."""
+    starts = [match.end() for match in _STOP.finditer(text)] + [match.end() for match in _PARAGRAPH.finditer(text)]
+    offset = 0
+    for line in text.split("\n"):
+        if _LIST_MARK.match(line.strip()):
+            starts.append(offset)
+        offset += len(line) + 1
+        if is_heading(line):
+            starts.append(offset)
+    return max(starts) if starts else None
+
+
+def _sentence_end(text: str) -> int | None:
+    """Where the first sentence of a page ends: at its first sentence end, or before the first paragraph break,
+    heading or list item that follows; None when there is none."""
+    stop = _STOP.search(text)
+    ends = ([stop.end()] if stop else []) + [match.start() for match in _PARAGRAPH.finditer(text)]
+    offset = 0
+    for number, line in enumerate(text.split("\n")):
+        if number and (_LIST_MARK.match(line.strip()) or is_heading(line)):
+            ends.append(offset)
+        offset += len(line) + 1
+    return min(ends) if ends else None
+
+
+def _last_words(text: str, budget: int) -> str:
+    """The end of `text`, at most `budget` characters, starting at a word."""
+    text = text.strip()
+    if len(text) <= budget:
+        return text
+    cut = text.find(" ", len(text) - budget)
+    return text[cut + 1 :] if cut >= 0 else text[-budget:]
+
+
+def _first_words(text: str, budget: int) -> str:
+    """The start of `text`, at most `budget` characters, ending at a word."""
+    text = text.strip()
+    if len(text) <= budget:
+        return text
+    cut = text.rfind(" ", 0, budget + 1)
+    return text[:cut] if cut > 0 else text[:budget]
 
 
 def _tail(units: list[str], budget: int) -> list[str]:

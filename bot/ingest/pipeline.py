@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bot import messages
 from bot.errors import InvalidInput, MissingConverter, UnreadableFile
-from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, section_headings, split_page
+from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, bridge, section_headings, split_page
 from bot.ingest.converters import Converters
 from bot.ingest.kinds import SUPPORTED, stored_name
 from bot.ingest.margins import strip_running_lines
@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 Describe = Callable[[Document], Awaitable[str]]
 CONTEXT_CHARS = 160
 # Part of the fingerprint: a change in how chunks are made re-indexes every file. "margins-1": running page headers
-# and footers are stripped; "pdfium-1": PDF text read with PDFium, and the file's size and time in the fingerprint.
-CHUNKING_VERSION = "pdfium-1"
+# and footers are stripped; "pdfium-1": PDF text read with PDFium, and the file's size and time in the fingerprint;
+# "bridge-2": the sentence a page break cuts is also one passage, cited by the page it starts on (chunking.bridge).
+CHUNKING_VERSION = "bridge-2"
 
 
 @dataclass
@@ -228,9 +229,15 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
     if document.sheets:
         return table_chunks(document, options, context=context, doc_date=doc_date)
     heading = ""  # the section a page starts in is the one the previous page ended in
-    for page in strip_running_lines(document.pages):
+    pages = strip_running_lines(document.pages)
+    for index, page in enumerate(pages):
         passages = split_page(page.text, size=options.chunk_chars, overlap=options.overlap_chars)
         headings, heading = section_headings(page.text, passages, heading)
+        following = pages[index + 1].text if index + 1 < len(pages) and passages else ""
+        overleaf = bridge(page.text, following, size=options.chunk_chars) if following else None
+        if overleaf:  # the sentence the page break cuts, cited by the page it starts on (all of it begins there)
+            passages.append(overleaf)
+            headings.append(headings[-1])
         for position, (text, section) in enumerate(zip(passages, headings)):
             chunks.append(
                 Chunk(

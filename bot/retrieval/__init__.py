@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from bot import messages
 from bot.errors import InvalidInput
@@ -24,6 +24,7 @@ from bot.models import Chunk, Scope, Tag
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -123,12 +124,13 @@ def check_top(top: int) -> int:
     return top
 
 
-def apply_score_gap(chunks: Sequence[Chunk], gap: float, *, key: Sequence[float] | None = None) -> list[Chunk]:
+def apply_score_gap(chunks: Sequence[T], gap: float, *, key: Sequence[float] | None = None) -> list[T]:
     """Keep chunks, best first, while their score stays >= gap * the top score (scores are relevance, higher = better).
 
-    `key` gives the values to compare when they differ from `chunk.score` (e.g. a reranker's score).
+    `key` gives the values to compare when they differ from `chunk.score` (e.g. a reranker's score), and is needed
+    for items other than Chunks (the local engine cuts its rows before it builds Chunks of them).
     """
-    values = list(key) if key is not None else [chunk.score for chunk in chunks]
+    values = list(key) if key is not None else [chunk.score for chunk in chunks]  # type: ignore[attr-defined]
     if not chunks:
         return []
     best = values[0]

@@ -31,7 +31,7 @@ from bot.retrieval.vocabulary import Vocabulary
 T = TypeVar("T")
 
 CANDIDATES = 50  # how deep each ranking goes before the rerank and the fusion
-VOCABULARY_TTL = 60.0  # seconds; another process (e.g. `folio index`) may have written meanwhile
+VECTORS_TTL = 60.0  # seconds a container's vectors are kept: another process (`folio index`) may have written
 
 
 class LocalRetriever:
@@ -50,7 +50,7 @@ class LocalRetriever:
         self._db: sqlite3.Connection | None = None
         # container -> (loaded at, rowids, unit vectors)
         self._vectors: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
-        self._vocab: tuple[float, Vocabulary] | None = None  # (loaded at, vocabulary)
+        self._vocab: tuple[int, Vocabulary] | None = None  # (the database's data_version then, vocabulary)
 
     # --- plumbing ----------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -160,15 +160,21 @@ class LocalRetriever:
             later=plan.later, phrases=plan.phrases, average_tokens=tokens,
         )  # fmt: skip
         if self.embedder is None:
-            chunks = apply_score_gap([row.chunk(score) for row, score in keyword], self.score_gap)[:top]
+            # Cut first, then build the Chunks: only `top` of the ~50 candidates are returned.
+            kept = apply_score_gap(keyword, self.score_gap, key=[score for _, score in keyword])[:top]
+            chunks = [row.chunk(score) for row, score in kept]
         else:
             chunks = await self._fuse(keyword, await self._vector_ranking(text, scope, depth), scope, top)
         return within(scope, chunks)
 
     def _vocabulary(self, db: sqlite3.Connection) -> Vocabulary:
-        # Runs in the worker thread, under the lock; dropped on every write and after VOCABULARY_TTL.
-        if self._vocab is None or time.monotonic() - self._vocab[0] > VOCABULARY_TTL:
-            self._vocab = (time.monotonic(), sql.load_vocabulary(db))
+        # Runs in the worker thread, under the lock; dropped on every write of ours, and reloaded when another
+        # connection (`folio index` in another process) has committed since: SQLite's data_version says so, for
+        # microseconds a search. A reload reads the whole FTS5 vocabulary (~100 ms of CPU at 50,000 chunks), which
+        # a 60 s timer used to repeat while nothing had changed.
+        version = sql.data_version(db)
+        if self._vocab is None or self._vocab[0] != version:
+            self._vocab = (version, sql.load_vocabulary(db))
         return self._vocab[1]
 
     async def _vector_ranking(self, query: str, scope: Scope, depth: int) -> list[tuple[int, float]]:
@@ -188,9 +194,9 @@ class LocalRetriever:
         return [(int(rowids[i]), float(similarity[i])) for i in order]
 
     async def _container_vectors(self, container: str) -> tuple[np.ndarray, np.ndarray]:
-        # Kept until a write to that container, or VOCABULARY_TTL (another process may have written).
+        # Kept until a write to that container, or VECTORS_TTL (another process may have written).
         cached = self._vectors.get(container)
-        if cached is None or time.monotonic() - cached[0] > VOCABULARY_TTL:
+        if cached is None or time.monotonic() - cached[0] > VECTORS_TTL:
             rowids, matrix = await self._run(lambda db: sql.load_vectors(db, container))
             cached = self._vectors[container] = (time.monotonic(), rowids, matrix)
         return cached[1], cached[2]

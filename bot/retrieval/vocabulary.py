@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bot.retrieval.fts import compounds, phrases, terms
 from bot.retrieval.rerank import stem
-from bot.retrieval.synonyms import alternatives
+from bot.text import alternatives
 
 RARE_SHARE = 0.05  # terms in at most this share of chunks select the candidates (FTS5 MATCH + bm25)
 COMMON_SHARE = 0.25  # terms in more than this share have BM25 idf <= ~1 (vs ~7 for rare terms): ignored
@@ -89,6 +89,8 @@ def plan_query(query: str, stems: dict[str, str], vocabulary: Vocabulary | None)
         correction = vocabulary.closest(word)
         if correction:
             term.setdefault(correction, correction)  # a vocabulary term is already stemmed
+        for synonym in _stand_ins(word, stems, vocabulary):
+            term.setdefault(synonym, stems[synonym])
     share = {word: vocabulary.share(stem) for word, stem in term.items() if word not in unknown}
     selecting = [word for word, found in share.items() if found <= RARE_SHARE]
     wider: list[str] = []
@@ -107,6 +109,12 @@ def plan_query(query: str, stems: dict[str, str], vocabulary: Vocabulary | None)
 def synonym_words(query: str) -> list[str]:
     """The one-word synonyms of the question's words (their index terms are looked up with the question's)."""
     return [entry for entry in alternatives(query) if " " not in entry]
+
+
+def _stand_ins(word: str, stems: dict[str, str], vocabulary: Vocabulary) -> list[str]:
+    """The one-word synonyms of a word the index never uses that it does use: they stand in for the word, as if
+    asked ("wrong" -> "false", "misleading"), where a synonym of a word the index holds only scores late."""
+    return [entry for entry in alternatives(word) if " " not in entry and stems.get(entry) in vocabulary.doc_freq]
 
 
 def _synonyms(

@@ -12,7 +12,7 @@ from fpdf import FPDF
 
 from bot.errors import InvalidInput
 from bot.ingest import collect_files, index_files
-from bot.ingest.chunking import split_page
+from bot.ingest.chunking import bridge, split_page
 from bot.models import Scope, Tag
 from bot.retrieval.local import LocalRetriever
 
@@ -128,6 +128,45 @@ def test_passages_overlap_and_cover_the_whole_page() -> None:
     assert all(len(passage) <= 500 for passage in passages)
     assert all(f"Sentence number {n} ends here." in " ".join(passages) for n in range(200))
     assert passages[0][-60:] in passages[1]  # the overlap carries the end of one passage into the next
+
+
+async def test_a_paragraph_cut_by_a_page_break_is_found_whole_and_cited_by_its_first_page(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    # The question's two halves stand on two pages: no passage of one page holds both.
+    first = f"{FILLER} An employee who adopts a child may take"
+    second = f"sixteen weeks of paid leave. {FILLER}"
+    make_pdf(tmp_path / "handbook.pdf", [first, second])
+    await index_files([tmp_path / "handbook.pdf"], index, container="c")
+    [hit] = await index.search("how many weeks of leave after adopting a child?", Scope(container="c"), top=1)
+    assert hit.page == 1
+    assert "adopts a child may take sixteen weeks of paid leave." in " ".join(hit.text.split())
+
+
+def test_the_page_break_passage_holds_only_the_sentence_the_break_cuts() -> None:
+    page = "Leave is granted by the manager. An employee who adopts a child may take"
+    overleaf = "sixteen weeks of paid leave. Interns receive a travel allowance."
+    assert bridge(page, overleaf) == "An employee who adopts a child may take sixteen weeks of paid leave."
+    assert bridge("Leave is granted by the manager.", overleaf) is None  # the page ends its sentence
+    assert bridge(page, "Interns receive a travel allowance.") is None  # a capital overleaf: a new sentence
+    assert bridge("Benefits include:\n• Dental care", "• Vision care") is None  # a list item starts overleaf
+    words = "and then some more words"
+    run_on = " ".join([words] * 40)  # no sentence end overleaf: at most 150 characters of it
+    assert bridge(page, run_on) == f"An employee who adopts a child may take {' '.join([words] * 6)}"
+
+
+async def test_a_fact_wholly_on_the_next_page_is_cited_by_that_page_not_the_one_before(
+    tmp_path: Path, index: LocalRetriever
+) -> None:
+    # Page 1 ends its sentence about interns; the fact opens page 2. A passage that showed it citing page 1 would send
+    # the reader to a page that does not hold it.
+    first = f"{FILLER} Interns are welcome on business trips with their team."
+    second = f"Interns receive a travel allowance of ninety euros a day. {FILLER}"
+    make_pdf(tmp_path / "handbook.pdf", [first, second])
+    await index_files([tmp_path / "handbook.pdf"], index, container="c")
+    hits = await index.search("what travel allowance do interns receive?", Scope(container="c"), top=5)
+    showing = [hit.page for hit in hits if "ninety euros" in hit.text]
+    assert showing == [2]
 
 
 async def test_the_context_line_names_the_document(tmp_path: Path, index: LocalRetriever) -> None:

@@ -218,3 +218,72 @@ async def test_a_file_set_back_by_an_older_folio_opens_and_one_from_a_newer_foli
             with pytest.raises(SearchUnavailable, match="newer Folio"):
                 await reopened.search("glasses", Scope(container="c"), top=5)
         await reopened.close()
+
+
+async def test_a_word_the_documents_never_use_is_searched_by_its_common_synonyms(tmp_path: Path) -> None:
+    # The handbook never says "wrong": the passage the question means says "false or misleading".
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [
+        chunk("c", "handbook.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
+    ]
+    await put(
+        index,
+        *others,
+        chunk("c", "handbook.pdf", "Claim forms are processed within thirty days.", page=1),
+        chunk("c", "handbook.pdf", "Send the form to the benefits office by mail.", page=2),
+        chunk("c", "handbook.pdf", "Intentionally false or misleading statements void the plan.", page=9),
+    )
+    found = await index.search("what happens if something on my claim form is wrong?", Scope(container="c"), top=3)
+    await index.close()
+    assert 9 in [hit.page for hit in found]
+
+
+async def test_words_another_process_indexed_are_known_to_a_running_search_at_once(tmp_path: Path) -> None:
+    # `folio serve` searches while `folio index` (another connection) adds a file: a misspelling of the new file's
+    # word is corrected at the next search, not a minute later.
+    serving = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    indexing = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    await put(serving, chunk("c", "old.pdf", "Opening hours are posted at the door."))
+    assert await serving.search("opening hours", Scope(container="c"), top=1)
+    await put(indexing, chunk("c", "new.pdf", "The hippopotamus enclosure opens at nine."))
+    found = await serving.search("hippopotamuss", Scope(container="c"), top=1)
+    await serving.close()
+    await indexing.close()
+    assert [hit.file for hit in found] == ["new.pdf"]
+
+
+async def test_what_is_a_word_finds_the_passage_that_says_what_it_is(tmp_path: Path) -> None:
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [
+        chunk("c", "plan.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
+    ]
+    await put(
+        index,
+        *others,
+        chunk("c", "plan.pdf", "Check the coinsurance for specialists before a visit.", page=3),
+        chunk(
+            "c",
+            "plan.pdf",
+            "Coinsurance is the share of a bill you pay once the deductible is met, such as 20%.",
+            page=4,
+        ),
+    )
+    found = await index.search("What is coinsurance?", Scope(container="c"), top=2)
+    await index.close()
+    assert [hit.page for hit in found] == [4, 3]
+
+
+async def test_a_search_of_the_only_container_still_keeps_to_it_once_another_process_adds_one(tmp_path: Path) -> None:
+    # A scope holding the whole index searches without its container in the MATCH; a container added by another
+    # connection meanwhile must not leak into its results.
+    serving = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    indexing = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    await put(serving, chunk("c", "mine.pdf", "Glasses are reimbursed once a year."))
+    assert [hit.file for hit in await serving.search("glasses", Scope(container="c"), top=5)] == ["mine.pdf"]
+    await put(indexing, chunk("d", "theirs.pdf", "Glasses and glasses and more glasses for everyone."))
+    found = await serving.search("glasses", Scope(container="c"), top=5)
+    both = await serving.search("glasses", Scope(containers=("c", "d")), top=5)
+    await serving.close()
+    await indexing.close()
+    assert [hit.file for hit in found] == ["mine.pdf"]
+    assert sorted(hit.file for hit in both) == ["mine.pdf", "theirs.pdf"]
