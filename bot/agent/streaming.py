@@ -10,10 +10,11 @@ What a streamed answer costs is the reading: ~150 events an answer, each a token
 client's own `post` (auth, retries, timeouts and HTTP errors as for any call; `cast_to=httpx2.Response` hands back
 the response unread), and the events are read here, in `ServerSentEvents`, straight from the body's bytes: no typed
 event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
-The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time
-(TRICKLE apart on average), reading pauses PACE seconds after each piece, so the tokens that arrive meanwhile are
-read (and shown) together: five reads a second instead of one per token, well inside what a person notices (Slack
-shows the text in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
+The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time,
+reading pauses after each piece for about GATHER tokens' time (PACE at most), so the tokens that arrive meanwhile
+are read (and shown) together: a read per GATHER tokens instead of one per token (each read costs ~25 us of the
+transport's layers, then the citation check and the view), well inside what a person notices (Slack shows the text
+in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` withou
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
-PACE = 0.2  # seconds to let a trickling answer gather before the next read
-TRICKLE = 0.008  # seconds between text pieces, on average, from which an answer trickles in
+PACE = 0.2  # seconds to let a trickling answer gather before the next read, at most
+GATHER = 24  # text pieces a pause lets gather: a fast trickle (2 ms a token) pauses ~50 ms, a slow one PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
 WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 
@@ -161,18 +162,19 @@ async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
             data = await anext(chunks)
         except StopAsyncIteration:
             break
-        if await _handle(events.feed(data), writer) and events.final is None:
-            await pace.after_text()
+        pieces = await _handle(events.feed(data), writer)
+        if pieces and events.final is None:
+            await pace.after_text(pieces)
     if events.final is None:
         raise ModelUnavailable("The model service ended its answer stream without a response.")
     return events.final
 
 
 class _Pace:
-    """Whether an answer trickles in (text pieces TRICKLE apart on average) or comes in bursts; while it trickles, a
-    pause after each piece that had to be waited for, so the tokens arriving meanwhile are read in one go. The
-    average over the answer, not the last gap, decides: under load, a read in the middle of a burst may wait for a
-    busy event loop, which alone would look like a trickle."""
+    """Whether an answer trickles in (each piece waited for) or comes in bursts; while it trickles, a pause after
+    each piece that had to be waited for, of GATHER times the average gap between pieces (PACE at most), so the
+    tokens arriving meanwhile are read in one go and the answer's end waits at most that long. The average over the
+    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
@@ -183,22 +185,25 @@ class _Pace:
     def asking(self) -> None:
         self._asked = self._clock()
 
-    async def after_text(self) -> None:
+    async def after_text(self, pieces: int) -> None:
+        """After a read that held `pieces` text deltas."""
         now = self._clock()
         waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
         self._first = self._first if self._first is not None else now
-        self._pieces += 1
-        if waited and self._pieces > TRICKLE_AFTER and (now - self._first) / self._pieces >= TRICKLE:
-            await asyncio.sleep(PACE)
+        self._pieces += pieces
+        if waited and self._pieces > TRICKLE_AFTER:
+            await asyncio.sleep(min(PACE, GATHER * (now - self._first) / self._pieces))
 
 
-async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> bool:
-    """Act on the events of one read; True when they held answer text (reported as one piece)."""
+async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> int:
+    """Act on the events of one read; how many text deltas they held (reported as one piece)."""
     text: list[str] = []
+    pieces = 0
     for event in events:
         kind = event.get("type")
         if kind == "response.output_text.delta":
             text.append(str(event.get("delta") or ""))
+            pieces += 1
             continue
         if text:
             await writer.write("".join(text))
@@ -214,5 +219,4 @@ async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> boo
             raise ModelUnavailable(f"The model service failed while answering: {event.get('message')}")
     if text:
         await writer.write("".join(text))
-        return True
-    return False
+    return pieces
