@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
+from json.decoder import scanstring as _scanstring
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -39,6 +40,11 @@ if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` withou
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
+# Events read without decoding them whole: `response.in_progress` repeats the response `response.created` carried
+# (instructions and tools included) and nothing reads it; a text delta needs only its text.
+_UNREAD = b'{"type":"response.in_progress"'
+_TEXT_DELTA = b'{"type":"response.output_text.delta",'
+_DELTA_KEY = '"delta":"'
 PACE = 0.2  # seconds to let a trickling answer gather before the next read, at most
 GATHER = 24  # text pieces a pause lets gather: a fast trickle (2 ms a token) pauses ~50 ms, a slow one PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
@@ -108,12 +114,33 @@ class ServerSentEvents:
         *complete, self._buffer = self._buffer.split(b"\n\n")
         for block in complete:
             payload = b"\n".join(line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:"))
+            if payload.startswith(_UNREAD):  # the whole response again, unused: not decoded
+                continue
             if payload and payload != b"[DONE]":
-                event = _decoded(payload)
+                event = _delta(payload) or _decoded(payload)
                 if isinstance(event, dict):
                     if event.get("type") in _FINAL:
                         self.final = ModelReply.read(event.get("response"))
                     yield event
+
+
+def _delta(payload: bytes) -> dict[str, Any] | None:
+    """A text delta as the service lays it out (`{"type":"response.output_text.delta",...,"delta":"..."`), read
+    without decoding the rest of the event (~150 an answer); None for any other payload, decoded whole instead."""
+    if not payload.startswith(_TEXT_DELTA):
+        return None
+    try:
+        text = payload.decode()
+    except UnicodeDecodeError:  # decoded whole, and reported as malformed there
+        return None
+    start = text.find(_DELTA_KEY)  # never inside a string: a quote there is escaped
+    if start < 0:
+        return None
+    try:
+        delta, _ = _scanstring(text, start + len(_DELTA_KEY))
+    except ValueError:  # a broken escape: as above
+        return None
+    return {"type": "response.output_text.delta", "delta": delta}
 
 
 def _decoded(payload: bytes) -> object:
