@@ -23,7 +23,7 @@ import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
 from json.decoder import scanstring as _scanstring
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx2
 
@@ -181,7 +181,7 @@ async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: An
 
 async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
     events = ServerSentEvents()
-    pace = _Pace(asyncio.get_running_loop().time)
+    pace = _Pace(asyncio.get_running_loop().time, socket=_socket_of(response))
     chunks = response.aiter_bytes()
     while True:  # to the end, after the final event too: the connection is then reused
         pace.asking()
@@ -203,8 +203,9 @@ class _Pace:
     tokens arriving meanwhile are read in one go and the answer's end waits at most that long. The average over the
     answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], *, socket: Callable[[], _Reading | None] = lambda: None) -> None:
         self._clock = clock
+        self._socket = socket
         self._asked = 0.0
         self._first: float | None = None
         self._pieces = 0
@@ -219,7 +220,42 @@ class _Pace:
         self._first = self._first if self._first is not None else now
         self._pieces += pieces
         if waited and self._pieces > TRICKLE_AFTER:
-            await asyncio.sleep(min(PACE, GATHER * (now - self._first) / self._pieces))
+            await self._pause(min(PACE, GATHER * (now - self._first) / self._pieces))
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait, the socket not read meanwhile where it can be paused: the tokens that arrive wait in the kernel and
+        come in one read after, instead of one read, HTTP chunk and wake-up each (most of a streamed answer's CPU)."""
+        socket = self._socket()
+        if socket is not None:
+            socket.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            if socket is not None:
+                socket.resume_reading()
+
+
+class _Reading(Protocol):
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+
+def _socket_of(response: httpx2.Response) -> Callable[[], _Reading | None]:
+    """The connection under a streamed response, when it is openai's aiohttp transport (`DefaultAioHttpClient`, what
+    Folio builds): aiohttp's own flow control (the protocol's pause_reading / resume_reading) is reached through the
+    httpx2 stream and the transport's response. None on any other transport: the pause then only waits."""
+    raw = getattr(getattr(response.stream, "_stream", None), "_aiohttp_response", None)
+
+    def socket() -> _Reading | None:
+        connection = getattr(raw, "connection", None)  # None once the response let its connection go
+        protocol = getattr(connection, "protocol", None)
+        reads = callable(getattr(protocol, "pause_reading", None)) and callable(
+            getattr(protocol, "resume_reading", None)
+        )
+        return protocol if reads else None
+
+    return socket
 
 
 async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> int:

@@ -123,3 +123,19 @@ async def test_an_answer_that_trickles_in_still_streams_whole_and_checked(
     assert written(events) == answer.text == "One month for staff [1], two for managers [2], and three in the first " \
         "year of service [1]."  # fmt: skip
     assert sum(isinstance(e, AnswerText) for e in events) > 3  # shown as it came, not all at the end
+
+
+async def test_a_fast_trickle_is_read_many_tokens_at_a_time(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    """Tokens 3 ms apart (a fast model) are gathered between reads, as slow ones are: each read and each piece the
+    view hears costs CPU, and Slack shows the text in batches anyway."""
+    text = "Staff give one month of notice [S1], " + " ".join(["and managers give two months"] * 10) + " [S2]."
+    fake_model.script(tools(search("notice period")), reply(text, token_delay=0.003))
+
+    answer, events = await run(model, options, conversation)
+
+    pieces = sum(isinstance(e, AnswerText) for e in events)
+    tokens = len(text.split())
+    assert written(events) == answer.text
+    assert 3 < pieces < tokens / 2, pieces  # one a token before
