@@ -226,6 +226,8 @@ class _Pace:
         """Wait, the socket not read meanwhile where it can be paused: the tokens that arrive wait in the kernel and
         come in one read after, instead of one read, HTTP chunk and wake-up each (most of a streamed answer's CPU)."""
         socket = self._socket()
+        if getattr(socket, "_reading_paused", False):  # aiohttp paused it (its buffer is full): left to aiohttp
+            socket = None
         if socket is not None:
             socket.pause_reading()
         try:
