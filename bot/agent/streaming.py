@@ -10,10 +10,11 @@ What a streamed answer costs is the reading: ~150 events an answer, each a token
 client's own `post` (auth, retries, timeouts and HTTP errors as for any call; `cast_to=httpx2.Response` hands back
 the response unread), and the events are read here, in `ServerSentEvents`, straight from the body's bytes: no typed
 event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
-The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time
-(TRICKLE apart on average), reading pauses PACE seconds after each piece, so the tokens that arrive meanwhile are
-read (and shown) together: five reads a second instead of one per token, well inside what a person notices (Slack
-shows the text in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
+The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time,
+reading pauses after each piece for about GATHER tokens' time (PACE at most), so the tokens that arrive meanwhile
+are read (and shown) together: a read per GATHER tokens instead of one per token (each read costs ~25 us of the
+transport's layers, then the citation check and the view), well inside what a person notices (Slack shows the text
+in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from json.decoder import scanstring as _scanstring
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx2
 
@@ -38,8 +40,13 @@ if TYPE_CHECKING:  # the SDK loads with the first model call: `folio ask` withou
 
 # The events that end a response and carry it whole; `error` ends the stream without one.
 _FINAL = ("response.completed", "response.failed", "response.incomplete")
-PACE = 0.2  # seconds to let a trickling answer gather before the next read
-TRICKLE = 0.008  # seconds between text pieces, on average, from which an answer trickles in
+# Events read without decoding them whole: `response.in_progress` repeats the response `response.created` carried
+# (instructions and tools included) and nothing reads it; a text delta needs only its text.
+_UNREAD = b'{"type":"response.in_progress"'
+_TEXT_DELTA = b'{"type":"response.output_text.delta",'
+_DELTA_KEY = '"delta":"'
+PACE = 0.2  # seconds to let a trickling answer gather before the next read, at most
+GATHER = 24  # text pieces a pause lets gather: a fast trickle (2 ms a token) pauses ~50 ms, a slow one PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
 WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 
@@ -109,12 +116,33 @@ class ServerSentEvents:
         *complete, self._buffer = self._buffer.split(b"\n\n")
         for block in complete:
             payload = b"\n".join(line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:"))
+            if payload.startswith(_UNREAD):  # the whole response again, unused: not decoded
+                continue
             if payload and payload != b"[DONE]":
-                event = _decoded(payload)
+                event = _delta(payload) or _decoded(payload)
                 if isinstance(event, dict):
                     if event.get("type") in _FINAL:
                         self.final = ModelReply.read(event.get("response"))
                     yield event
+
+
+def _delta(payload: bytes) -> dict[str, Any] | None:
+    """A text delta as the service lays it out (`{"type":"response.output_text.delta",...,"delta":"..."`), read
+    without decoding the rest of the event (~150 an answer); None for any other payload, decoded whole instead."""
+    if not payload.startswith(_TEXT_DELTA):
+        return None
+    try:
+        text = payload.decode()
+    except UnicodeDecodeError:  # decoded whole, and reported as malformed there
+        return None
+    start = text.find(_DELTA_KEY)  # never inside a string: a quote there is escaped
+    if start < 0:
+        return None
+    try:
+        delta, _ = _scanstring(text, start + len(_DELTA_KEY))
+    except ValueError:  # a broken escape: as above
+        return None
+    return {"type": "response.output_text.delta", "delta": delta}
 
 
 def _decoded(payload: bytes) -> object:
@@ -155,7 +183,7 @@ async def create_streamed(model: AsyncOpenAI, params: dict[str, Any], writer: An
 
 async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
     events = ServerSentEvents()
-    pace = _Pace(asyncio.get_running_loop().time)
+    pace = _Pace(asyncio.get_running_loop().time, socket=_socket_of(response))
     chunks = response.aiter_bytes()
     while True:  # to the end, after the final event too: the connection is then reused
         pace.asking()
@@ -163,21 +191,23 @@ async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
             data = await anext(chunks)
         except StopAsyncIteration:
             break
-        if await _handle(events.feed(data), writer) and events.final is None:
-            await pace.after_text()
+        pieces = await _handle(events.feed(data), writer)
+        if pieces and events.final is None:
+            await pace.after_text(pieces)
     if events.final is None:
         raise ModelUnavailable("The model service ended its answer stream without a response.")
     return events.final
 
 
 class _Pace:
-    """Whether an answer trickles in (text pieces TRICKLE apart on average) or comes in bursts; while it trickles, a
-    pause after each piece that had to be waited for, so the tokens arriving meanwhile are read in one go. The
-    average over the answer, not the last gap, decides: under load, a read in the middle of a burst may wait for a
-    busy event loop, which alone would look like a trickle."""
+    """Whether an answer trickles in (each piece waited for) or comes in bursts; while it trickles, a pause after
+    each piece that had to be waited for, of GATHER times the average gap between pieces (PACE at most), so the
+    tokens arriving meanwhile are read in one go and the answer's end waits at most that long. The average over the
+    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], *, socket: Callable[[], _Reading | None] = lambda: None) -> None:
         self._clock = clock
+        self._socket = socket
         self._asked = 0.0
         self._first: float | None = None
         self._pieces = 0
@@ -185,22 +215,62 @@ class _Pace:
     def asking(self) -> None:
         self._asked = self._clock()
 
-    async def after_text(self) -> None:
+    async def after_text(self, pieces: int) -> None:
+        """After a read that held `pieces` text deltas."""
         now = self._clock()
         waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
         self._first = self._first if self._first is not None else now
-        self._pieces += 1
-        if waited and self._pieces > TRICKLE_AFTER and (now - self._first) / self._pieces >= TRICKLE:
-            await asyncio.sleep(PACE)
+        self._pieces += pieces
+        if waited and self._pieces > TRICKLE_AFTER:
+            await self._pause(min(PACE, GATHER * (now - self._first) / self._pieces))
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait, the socket not read meanwhile where it can be paused: the tokens that arrive wait in the kernel and
+        come in one read after, instead of one read, HTTP chunk and wake-up each (most of a streamed answer's CPU)."""
+        socket = self._socket()
+        if getattr(socket, "_reading_paused", False):  # aiohttp paused it (its buffer is full): left to aiohttp
+            socket = None
+        if socket is not None:
+            socket.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            if socket is not None:
+                socket.resume_reading()
 
 
-async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> bool:
-    """Act on the events of one read; True when they held answer text (reported as one piece)."""
+class _Reading(Protocol):
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+
+def _socket_of(response: httpx2.Response) -> Callable[[], _Reading | None]:
+    """The connection under a streamed response, when it is openai's aiohttp transport (`DefaultAioHttpClient`, what
+    Folio builds): aiohttp's own flow control (the protocol's pause_reading / resume_reading) is reached through the
+    httpx2 stream and the transport's response. None on any other transport: the pause then only waits."""
+    raw = getattr(getattr(response.stream, "_stream", None), "_aiohttp_response", None)
+
+    def socket() -> _Reading | None:
+        connection = getattr(raw, "connection", None)  # None once the response let its connection go
+        protocol = getattr(connection, "protocol", None)
+        reads = callable(getattr(protocol, "pause_reading", None)) and callable(
+            getattr(protocol, "resume_reading", None)
+        )
+        return protocol if reads else None
+
+    return socket
+
+
+async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> int:
+    """Act on the events of one read; how many text deltas they held (reported as one piece)."""
     text: list[str] = []
+    pieces = 0
     for event in events:
         kind = event.get("type")
         if kind == "response.output_text.delta":
             text.append(str(event.get("delta") or ""))
+            pieces += 1
             continue
         if text:
             await writer.write("".join(text))
@@ -216,5 +286,4 @@ async def _handle(events: Iterator[dict[str, Any]], writer: AnswerWriter) -> boo
             raise ModelUnavailable(f"The model service failed while answering: {event.get('message')}")
     if text:
         await writer.write("".join(text))
-        return True
-    return False
+    return pieces

@@ -1,6 +1,7 @@
 """The Slack status-line view of a turn (a `bot.turns.TurnView`): the assistant thread status, else a placeholder.
 
-The status (assistant.threads.setStatus) shows under the thread and disappears when Folio posts; where Slack refuses
+The status (assistant.threads.setStatus) shows under the thread and disappears when Folio posts in the thread ("The
+status will be automatically cleared when the app sends a reply", Slack's docs of the method); where Slack refuses
 it, a placeholder message is posted and edited as tools run, then replaced by the answer. Progress is best effort:
 a failed update is logged, never fatal. `failed()` never raises, so a failure always reaches the thread if Slack does.
 A turn that resumes a delivery an earlier attempt began (`resumed_ts`) edits that attempt's message instead.
@@ -106,7 +107,7 @@ class StatusLineView:
             except SlackApiError as exc:  # e.g. the placeholder was deleted meanwhile: post the answer anew
                 log.warning("could not replace the placeholder: %s", exc.response.get("error"))
         ts = await self._post(message)
-        await self.clear()
+        self._status = False  # Slack clears the thread's status when the app replies in it: no call needed
         return ts
 
     async def fail(self, text: str) -> str | None:

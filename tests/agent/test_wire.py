@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 from bot.agent import AgentOptions, prompts
 from bot.agent.events import AnswerText, StepIds, TurnEvent
 from bot.agent.streaming import AnswerWriter, ServerSentEvents, create_streamed
-from bot.agent.wire import ModelReply, create, request_body
+from bot.agent.wire import MalformedReply, ModelReply, create, request_body
 from bot.errors import ModelUnavailable
 from bot.models import Conversation
 from tests.agent.test_streaming import run, written
@@ -84,6 +84,27 @@ def test_server_sent_events_split_anywhere_decode_the_same() -> None:
     assert by_byte.final is not None and by_byte.final.id == "resp_1"
 
 
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_text_deltas_in_the_services_compact_layout_read_as_decoded_whole(ascii_only: bool) -> None:
+    texts = ['caf\u00e9 "quoted" \\ [S1]', "tab\t, line\n", '{"delta":"not this"}', "\U0001f600 \u2028"]
+    deltas = [{"type": "response.output_text.delta", "sequence_number": n, "item_id": 'msg_"delta":"x"',
+               "output_index": 0, "content_index": 0, "delta": text, "logprobs": []} for n, text in enumerate(texts)]  # fmt: skip
+    events = [{"type": "response.in_progress", "response": {"id": "resp_1"}}, *deltas]
+    body = b"".join(
+        f"data: {json.dumps(e, ensure_ascii=ascii_only, separators=(',', ':'))}\n\n".encode() for e in events
+    )
+
+    read = list(ServerSentEvents().feed(body))
+
+    assert [event["delta"] for event in read] == texts  # the item id's quotes are escaped: not taken for the key
+
+
+def test_a_broken_text_delta_is_a_malformed_reply() -> None:
+    body = b'data: {"type":"response.output_text.delta","delta":"bad \\x escape"}\n\n'
+    with pytest.raises(MalformedReply):
+        list(ServerSentEvents().feed(body))
+
+
 def test_a_reply_that_is_not_a_response_is_the_services_fault_not_a_crash() -> None:
     with pytest.raises(ModelUnavailable):
         ModelReply.read({"object": "list", "data": []})  # a proxy answering something else with HTTP 200
@@ -102,3 +123,19 @@ async def test_an_answer_that_trickles_in_still_streams_whole_and_checked(
     assert written(events) == answer.text == "One month for staff [1], two for managers [2], and three in the first " \
         "year of service [1]."  # fmt: skip
     assert sum(isinstance(e, AnswerText) for e in events) > 3  # shown as it came, not all at the end
+
+
+async def test_a_fast_trickle_is_read_many_tokens_at_a_time(
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+) -> None:
+    """Tokens 3 ms apart (a fast model) are gathered between reads, as slow ones are: each read and each piece the
+    view hears costs CPU, and Slack shows the text in batches anyway."""
+    text = "Staff give one month of notice [S1], " + " ".join(["and managers give two months"] * 10) + " [S2]."
+    fake_model.script(tools(search("notice period")), reply(text, token_delay=0.003))
+
+    answer, events = await run(model, options, conversation)
+
+    pieces = sum(isinstance(e, AnswerText) for e in events)
+    tokens = len(text.split())
+    assert written(events) == answer.text
+    assert 3 < pieces < tokens / 2, pieces  # one a token before

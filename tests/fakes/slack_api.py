@@ -123,6 +123,9 @@ class FakeSlack:
         self.channel_members: dict[str, list[str]] = {}
         self.private_channels: set[str] = set()  # private channels with C ids (Slack's ids for new ones since 2021)
         self.titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> the assistant thread's title
+        # (channel, thread_ts) -> the status shown under the thread: set by assistant.threads.setStatus, cleared by
+        # the app's next message in the thread ("automatically cleared when the app sends a reply", Slack's docs)
+        self.statuses: dict[tuple[str, str], str] = {}
         self.prompts: dict[tuple[str, str | None], Json] = {}  # (channel, thread_ts or None) -> {title, prompts}
         self.views: list[View] = []
         # A broken or hostile Slack: method -> (params, the answer the fake would give) -> the answer sent instead.
@@ -269,6 +272,7 @@ class FakeSlack:
             params.get("thread_ts"),
         )
         self.messages[(message.channel, message.ts)] = message
+        self._replied(message)
         self._saw(message)
         return {
             "ok": True,
@@ -303,6 +307,7 @@ class FakeSlack:
         message = Message(params["channel"], self._next_ts(), "", [], params["thread_ts"], state)
         apply(message.stream, params)
         self.messages[(message.channel, message.ts)] = message
+        self._replied(message)
         self._saw(message)
         return {"ok": True, "channel": message.channel, "ts": message.ts}
 
@@ -344,6 +349,11 @@ class FakeSlack:
             return message, "message_not_in_streaming_state"
         return message, None
 
+    def _replied(self, message: Message) -> None:
+        """The app's message in a thread clears the thread's status."""
+        if message.thread_ts:
+            self.statuses.pop((message.channel, message.thread_ts), None)
+
     def _saw(self, message: Message, *, deleted: bool = False) -> None:
         """Record what the message looks like now (called under the lock, after every change)."""
         state = message.stream
@@ -357,7 +367,12 @@ class FakeSlack:
         return {"ok": True, "message_ts": self._next_ts()}
 
     def _assistant_threads_setStatus(self, params: Json) -> Json:
+        self.statuses[(params.get("channel_id", ""), params.get("thread_ts", ""))] = params.get("status", "")
         return {"ok": True}
+
+    def status_of(self, channel: str, thread_ts: str) -> str:
+        """The status a person sees under the thread now ("" when none)."""
+        return self.statuses.get((channel, thread_ts), "")
 
     def _users_info(self, params: Json) -> Json:
         user = params.get("user", "")

@@ -31,10 +31,24 @@ async def test_a_mention_is_answered_in_its_thread_with_links_to_the_page(harnes
     assert "You are protected <https://docs.example/" in answer and "#page=" in answer
     assert "*Sources*" in answer and "Applied filters: none" in answer
     statuses = [call["status"] for call in harness.slack.calls_of("assistant.threads.setStatus")]
-    assert "Searching: balance billing protection" in statuses and statuses[-1] == ""
+    assert "Searching: balance billing protection" in statuses
+    assert harness.slack.status_of(harness.thread_key(ts).channel, ts) == ""  # the answer's post cleared it
     assert all(status == 200 for status, _ in harness.responses)
     conversation = await harness.store.load(harness.thread_key(ts))
     assert conversation is not None and conversation.turns[0].question.startswith("What protection")
+
+
+async def test_the_answer_clears_the_status_line_itself(harness: Harness) -> None:
+    """Slack clears a thread's status when the app replies in it: the turn spends no call clearing it again."""
+    harness.model.script(*answer_script())
+
+    ts = await harness.mention("What protection is there against balance billing?")
+    await harness.settle()
+
+    methods = [call.method for call in harness.slack.calls if call.method.startswith(("assistant.", "chat."))]
+    statuses = [call["status"] for call in harness.slack.calls_of("assistant.threads.setStatus")]
+    assert methods[-1] == "chat.postMessage" and "" not in statuses
+    assert harness.slack.status_of(harness.thread_key(ts).channel, ts) == ""
 
 
 async def test_a_reply_in_the_thread_continues_the_conversation_from_the_last_response(harness: Harness) -> None:
