@@ -42,6 +42,8 @@ async def remove_files(
         await index.delete_file(held.container, held.file)
         if documents is not None:
             await documents.remove(held.container, held.file, at=at)
+    if files:
+        await index.compact()
     return list(files)
 
 

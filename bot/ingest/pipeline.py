@@ -341,6 +341,8 @@ async def index_files(
             except UnreadableFile as exc:
                 report.failed.append(str(exc))
                 told(FileEvent(path.name, "failed"))
+    if report.files:
+        await writer.compact()  # once a run, after its writes: searches then read no replaced passages
     return report
 
 

@@ -75,6 +75,10 @@ class IndexWriter(Protocol):
         """How many chunks `container` holds (0 when it does not exist)."""
         ...
 
+    async def compact(self) -> None:
+        """Tidy the index after a run of replace_file / delete_file calls, so searches read only live data."""
+        ...
+
 
 @runtime_checkable
 class SearchIndex(Retriever, IndexWriter, Protocol):

@@ -176,6 +176,9 @@ class AzureSearchRetriever:
         ids = [doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])]
         await self._delete_ids(ids)
 
+    async def compact(self) -> None:
+        """Nothing to do: the service merges its own index segments."""
+
     # --- plumbing ------------------------------------------------------------------------------------------------
     async def _ensure_index(self) -> None:
         if self._index_ready:

@@ -139,6 +139,14 @@ class LocalRetriever:
         self._vocab = None
         await self._run(lambda db: sql.transaction(db, lambda: write(db)))
 
+    async def compact(self) -> None:
+        """Merge the FTS5 index into one segment (`optimize`), dropping what replaced and deleted passages left.
+
+        FTS5 forgets a row by writing a delete marker, and old entries go only when a merge reaches them: files
+        indexed again a few times left the bench's index with ~5x the FTS data of a fresh one, and every search read
+        through it (1.6x the CPU a search). The ranking is unchanged (bm25's counts are kept exact either way)."""
+        await self._run(lambda db: db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')"))
+
     async def _embed_chunks(self, chunks: Sequence[Chunk]) -> np.ndarray | None:
         if self.embedder is None or not chunks:
             return None
