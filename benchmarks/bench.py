@@ -182,11 +182,13 @@ def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]
 
 def _build_index(corpus: Path, data: Path) -> None:
     """Index the corpus once into a cache beside the temp folder (unchanged files are skipped), then copy it. One cache
-    per corpus folder: the same files from another folder (another checkout's ../shared) would clash by name."""
+    per corpus folder and checkout: the same files from another folder would clash by name, and checkouts that chunk
+    differently (an A/B against an export of an older commit) re-indexed every file of a shared cache at each run,
+    leaving stale FTS5 data that made a search cost ~1.6x (benchmarks/RESULTS.md, "Search CPU under the harness")."""
     from bot.ingest import index_files
     from bot.retrieval.local import LocalRetriever
 
-    folder = hashlib.sha256(str(corpus.resolve()).encode()).hexdigest()[:16]
+    folder = hashlib.sha256(f"{corpus.resolve()}\n{ROOT}".encode()).hexdigest()[:16]
     cache = Path(tempfile.gettempdir()) / "folio-bench-index" / folder / "index.sqlite"
 
     async def build() -> None:
