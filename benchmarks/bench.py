@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--redis-stats", action="store_true",
-                        help="also print to stderr the embedded Redis's commands and round trips per answered turn")
+                        help="also print to stderr the embedded Redis's commands per answered turn")  # fmt: skip
     return parser
 
 
@@ -198,7 +198,7 @@ def _say_redis_stats(before: dict[str, int], after: dict[str, int], turns: int) 
     counts.pop("info", None)
     per_turn = {name: round(count / max(turns, 1), 2) for name, count in sorted(counts.items(), key=lambda x: -x[1])}
     _say(f"redis over {turns} answered turns, per turn: {sum(counts.values()) / max(turns, 1):.1f} commands; "
-         f"{json.dumps(per_turn)}")
+         f"{json.dumps(per_turn)}")  # fmt: skip
 
 
 def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]
