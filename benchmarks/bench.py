@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--redis-stats", action="store_true",
                         help="also print to stderr the embedded Redis's commands per answered turn")  # fmt: skip
+    parser.add_argument("--channel-per-thread", action="store_true",
+                        help="each thread in its own channel (else one: its posts keep Slack's pace of ~1/s, which "
+                             "caps turns not streamed at about one a second)")  # fmt: skip
     return parser
 
 
@@ -157,6 +160,11 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
         before, fakes_before = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
         target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
                         signing_secret=SECRET)  # fmt: skip
+        if args.channel_per_thread:
+            import benchmarks.loadgen as loadgen
+            from benchmarks.peer_run import own_channel_events
+
+            loadgen.question_events = own_channel_events  # drive() looks it up at run time
         _say(f"driving {args.threads} threads for {args.duration:.0f} s")
         started = time.monotonic()
         load = drive(target, threads=args.threads, duration=args.duration, questions=questions,
