@@ -16,7 +16,8 @@ holder cannot renew within one lease, its work is cancelled and `async with` rai
 A queue keeps arrival order, which a plain `SET NX` lock does not: two quick follow-ups must chain one after the other.
 
 Redis Cluster (issue 23): `enqueue_in` adds one-key commands to the caller's pipeline (which may span slots); every
-script's KEYS are the thread's lock keys, one slot. A cluster client raises RedisClusterException, which is no
+script's KEYS are the thread's lock keys, one slot. `try_acquire_in` (the accept's first try for an idle thread) and
+`release_in` (the release in the save's transaction, on the thread's slot) spare a turn two round trips. A cluster client raises RedisClusterException, which is no
 RedisError, for some failures: `REDIS_FAILURES` catches both.
 """
 
