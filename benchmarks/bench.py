@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--redis-stats", action="store_true",
+                        help="also print to stderr the embedded Redis's commands per answered turn")  # fmt: skip
+    parser.add_argument("--channel-per-thread", action="store_true",
+                        help="each thread in its own channel (else one: its posts keep Slack's pace of ~1/s, which "
+                             "caps turns not streamed at about one a second)")  # fmt: skip
     return parser
 
 
@@ -151,15 +156,23 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
         folio = stack.enter_context(_folio(work, data, urls, port, streaming=args.streaming == "on",
                                            workers=args.workers))  # fmt: skip
         pids = _folio_processes(folio.pid)
+        stats_before = _redis_stats(data) if args.redis_stats else None
         before, fakes_before = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
         target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
                         signing_secret=SECRET)  # fmt: skip
+        if args.channel_per_thread:
+            import benchmarks.loadgen as loadgen
+            from benchmarks.peer_run import own_channel_events
+
+            loadgen.question_events = own_channel_events  # drive() looks it up at run time
         _say(f"driving {args.threads} threads for {args.duration:.0f} s")
         started = time.monotonic()
         load = drive(target, threads=args.threads, duration=args.duration, questions=questions,
                      mention=args.replies == "mention", progress=_progress(started, args.duration))  # fmt: skip
         result = asyncio.run(load)
         after, fakes_after = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
+        if stats_before is not None:
+            _say_redis_stats(stats_before, _redis_stats(data), sum(1 for turn in result.turns if turn.error is None))
         usage = ProcessUsage(
             cpu_seconds=None if before is None or after is None else after - before,
             peak_rss_mb=_peak_rss_mb(pids),
@@ -167,6 +180,33 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
         )
         _say("load done; stopping Folio and the fakes")
     return result, usage
+
+
+def _redis_stats(data: Path) -> dict[str, int]:
+    """INFO commandstats of the embedded Redis Folio runs in `data`: calls by command."""
+    import redis
+
+    from bot.app.redis_server import running_socket
+
+    socket = running_socket(data)
+    if socket is None:
+        raise BenchFailed(f"no embedded Redis runs in {data}")
+    client = redis.Redis(unix_socket_path=str(socket))
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+def _say_redis_stats(before: dict[str, int], after: dict[str, int], turns: int) -> None:
+    """Per answered turn: every command Redis ran (scripts' own commands included), and the commands a client sent
+    (a pipeline's or transaction's commands together count as one round trip only in the client: see RESULTS.md)."""
+    counts = {name: after[name] - before.get(name, 0) for name in after if after[name] > before.get(name, 0)}
+    counts.pop("info", None)
+    per_turn = {name: round(count / max(turns, 1), 2) for name, count in sorted(counts.items(), key=lambda x: -x[1])}
+    _say(f"redis over {turns} answered turns, per turn: {sum(counts.values()) / max(turns, 1):.1f} commands; "
+         f"{json.dumps(per_turn)}")  # fmt: skip
 
 
 def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]

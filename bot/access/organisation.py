@@ -12,7 +12,7 @@ Redis Cluster (issue 23): one key per command; no hash tag is needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -53,32 +53,59 @@ class Organisation:
 
     async def shared_outside(self, team: str, channel: str) -> bool:
         """Whether `channel` is shared with another organisation (conversations.info, cached)."""
-        key = f"{self._prefix}:shared:{team}:{channel}"
-        cached = await self._get(key)
-        if cached is not None:
-            return cached
-        info = await self._ask(lambda: self._slack.conversations_info(channel=channel))
-        outside = shared_outside(info.get("channel") or {})
-        await self._put(key, outside)
-        return outside
+        return await self._shared(team, channel, await self._get(self._shared_key(team, channel)))
 
     async def is_outsider(self, team: str, user: str, *, user_team: str | None = None) -> bool:
         """Whether `user` belongs to another organisation: the event's `user_team` where it settles it (the
         installing workspace, or another one outside an Enterprise Grid organisation), else users.info (cached)."""
+        return await self._outsider(team, user, user_team, lambda: self._get(self._person_key(team, user)))
+
+    async def refusal_in_channel(
+        self, team: str, channel: str, user: str, *, user_team: str | None = None
+    ) -> str | None:
+        """A turn's two checks in a channel, in this order: "shared" when the channel is shared outside the
+        organisation, else "outsider" when the person is of another organisation, else None. Their cached answers
+        are read in one round trip (a turn makes both; one key per command, any Cluster slot)."""
+        shared_key, person_key = self._shared_key(team, channel), self._person_key(team, user)
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.get(shared_key)
+                pipe.get(person_key)
+                shared, person = (_flag(raw) for raw in await pipe.execute())
+        if await self._shared(team, channel, shared):
+            return "shared"
+        return "outsider" if await self._outsider(team, user, user_team, lambda: _now(person)) else None
+
+    async def _shared(self, team: str, channel: str, cached: bool | None) -> bool:
+        if cached is not None:
+            return cached
+        info = await self._ask(lambda: self._slack.conversations_info(channel=channel))
+        outside = shared_outside(info.get("channel") or {})
+        await self._put(self._shared_key(team, channel), outside)
+        return outside
+
+    async def _outsider(
+        self, team: str, user: str, user_team: str | None, cached: Callable[[], Awaitable[bool | None]]
+    ) -> bool:
         home_team, home_enterprise = await self.home()
         if user_team is not None and user_team == home_team:
             return False
         if user_team is not None and home_enterprise is None:  # no Grid organisation: another team is outside
             return True
-        key = f"{self._prefix}:person:{team}:{user}"
-        cached = await self._get(key)
-        if cached is not None:
-            return cached
+        known = await cached()
+        if known is not None:
+            return known
         found = await self._ask(lambda: self._slack.users_info(user=user))
         outsider = of_another_organisation(found.get("user") or {}, home_team=home_team,
                                            home_enterprise=home_enterprise)  # fmt: skip
-        await self._put(key, outsider)
+        await self._put(self._person_key(team, user), outsider)
         return outsider
+
+    def _shared_key(self, team: str, channel: str) -> str:
+        return f"{self._prefix}:shared:{team}:{channel}"
+
+    def _person_key(self, team: str, user: str) -> str:
+        return f"{self._prefix}:person:{team}:{user}"
 
     async def forget_channel(self, team: str, channel: str) -> None:
         """The channel was shared or unshared: ask Slack again on its next turn."""
@@ -100,9 +127,16 @@ class Organisation:
 
     async def _get(self, key: str) -> bool | None:
         async with redis_errors():
-            raw = await self._redis.get(key)
-        return None if raw is None else raw in (b"1", "1")
+            return _flag(await self._redis.get(key))
 
     async def _put(self, key: str, value: bool) -> None:
         async with redis_errors():
             await self._redis.set(key, "1" if value else "0", ex=self._ttl)
+
+
+def _flag(raw: bytes | str | None) -> bool | None:
+    return None if raw is None else raw in (b"1", "1")
+
+
+async def _now(value: bool | None) -> bool | None:
+    return value

@@ -8,10 +8,11 @@ Keys (all under one prefix, default `folio`; a thread's keys in bot.store.keys, 
     {prefix}:lock:{{team}:{channel}:{thread_ts}}:*   the thread's lock: queue, holder lease, fence (bot.store.lock)
     {{prefix}:intake}:*                             accepted deliveries until their turn is done (bot.store.intake)
 
-Redis Cluster (issue 23): `load`, `save`, `add_response` and `record_remaining` are MULTI/EXEC over one thread's
-keys, `delete` one DEL of them: one slot (the thread's tag). `accept` is a plain pipeline over two slots (the thread
-and the intake): on a single Redis one round trip in order; on a cluster the thread's part first, then the intake's,
-since a cluster pipeline sends each node's commands in parallel and the intake record must come last. `seen` keys
+Redis Cluster (issue 23): `load`, `save` (with the lock's release) and `record_remaining` are MULTI/EXEC over one
+thread's keys, `add_response` one script on one key, `delete` one DEL of them: one slot (the thread's tag). `accept`
+is a plain pipeline over two slots (the thread and the intake): on a single Redis one round trip in order; on a
+cluster the thread's part first, then the intake's, since a cluster pipeline sends each node's commands in parallel
+and the intake record must come last. `seen` keys
 are one key per command. On a single Redis, a thread's keys of older Folios (no hash tag) are adopted on first touch
 (bot.store.keys.ADOPT).
 
@@ -38,11 +39,20 @@ from bot.store.intake import Intake
 from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
 from bot.store.probe import needs_cluster_client
+from bot.store.scripts import Script
 
 log = logging.getLogger(__name__)
 
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
+
+
+# KEYS responses; ARGV response id, ttl_s. One command a response id, atomic: no set is left without its expiry.
+_ADD_RESPONSE = Script("""
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+""")
 
 
 class ConversationStore:
@@ -103,11 +113,8 @@ class ConversationStore:
     async def add_response(self, thread: ThreadKey, response_id: str) -> None:
         """Record a response the model just created for this thread, in one atomic step: no read-modify-write, so it
         never races the conversation record, and deletion reaches it whatever becomes of the turn."""
-        async with redis_errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.sadd(self._responses_key(thread), response_id)
-                pipe.expire(self._responses_key(thread), self._ttl)
-                await pipe.execute()
+        async with redis_errors():  # one script, not MULTI/SADD/EXPIRE/EXEC: a turn records three of these
+            await _ADD_RESPONSE(self._redis, (self._responses_key(thread),), (response_id, self._ttl))
 
     async def exists(self, thread: ThreadKey) -> bool:
         """Whether Folio holds a conversation for this thread (a cheap check for every threaded message)."""
@@ -119,13 +126,22 @@ class ConversationStore:
                 pipe.exists(self._key(thread))
                 return bool((await pipe.execute())[-1])
 
-    async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
-        """Write the conversation and restart its 30-day expiry (and its response ids')."""
+    async def save(self, thread: ThreadKey, conversation: Conversation, *, release: object = None) -> None:
+        """Write the conversation and restart its 30-day expiry (and its response ids'). `release`: the thread's lock
+        this turn holds, released in the same transaction (one round trip, not two; its keys are in the thread's
+        slot); when the save fails, the lock is still held and its `async with` releases it as ever."""
+        lock = release if isinstance(release, ThreadLock) and release.fence else None
+        if lock is not None:
+            await lock.stop_renewing()  # a renewal after the release would take the hold back
         async with redis_errors():
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
                 pipe.expire(self._responses_key(thread), self._ttl)
+                if lock is not None:
+                    lock.release_in(pipe)
                 await pipe.execute()
+        if lock is not None:
+            lock.released()
 
     async def delete(self, thread: ThreadKey) -> None:
         """Forget the thread (its turn traces too: they may quote it)."""
@@ -179,9 +195,9 @@ class ConversationStore:
     async def accept(
         self, thread: ThreadKey, *, delivery: str, request: str, owner: str, new: Conversation | None, reply: bool
     ) -> ThreadLock | None:
-        """Before the ack, in one round trip: take the thread's place in line, make the thread Folio's (`new` is
-        saved unless the thread already has a conversation), and record the delivery in the intake unless it was
-        seen before (None then: a repeated delivery). StoreUnavailable when the record may not be written: do not
+        """Before the ack, in one round trip: take the thread's place in line (and the hold, when the thread is
+        idle), make the thread Folio's (`new` is saved unless the thread already has a conversation), and record the
+        delivery in the intake unless it was seen before (None then: a repeated delivery: its place let go). StoreUnavailable when the record may not be written: do not
         ack then, so that Slack delivers it again.
 
         Saving `new` here, before the turn runs, is what lets a reply sent while the first answer is still being
@@ -199,10 +215,12 @@ class ConversationStore:
                 lock.enqueue_in(pipe)
                 if new is not None:
                     pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
-                if self.cluster:
-                    await pipe.execute()
+                lock.try_acquire_in(pipe)  # an idle thread's turn holds it from here: no round trip of its own
+                thread_part = await pipe.execute() if self.cluster else None
                 self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=accept_id, reply=reply)
-                recorded = (await pipe.execute())[-1]
+                replies = await pipe.execute()
+        *thread_replies, recorded = (thread_part or []) + replies
+        lock.tried(thread_replies[-1])
         if not recorded:
             await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line
             return None

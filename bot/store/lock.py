@@ -16,7 +16,8 @@ holder cannot renew within one lease, its work is cancelled and `async with` rai
 A queue keeps arrival order, which a plain `SET NX` lock does not: two quick follow-ups must chain one after the other.
 
 Redis Cluster (issue 23): `enqueue_in` adds one-key commands to the caller's pipeline (which may span slots); every
-script's KEYS are the thread's lock keys, one slot. A cluster client raises RedisClusterException, which is no
+script's KEYS are the thread's lock keys, one slot. `try_acquire_in` (the accept's first try for an idle thread) and
+`release_in` (the release in the save's transaction, on the thread's slot) spare a turn two round trips. A cluster client raises RedisClusterException, which is no
 RedisError, for some failures: `REDIS_FAILURES` catches both.
 """
 
@@ -157,7 +158,7 @@ class ThreadLock:
         deadline = started + self._wait_seconds
         pause, longest = self._poll_seconds
         while True:
-            fence = await self._try_acquire()
+            fence = self.fence or await self._try_acquire()  # held already when `accept` found the thread idle
             if fence > 0:
                 metrics.lock_waited(time.monotonic() - started)
                 self.fence, self._lost = fence, False
@@ -176,14 +177,41 @@ class ThreadLock:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        await self.stop_renewing()
+        if self.fence or self._queued:  # not when the turn's save released it already (`release_in`)
+            await self._release()
+        task = asyncio.current_task()
+        if self._lost and exc_type is asyncio.CancelledError and task is not None and task.uncancel() == 0:
+            raise LeaseLost(messages.LEASE_LOST) from exc  # our own cancel, and no one else's: say why
+
+    async def stop_renewing(self) -> None:
+        """Stop renewing the lease (before a release sent with other writes: a renewal after it would take the hold
+        back)."""
         renewer, self._renewer = self._renewer, None
         while renewer is not None and not renewer.done():  # asyncio.wait never raises: its end is not the holder's
             renewer.cancel()  # again after a while: redis-py can swallow a cancel that lands mid-command (#2028)
             await asyncio.wait([renewer], timeout=0.1)
-        await self._release()
-        task = asyncio.current_task()
-        if self._lost and exc_type is asyncio.CancelledError and task is not None and task.uncancel() == 0:
-            raise LeaseLost(messages.LEASE_LOST) from exc  # our own cancel, and no one else's: say why
+
+    def release_in(self, pipe: Pipeline) -> None:
+        """Add releasing the hold to the caller's transaction on the thread's slot; call `released()` once it ran.
+        Call `stop_renewing()` first."""
+        queue, waiters, holder, _ = self._keys
+        _RELEASE.queue(pipe, (holder, queue, waiters), (self._held() if self.fence else "", self._token))
+
+    def released(self) -> None:
+        """The release added by `release_in` ran: `async with` has nothing left to release."""
+        self._queued, self.fence = False, 0
+
+    def try_acquire_in(self, pipe: Pipeline) -> None:
+        """Add a first try for the hold to the caller's pipeline, after `enqueue_in` (the thread's commands only: one
+        slot); hand its reply to `tried`. An idle thread is then held without a round trip of its own."""
+        _TRY_ACQUIRE.queue(pipe, self._keys, (self._token, self._lease_ms, self._lease_ms))
+
+    def tried(self, reply: object) -> None:
+        """The reply of `try_acquire_in`: held from now on when it is a fence (> 0); `async with` starts renewing."""
+        fence = int(reply)  # type: ignore[call-overload]
+        if fence > 0:
+            self.fence, self._lost = fence, False
 
     async def _keep(self, holder: asyncio.Task[None]) -> None:
         """Renew the lease every third of it; cancel the holder once it is someone else's or a lease went by

@@ -31,6 +31,10 @@ class Boundary(Protocol):
 
     async def is_outsider(self, team: str, user: str, *, user_team: str | None = None) -> bool: ...
 
+    async def refusal_in_channel(
+        self, team: str, channel: str, user: str, *, user_team: str | None = None
+    ) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class SharedSpaces:
@@ -44,10 +48,13 @@ class SharedSpaces:
         policy, thread = self.policy(), request.thread
         if not request.is_dm:
             rule = policy.rule_for(thread.channel)  # NotConnected, as the inner scope would say
-            if rule.external != "allow":
-                if await self.organisation.shared_outside(thread.team, thread.channel):
+            if rule.external != "allow":  # both checks' cached answers in one round trip
+                refusal = await self.organisation.refusal_in_channel(thread.team, thread.channel, request.user,
+                                                                     user_team=request.asker_team)  # fmt: skip
+                if refusal == "shared":
                     raise Refused(messages.SHARED_CHANNEL_REFUSED)
-                await self._insider(request)
+                if refusal == "outsider":
+                    raise Refused(messages.OUTSIDER_REFUSED)
             return await self.inner.resolve(request, narrowing=narrowing)
         if not await self._outsider(request):
             return await self.inner.resolve(request, narrowing=narrowing)
@@ -58,10 +65,6 @@ class SharedSpaces:
         if policy.access is None and policy.dm is not None and policy.dm.external == "allow":
             return await self.inner.resolve(request, narrowing=narrowing)
         raise Refused(messages.OUTSIDER_REFUSED)
-
-    async def _insider(self, request: TurnRequest) -> None:
-        if await self._outsider(request):
-            raise Refused(messages.OUTSIDER_REFUSED)
 
     async def _outsider(self, request: TurnRequest) -> bool:
         return await self.organisation.is_outsider(request.thread.team, request.user, user_team=request.asker_team)

@@ -26,7 +26,8 @@ class Conversations(Protocol):
 
     async def load(self, thread: ThreadKey) -> Conversation | None: ...
 
-    async def save(self, thread: ThreadKey, conversation: Conversation) -> None: ...
+    async def save(self, thread: ThreadKey, conversation: Conversation, *, release: object = None) -> None:
+        """Save; `release`: the thread's lock the turn holds, which the store may release with the save."""
 
     async def delete(self, thread: ThreadKey) -> None: ...
 
@@ -51,7 +52,7 @@ class InMemory:
         saved = self._saved.get(thread)
         return saved.model_copy(deep=True) if saved is not None else None
 
-    async def save(self, thread: ThreadKey, conversation: Conversation) -> None:
+    async def save(self, thread: ThreadKey, conversation: Conversation, *, release: object = None) -> None:
         self._saved[thread] = conversation.model_copy(deep=True)
 
     async def delete(self, thread: ThreadKey) -> None:

@@ -59,7 +59,7 @@ async def answer(
         waited = time.monotonic()
         async with held:
             observer.lock_taken(time.monotonic() - waited)
-            return await _in_turn(request, services, view, observer, shown)
+            return await _in_turn(request, services, view, observer, shown, held)
     except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
         observer.failed(cancelled)
         raise
@@ -72,15 +72,16 @@ async def answer(
 
 
 async def _in_turn(
-    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown
-) -> Answer:
+    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown,
+    held: AbstractAsyncContextManager[object],
+) -> Answer:  # fmt: skip
     admitted = time.monotonic()
     await services.admit()  # after the lock, so a thread's turns keep their order
     observer.admitted(time.monotonic() - admitted)
     conversations, thread = services.conversations, request.thread
     existing = await conversations.load(thread)
     try:
-        return await _answer(request, existing, services, view, observer)
+        return await _answer(request, existing, services, view, observer, held)
     except Exception as error:
         shown.error = error
         ts = await _show(error, view, observer)
@@ -91,7 +92,7 @@ async def _in_turn(
 
 async def _answer(
     request: TurnRequest, existing: Conversation | None, services: TurnServices, view: TurnView,
-    observer: TurnObserver,
+    observer: TurnObserver, held: AbstractAsyncContextManager[object],
 ) -> Answer:  # fmt: skip
     turn = await _scope(request, existing, services)
     observer.scoped(turn.scope)
@@ -115,7 +116,8 @@ async def _answer(
     if ts is not None:
         conversation.message_ts.append(ts)
     try:
-        await services.conversations.save(request.thread, conversation)
+        # the lock goes with the save (one round trip): the thread's next turn may start once the answer is saved
+        await services.conversations.save(request.thread, conversation, release=held)
     except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
         log.exception("could not save %s", request.thread)
         await view.notice(messages.NOT_SAVED)

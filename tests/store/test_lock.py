@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import pytest
 from redis.asyncio import Redis
 
+from bot.models import Conversation, Scope
 from bot.store import ConversationStore, ThreadBusy, ThreadKey
 from tests.conftest import ROOT
 
@@ -121,3 +122,37 @@ def _holder(redis_url: str, prefix: str) -> Iterator[subprocess.Popen[str]]:
 
 def _prefix() -> str:
     return f"test-{uuid.uuid4().hex[:8]}"
+
+
+async def test_a_turn_saved_with_its_lock_lets_the_next_turn_in_and_never_frees_that_turns_hold(
+    redis_url: str,
+) -> None:
+    """The save releases the lock in its own transaction (one round trip): the next turn in line starts once the
+    answer is saved, sees it, and keeps the thread, though the first turn leaves its `async with` only later and its
+    lease (renewed every 0.1 s until the save) would have been taken back by a renewal after the release."""
+    store = ConversationStore(Redis.from_url(redis_url), prefix=_prefix(), lock_lease_seconds=0.3)
+    saved = Conversation(scope=Scope(container="hr"), started_by="U1")
+    seen: list[Conversation | None] = []
+    try:
+        first = await store.accept(THREAD, delivery="message:1", request="{}", owner="a#1", new=None, reply=False)
+        second = await store.accept(THREAD, delivery="message:2", request="{}", owner="a#1", new=None, reply=False)
+        assert first is not None and second is not None
+
+        async def next_turn() -> None:
+            async with second:
+                seen.append(await store.load(THREAD))
+                await asyncio.sleep(1.0)  # three leases: held by its own renewals
+
+        async with first:
+            waiting = asyncio.create_task(next_turn())
+            await asyncio.sleep(0.5)
+            assert seen == []  # the first turn holds the thread
+            await store.save(THREAD, saved, release=first)
+            await asyncio.sleep(0.5)
+            assert seen == [saved]  # in, while the first turn is still inside its `async with`
+        with pytest.raises(ThreadBusy):  # the first turn's exit freed nothing of the second's
+            async with store.lock(THREAD, wait_seconds=0.3):
+                pass
+        await waiting
+    finally:
+        await store.close()
