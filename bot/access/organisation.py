@@ -12,7 +12,7 @@ Redis Cluster (issue 23): one key per command; no hash tag is needed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -58,7 +58,10 @@ class Organisation:
     async def is_outsider(self, team: str, user: str, *, user_team: str | None = None) -> bool:
         """Whether `user` belongs to another organisation: the event's `user_team` where it settles it (the
         installing workspace, or another one outside an Enterprise Grid organisation), else users.info (cached)."""
-        return await self._outsider(team, user, user_team, lambda: self._get(self._person_key(team, user)))
+        settled = await self._settled_by_event(user_team)
+        if settled is not None:
+            return settled
+        return await self._outsider(team, user, await self._get(self._person_key(team, user)))
 
     async def refusal_in_channel(
         self, team: str, channel: str, user: str, *, user_team: str | None = None
@@ -74,7 +77,9 @@ class Organisation:
                 shared, person = (_flag(raw) for raw in await pipe.execute())
         if await self._shared(team, channel, shared):
             return "shared"
-        return "outsider" if await self._outsider(team, user, user_team, lambda: _now(person)) else None
+        settled = await self._settled_by_event(user_team)
+        outsider = settled if settled is not None else await self._outsider(team, user, person)
+        return "outsider" if outsider else None
 
     async def _shared(self, team: str, channel: str, cached: bool | None) -> bool:
         if cached is not None:
@@ -84,17 +89,21 @@ class Organisation:
         await self._put(self._shared_key(team, channel), outside)
         return outside
 
-    async def _outsider(
-        self, team: str, user: str, user_team: str | None, cached: Callable[[], Awaitable[bool | None]]
-    ) -> bool:
+    async def _settled_by_event(self, user_team: str | None) -> bool | None:
+        """What the event's `user_team` settles alone (None: it does not): the installing workspace is inside;
+        without a Grid organisation, any other workspace is outside."""
         home_team, home_enterprise = await self.home()
         if user_team is not None and user_team == home_team:
             return False
-        if user_team is not None and home_enterprise is None:  # no Grid organisation: another team is outside
+        if user_team is not None and home_enterprise is None:
             return True
-        known = await cached()
-        if known is not None:
-            return known
+        return None
+
+    async def _outsider(self, team: str, user: str, cached: bool | None) -> bool:
+        """users.info's answer for `user`, unless the cache has it."""
+        if cached is not None:
+            return cached
+        home_team, home_enterprise = await self.home()
         found = await self._ask(lambda: self._slack.users_info(user=user))
         outsider = of_another_organisation(found.get("user") or {}, home_team=home_team,
                                            home_enterprise=home_enterprise)  # fmt: skip
@@ -136,7 +145,3 @@ class Organisation:
 
 def _flag(raw: bytes | str | None) -> bool | None:
     return None if raw is None else raw in (b"1", "1")
-
-
-async def _now(value: bool | None) -> bool | None:
-    return value

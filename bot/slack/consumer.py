@@ -7,9 +7,9 @@
     await consumer.stop()              # stop claiming and renewing (running turns are Folio's to drain)
 
 The life of a record (bot.store.intake): `accept` records the delivery and takes the thread's place in line (and
-its hold, when the thread is idle) in one round trip; this process then runs the turn at once and renews the record's lease while it runs. When the process
-dies the lease lapses, and the claim loop of any serving process (every `claim_every` s) takes the record and runs
-the turn again (it lines up anew in its thread):
+its hold, when the thread is idle) in one round trip; this process then runs the turn at once and renews the
+record's lease while it runs. When the process dies the lease lapses, and the claim loop of any serving process
+(every `claim_every` s) takes the record and runs the turn again (it lines up anew in its thread):
  - the message an earlier attempt showed (stream or placeholder) is updated, never a second one posted;
  - when that message is already in the saved conversation, the answer was posted and saved: marked done, not rerun;
  - a plain reply in a thread runs only if the thread is Folio's;

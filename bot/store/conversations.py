@@ -12,9 +12,8 @@ Redis Cluster (issue 23): `load`, `save` (with the lock's release) and `record_r
 thread's keys, `add_response` one script on one key, `delete` one DEL of them: one slot (the thread's tag). `accept`
 is a plain pipeline over two slots (the thread and the intake): on a single Redis one round trip in order; on a
 cluster the thread's part first, then the intake's, since a cluster pipeline sends each node's commands in parallel
-and the intake record must come last. `seen` keys
-are one key per command. On a single Redis, a thread's keys of older Folios (no hash tag) are adopted on first touch
-(bot.store.keys.ADOPT).
+and the intake record must come last. `seen` keys are one key per command. On a single Redis, a thread's keys of
+older Folios (no hash tag) are adopted on first touch (bot.store.keys.ADOPT).
 
 Every Redis error leaves this module as StoreUnavailable.
 """
@@ -197,8 +196,8 @@ class ConversationStore:
     ) -> ThreadLock | None:
         """Before the ack, in one round trip: take the thread's place in line (and the hold, when the thread is
         idle), make the thread Folio's (`new` is saved unless the thread already has a conversation), and record the
-        delivery in the intake unless it was seen before (None then: a repeated delivery: its place let go). StoreUnavailable when the record may not be written: do not
-        ack then, so that Slack delivers it again.
+        delivery in the intake unless it was seen before (None then: a repeated delivery: its place let go).
+        StoreUnavailable when the record may not be written: do not ack then, so that Slack delivers it again.
 
         Saving `new` here, before the turn runs, is what lets a reply sent while the first answer is still being
         written continue the conversation: `exists()` is true from the moment Folio takes the thread on. `reply`:

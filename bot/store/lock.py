@@ -17,8 +17,8 @@ A queue keeps arrival order, which a plain `SET NX` lock does not: two quick fol
 
 Redis Cluster (issue 23): `enqueue_in` adds one-key commands to the caller's pipeline (which may span slots); every
 script's KEYS are the thread's lock keys, one slot. `try_acquire_in` (the accept's first try for an idle thread) and
-`release_in` (the release in the save's transaction, on the thread's slot) spare a turn two round trips. A cluster client raises RedisClusterException, which is no
-RedisError, for some failures: `REDIS_FAILURES` catches both.
+`release_in` (the release in the save's transaction, on the thread's slot) spare a turn two round trips. A cluster
+client raises RedisClusterException, which is no RedisError, for some failures: `REDIS_FAILURES` catches both.
 """
 
 from __future__ import annotations
