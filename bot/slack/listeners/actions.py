@@ -61,16 +61,23 @@ def _listener(folio: SlackFolio, action_id: str, work: Work) -> Callable[..., Aw
     return on_click
 
 
-def _clicked(
-    body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
-) -> tuple[ThreadKey, str, int] | None:
-    """The thread of the answer clicked, who clicked, and which turn of the thread the answer was."""
+def answer_clicked(body: dict[str, Any], context: AsyncBoltContext) -> tuple[ThreadKey, str] | None:
+    """The thread of the answer whose button or menu was clicked, and who clicked; None when the payload names no
+    message in a channel. Every control under an answer reads its click so."""
     message, channel = body.get("message") or {}, (body.get("channel") or {}).get("id")
     if not message.get("ts") or not channel:
         return None
     team = context.team_id or (body.get("team") or {}).get("id") or "-"
     thread = ThreadKey(team=team, channel=channel, thread_ts=message.get("thread_ts") or message["ts"])
-    return thread, body["user"]["id"], _turn_of(action)
+    return thread, body["user"]["id"]
+
+
+def _clicked(
+    body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
+) -> tuple[ThreadKey, str, int] | None:
+    """The thread of the answer clicked, who clicked, and which turn of the thread the answer was."""
+    clicked = answer_clicked(body, context)
+    return None if clicked is None else (*clicked, _turn_of(action))
 
 
 def _turn_of(action: dict[str, Any]) -> int:

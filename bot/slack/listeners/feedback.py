@@ -13,6 +13,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack import feedback
+from bot.slack.listeners.actions import answer_clicked
 from bot.slack.render import ACTION_FEEDBACK
 from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
@@ -42,10 +43,8 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
 def _clicked(body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
              ) -> tuple[ThreadKey, str, int, Any] | None:  # fmt: skip
     """The answer's thread, who clicked, which turn, and the verdict ("helpful" / "not_helpful")."""
-    message, channel = body.get("message") or {}, (body.get("channel") or {}).get("id")
     rating, _, turn = str(action.get("value") or "").partition(":")
-    if not message.get("ts") or not channel or rating not in {"helpful", "not_helpful"} or not turn.isdigit():
+    if rating not in {"helpful", "not_helpful"} or not turn.isdigit():
         return None
-    team = context.team_id or (body.get("team") or {}).get("id") or "-"
-    thread = ThreadKey(team=team, channel=channel, thread_ts=message.get("thread_ts") or message["ts"])
-    return thread, body["user"]["id"], int(turn), rating
+    clicked = answer_clicked(body, context)
+    return None if clicked is None else (*clicked, int(turn), rating)

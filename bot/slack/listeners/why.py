@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.slack import home, why
 from bot.slack.failures import describe_failure
+from bot.slack.listeners.actions import answer_clicked
 from bot.slack.render import ACTION_MORE, WHY
 from bot.slack.services import SlackFolio
 from bot.slack.thread_actions import tell
@@ -61,12 +62,12 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
                       client: AsyncWebClient) -> None:  # fmt: skip
         await ack()
         chosen = _chosen(action)
-        message, channel = body.get("message") or {}, (body.get("channel") or {}).get("id")
-        if chosen is None or chosen[0] != WHY or not message.get("ts") or not channel or not body.get("trigger_id"):
+        if chosen is None or chosen[0] != WHY or not body.get("trigger_id"):
             return
-        team = context.team_id or (body.get("team") or {}).get("id") or "-"
-        thread = ThreadKey(team=team, channel=channel, thread_ts=message.get("thread_ts") or message["ts"])
-        work = _show_turn(folio, client, thread, body["user"]["id"], chosen[1], trigger_id=body["trigger_id"])
+        if (clicked := answer_clicked(body, context)) is None:
+            return
+        thread, user = clicked
+        work = _show_turn(folio, client, thread, user, chosen[1], trigger_id=body["trigger_id"])
         folio.tasks.spawn(work, name=f"why {thread}")
 
 
