@@ -138,6 +138,7 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("online", "virtual", "telehealth", "telemedicine"),
     ("rule", "policy"),
     ("wrong", "false", "misleading", "inaccurate"),
+    ("need", "require", "required"),  # "what do I need" / "a referral is required" (ground truth hit@10 0.86 -> 0.88)
 )
 
 

@@ -120,13 +120,17 @@ def _stand_ins(word: str, stems: dict[str, str], vocabulary: Vocabulary) -> list
 def _synonyms(
     query: str, stems: dict[str, str], vocabulary: Vocabulary, asked: dict[str, str]
 ) -> tuple[tuple[str, float], ...]:
-    """(synonym, SYNONYM_WEIGHT * idf) for the synonyms the index holds and that are not common (scored late)."""
+    """(synonym, SYNONYM_WEIGHT * idf) for the synonyms the index holds and that are not common (scored late).
+
+    One per crude stem, not per index term: the late scores count crude stems (rerank.late_scores), and porter's one
+    term "requir" is two of them, "require" and "requir" (required, requires), so a group lists both forms."""
     held = set(asked.values())
+    counted: set[str] = set()
     found = []
     for word in synonym_words(query):
         term = stems.get(word, word)
-        if term not in held and 0 < vocabulary.share(term) <= COMMON_SHARE:
-            held.add(term)
+        if term not in held and stem(word) not in counted and 0 < vocabulary.share(term) <= COMMON_SHARE:
+            counted.add(stem(word))
             found.append((word, SYNONYM_WEIGHT * vocabulary.idf(term)))
     return tuple(found)
 

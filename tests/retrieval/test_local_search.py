@@ -238,6 +238,26 @@ async def test_a_word_the_documents_never_use_is_searched_by_its_common_synonyms
     assert 9 in [hit.page for hit in found]
 
 
+async def test_what_a_question_needs_finds_the_passage_saying_it_is_required(tmp_path: Path) -> None:
+    # People ask what they "need"; policies say what is "required" (the shared corpus: "What need for
+    # pre-authorization in Northwind Standard Benefits?" and the clinical review page's "may require pre-authorization").
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [
+        chunk("c", "plan.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
+    ]
+    required = "An MRI scan requires a referral from your doctor, written and signed, before the visit to the clinic."
+    await put(
+        index,
+        *others,
+        chunk("c", "plan.pdf", "You need your member card at every visit.", page=1),
+        chunk("c", "plan.pdf", "An MRI scan is covered once a year at any clinic of the network.", page=2),
+        chunk("c", "plan.pdf", required, page=3),
+    )
+    found = await index.search("What do I need before an MRI scan?", Scope(container="c"), top=2)
+    await index.close()
+    assert [hit.page for hit in found] == [3, 2]
+
+
 async def test_words_another_process_indexed_are_known_to_a_running_search_at_once(tmp_path: Path) -> None:
     # `folio serve` searches while `folio index` (another connection) adds a file: a misspelling of the new file's
     # word is corrected at the next search, not a minute later.
