@@ -22,8 +22,6 @@ if TYPE_CHECKING:  # each SDK is imported by the builder that needs it: a comman
     import aiohttp
     from azure.core.credentials_async import AsyncTokenCredential
     from openai import AsyncOpenAI
-    from redis.asyncio import Redis
-    from redis.asyncio.cluster import RedisCluster
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.access import Access
@@ -197,18 +195,13 @@ def store(settings: Settings, url: str | None = None) -> ConversationStore:
 
     hold = settings.folio_turn_timeout + 60  # how long a thread's earlier turns may keep a new one waiting (x 3)
     if url is not None:
-        return ConversationStore(redis_client(url), lock_hold_seconds=hold, reopen=lambda: redis_client(url))
+        return ConversationStore(redis_client(url), lock_hold_seconds=hold)
     if settings.redis_url is None:
         raise ConfigurationError(messages.REDIS_CLUSTER_NEEDS_URL if settings.redis_cluster else "REDIS_URL is not set")
     options = RedisOptions.of(settings)
     if not options.verify:
         logs.say(messages.REDIS_TLS_UNVERIFIED, level=logging.WARNING)
-    redis_url = settings.redis_url
-
-    def reopen() -> Redis | RedisCluster:  # the HTTP front's own client (bot.slack.front)
-        return redis_client(redis_url, options)
-
-    return ConversationStore(reopen(), lock_hold_seconds=hold, reopen=reopen)
+    return ConversationStore(redis_client(settings.redis_url, options), lock_hold_seconds=hold)
 
 
 async def embedded_redis(settings: Settings) -> EmbeddedRedis:

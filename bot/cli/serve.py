@@ -32,8 +32,7 @@ from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
-from bot.slack.app import EVENTS_PATH, build_app
-from bot.slack.front import front_site
+from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import ops_routes, running_site
 from bot.tasks import finish_or_hand_back
@@ -173,10 +172,9 @@ async def serve(
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
                 await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
             else:
-                routes = documents.routes() if documents else ()
+                application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
                 announce = None if shared else LISTENING
-                site = front_site(folio, app, host, port, *routes, ready=ready, announce=announce, started=started,
-                                  shared=shared)  # fmt: skip
+                site = running_site(application, host, port, announce=announce, started=started, shared=shared)
                 intake.append((await running.enter_async_context(site)).stop_taking)
             tell = _once(on_ready)
             if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):

@@ -51,15 +51,6 @@ MAX_ATTEMPTS = 3
 LEASE_LOST = "lease-lost"  # the cancel message of a turn whose record another process now holds
 
 
-@dataclass(frozen=True)
-class Taken:
-    """A delivery recorded before its ack (`Consumer.record`), its turn not started yet (`Consumer.begin`)."""
-
-    record: Claimed
-    request: TurnRequest
-    lock: ThreadLock
-
-
 @dataclass
 class _Running:
     owner: str
@@ -95,45 +86,22 @@ class Consumer:
         """Before the ack: record the delivery durably, take the thread's place in line, make the thread Folio's
         (`new`), and start the turn. False for a repeated delivery; StoreUnavailable when nothing could be recorded
         (then do not ack: Slack delivers it again). `reply`: run only if the thread is Folio's."""
-        taken = await self.record(request, new=new, reply=reply)
-        if taken is None:
-            return False
-        if self._leaving:  # stopping: another process runs it
-            await self._pass_on(taken)
-            return True
-        self._run(taken.record, taken.request, taken.lock)
-        return True
-
-    async def record(
-        self, request: TurnRequest, *, new: Conversation | None, reply: bool = False, store: ConversationStore | None = None
-    ) -> Taken | None:  # fmt: skip
-        """`accept`'s one round trip, through `store` (a twin of this consumer's store, on the event loop this runs
-        on: bot.slack.front); hand what it took to `begin` on the turns' loop. None for a repeated delivery."""
         delivery = request.delivery or f"turn:{secrets.token_hex(8)}"  # /ask, Think harder: their trigger was deduped
         request = replace(request, delivery=delivery)
         owner = f"{self.name}#1"
-        lock = await (store or self._store).accept(request.thread, delivery=delivery, request=request.to_json(),
-                                                   owner=owner, new=new, reply=reply)  # fmt: skip
+        lock = await self._store.accept(request.thread, delivery=delivery, request=request.to_json(), owner=owner,
+                                        new=new, reply=reply)  # fmt: skip
         if lock is None:
             log.info("duplicate delivery %s dropped", delivery)
             metrics.duplicate_dropped("message")
-            return None
+            return False
         record = Claimed(delivery=delivery, owner=owner, request="", reply=reply, attempt=1, shown=None)
-        return Taken(record, request, lock)
-
-    def begin(self, taken: Taken) -> None:
-        """On the turns' loop: run the turn `record` took (its lock moved to this loop's client), or pass it on to
-        the other workers when this one is stopping."""
-        taken = replace(taken, lock=self._store.bound(taken.lock))
-        if self._leaving:
-            self._folio.tasks.spawn(self._pass_on(taken), name=f"pass on {taken.request.thread}")
-            return
-        self._run(taken.record, taken.request, taken.lock)
-
-    async def _pass_on(self, taken: Taken) -> None:
-        await taken.lock.leave()
-        await self._intake_quietly(self._store.intake.hand_back([(taken.record.delivery, taken.record.owner)],
-                                                                counts=False))  # fmt: skip
+        if self._leaving:  # stopping: another process runs it
+            await lock.leave()
+            await self._intake_quietly(self._store.intake.hand_back([(delivery, owner)], counts=False))
+            return True
+        self._run(record, request, lock)
+        return True
 
     def pause(self) -> None:
         """A stopping process takes on no other worker's turns; its own keep their leases while they drain."""

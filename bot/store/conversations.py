@@ -66,10 +66,8 @@ class ConversationStore:
         lock_hold_seconds: float = 180.0,
         lock_lease_seconds: float = LEASE_SECONDS,
         on_close: Callable[[], None] | None = None,
-        reopen: Callable[[], Redis | RedisCluster] | None = None,
     ) -> None:
         self._redis = redis
-        self._reopen = reopen  # a new client of the same Redis: see `twin`
         self.cluster = isinstance(redis, RedisCluster)  # no keys of older Folios there: they could not use one
         self._plain_checked = False  # ping() found this plain client's server no cluster node
         self._prefix = prefix
@@ -226,21 +224,6 @@ class ConversationStore:
             await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line
             return None
         return lock
-
-    def twin(self) -> ConversationStore | None:
-        """This store on a client of its own, for another thread's event loop (a client's connections belong to the
-        loop that opened them: bot.slack.front), or None when this store was not given `reopen`. Closing the twin
-        closes only its client."""
-        if self._reopen is None:
-            return None
-        return ConversationStore(
-            self._reopen(), prefix=self._prefix, ttl_seconds=self._ttl, lock_hold_seconds=self._lock_hold,
-            lock_lease_seconds=self._lock_lease, reopen=self._reopen,
-        )  # fmt: skip
-
-    def bound(self, lock: ThreadLock) -> ThreadLock:
-        """`lock`, taken through a twin's client (`accept` there), sent through this store's client from now on."""
-        return lock.using(self._redis)
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
         """The thread's lock: turns run one at a time in the order they called `enqueue()`; its keys share the

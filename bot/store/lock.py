@@ -24,7 +24,6 @@ client raises RedisClusterException, which is no RedisError, for some failures: 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import secrets
 import time
@@ -140,13 +139,6 @@ class ThreadLock:
         pipe.hset(waiters, self._token, int(time.time() * 1000) + self._lease_ms)
         pipe.pexpire(waiters, 2 * self._lease_ms)
         self._queued = True
-
-    def using(self, redis: Redis) -> ThreadLock:
-        """This place in line (and hold, if taken) sent through `redis` from now on: a client of the event loop the
-        turn runs on, when another loop's client took the place (bot.slack.front). Call before `async with`."""
-        moved = copy.copy(self)
-        moved._redis = redis
-        return moved
 
     async def leave(self) -> None:
         """Give up the place in line (or the lock) without waiting; never raises."""

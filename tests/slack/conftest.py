@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from redis.asyncio import Redis
 from slack_sdk.models.blocks import Block
 
@@ -21,8 +22,7 @@ from bot.app.redis_client import RedisOptions
 from bot.app.slack_calls import ChannelPacer
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
-from bot.slack.app import EVENTS_PATH, build_app
-from bot.slack.front import front_site
+from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
@@ -91,16 +91,12 @@ async def running_app(
         "folio_access_ttl": access_ttl, "folio_streaming": streaming,
         **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,  # overrides win
     })  # fmt: skip
-
-    def reopen() -> Any:  # a client of its own for the HTTP front's loop (bot.slack.front), made like the first
-        if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
-            return redis_client(redis or redis_url, redis_options)
-        return (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
-
+    client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
+    if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
+        client = redis_client(redis or redis_url, redis_options)
     store = ConversationStore(
-        reopen(), prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease,
-        reopen=reopen,
-    )  # fmt: skip
+        client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease
+    )
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
     slack_http = slack_http_session()
@@ -112,15 +108,19 @@ async def running_app(
             serving=True, clock=clock,
         ) as opened:  # fmt: skip
             folio = SlackFolio.of(opened)  # the one build_app serves (its consumer, its services)
-            site = front_site(folio, build_app(folio), "127.0.0.1", 0, announce=None)  # as `folio serve` serves it
-            async with site as listening:
-                try:
-                    async with aiohttp.ClientSession() as http:
-                        url = f"http://127.0.0.1:{listening.port}{EVENTS_PATH}"
-                        yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http, folio=folio)
-                finally:
-                    await folio.consumer.stop()
-                    await folio.tasks.drain()
+            runner = web.AppRunner(web_app(build_app(folio)))
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = runner.addresses[0][1]
+            try:
+                async with aiohttp.ClientSession() as http:
+                    url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+                    yield Harness(url, slack, fake_model, store, folio.tasks, retriever, http, folio=folio)
+            finally:
+                await folio.consumer.stop()
+                await folio.tasks.drain()
+                await runner.cleanup()
     finally:
         await slack_http.close()
         if model is not None:

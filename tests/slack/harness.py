@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import itertools
 import json
-import threading
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -62,16 +61,9 @@ class RecordingRetriever(Retriever):
         self.scopes: list[Scope] = []
         self.down = False
         self.delay = 0.0  # seconds each search takes, to let a turn run out of time while it searches
-        self.hold = 0.0  # seconds the next search keeps the event loop to itself, as CPU-bound work does
-        self.holding = threading.Event()  # set while it does
 
     async def search(self, query: str, scope: Scope, *, top: int) -> list[Chunk]:
         self.scopes.append(scope)
-        if self.hold:
-            hold, self.hold = self.hold, 0.0
-            self.holding.set()
-            time.sleep(hold)  # noqa: ASYNC251 (the point: nothing else on this loop runs meanwhile)
-            self.holding.clear()
         await asyncio.sleep(self.delay)
         if self.down:
             from bot.errors import SearchUnavailable
@@ -88,16 +80,6 @@ def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> di
     stamp = str(timestamp if timestamp is not None else int(time.time()))
     digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
-
-
-def envelope(event: dict[str, Any], *, event_id: str | None = None) -> str:
-    """The body of the Events API request that delivers `event`."""
-    return json.dumps({
-        "token": "legacy", "team_id": TEAM, "api_app_id": "A0FOLIO01", "type": "event_callback",
-        "event_id": event_id or f"Ev{next(_ids):08d}", "event_time": int(time.time()),
-        "event": {**event, "event_ts": event["ts"]},
-        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
-    })  # fmt: skip
 
 
 _user_ts = itertools.count(1)
@@ -136,8 +118,14 @@ class Harness:
         return answer
 
     async def event(self, event: dict[str, Any], *, event_id: str | None = None, retry: int = 0) -> int:
+        envelope = {
+            "token": "legacy", "team_id": TEAM, "api_app_id": "A0FOLIO01", "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_ids):08d}", "event_time": int(time.time()),
+            "event": {**event, "event_ts": event["ts"]},
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
+        }  # fmt: skip
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else {}
-        status, _ = await self.post(envelope(event, event_id=event_id), "application/json", headers=headers)
+        status, _ = await self.post(json.dumps(envelope), "application/json", headers=headers)
         return status
 
     async def mention(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,

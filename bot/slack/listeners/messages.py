@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -19,7 +18,6 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import StoreUnavailable
-from bot.models import Conversation
 from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
 from bot.slack.consumer import consumer_for
@@ -44,81 +42,44 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         await on_message_event(folio, client, context, event, mentioned=False)
 
 
-@dataclass(frozen=True)
-class Asked:
-    """A person's message Folio takes on: its turn, the conversation it starts (None for a plain reply, answered
-    only in Folio's threads), and whether it is such a reply."""
-
-    request: TurnRequest
-    new: Conversation | None
-    reply: bool
-
-
-def asked(
-    event: dict[str, Any], *, team: str, bot_user_id: str | None, delivery: str | None, mentioned: bool
-) -> Asked | None:
-    """Whether a person's message (the middleware let only those through) may be a question for Folio, and which."""
-    channel, ts = event["channel"], event["ts"]
-    thread = ThreadKey(team=team, channel=channel, thread_ts=event.get("thread_ts") or ts)
-    is_dm = event.get("channel_type") == "im"
-    text = event.get("text") or ""
-    mentions_us = bool(bot_user_id) and f"<@{bot_user_id}" in text
-    if not mentioned and not is_dm and (thread.thread_ts == ts or mentions_us):
-        return None  # a new message in a channel is for people, and a reply mentioning Folio is its app_mention's
-    request = TurnRequest(
-        thread=thread,
-        question=clean_question(text, bot_user_id=bot_user_id),
-        user=event["user"],
-        is_dm=is_dm,
-        asker_team=event.get("user_team"),  # Slack Connect: the asker's own workspace
-        delivery=delivery,
-    )
-    reply = not mentioned and not is_dm  # answered only when the thread is Folio's
-    return Asked(request, None if reply else claim(request), reply)  # taken on without reading the policy
-
-
 async def on_message_event(
     folio: SlackFolio, client: AsyncWebClient, context: AsyncBoltContext, event: dict[str, Any], *, mentioned: bool
 ) -> None:
-    """Take a person's question on before the ack (raises StoreUnavailable, so it is not acked, while Redis cannot
-    record it). Over HTTP the front thread does this before Bolt is reached (bot.slack.front); here: Socket Mode."""
-    team = context.team_id or event.get("team") or "-"
-    question = asked(event, team=team, bot_user_id=context.bot_user_id, delivery=context.get(DELIVERY),
-                     mentioned=mentioned)  # fmt: skip
-    if question is None:
-        return
+    """Decide whether a person's message (the middleware let only those through) may be a question for Folio, and
+    if so take it on before the ack (raises StoreUnavailable, so it is not acked, while Redis cannot record it)."""
+    channel, ts = event["channel"], event["ts"]
+    thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
+                       thread_ts=event.get("thread_ts") or ts)  # fmt: skip
+    is_dm = event.get("channel_type") == "im"
+    text = event.get("text") or ""
+    mentions_us = bool(context.bot_user_id) and f"<@{context.bot_user_id}" in text
+    if not mentioned and not is_dm and (thread.thread_ts == ts or mentions_us):
+        return  # a new message in a channel is for people, and a reply mentioning Folio is its app_mention's
+    request = TurnRequest(
+        thread=thread,
+        question=clean_question(text, bot_user_id=context.bot_user_id),
+        user=event["user"],
+        is_dm=is_dm,
+        asker_team=event.get("user_team"),  # Slack Connect: the asker's own workspace
+        delivery=context.get(DELIVERY),
+    )
+    reply = not mentioned and not is_dm  # answered only when the thread is Folio's
+    new = None if reply else claim(request)  # taken on without reading the policy: the turn resolves its scope
     try:
-        accepted = await consumer_for(folio).accept(question.request, new=question.new, reply=question.reply)
+        accepted = await consumer_for(folio).accept(request, new=new, reply=reply)
     except StoreUnavailable as error:
-        if not store_down(folio, client, question, retry=context.get(RETRY) or 0, error=error):
+        if (context.get(RETRY) or 0) < LAST_RETRY:
+            log.warning("store unavailable: delivery %s not acknowledged, so Slack sends it again", request.delivery)
             raise  # Bolt answers 500 (HTTP) or sends no ack (Socket Mode)
+        if reply:  # Slack's last try, and only Redis can say whether the thread is Folio's: hold it until then
+            log.warning("store unavailable at Slack's last retry; holding a reply in %s until Redis is back", thread)
+            folio.tasks.spawn(_accept_when_back(folio, request), name=f"held reply {thread}")
+            return
+        folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {thread}")  # told and recorded
         return
-    if accepted:
-        taken_on(folio, client, question.request)
-
-
-def taken_on(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest) -> None:
-    """After the accept, on the turns' loop: an assistant thread's first question gets its title."""
-    if request.is_dm:
+    if accepted and request.is_dm:  # an assistant thread's first question: its title
         folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
                           name="title")  # fmt: skip
-
-
-def store_down(
-    folio: SlackFolio, client: AsyncWebClient, question: Asked, *, retry: int, error: StoreUnavailable
-) -> bool:
-    """Redis could not record a question: False while Slack will deliver it again (do not ack); at Slack's last try,
-    a reply is held until Redis is back and anything else is told in its thread (True: ack it)."""
-    request, thread = question.request, question.request.thread
-    if retry < LAST_RETRY:
-        log.warning("store unavailable: delivery %s not acknowledged, so Slack sends it again", request.delivery)
-        return False
-    if question.reply:  # Slack's last try, and only Redis can say whether the thread is Folio's: hold it until then
-        log.warning("store unavailable at Slack's last retry; holding a reply in %s until Redis is back", thread)
-        folio.tasks.spawn(_accept_when_back(folio, request), name=f"held reply {thread}")
-        return True
-    folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {thread}")  # told and recorded
-    return True
 
 
 async def _accept_when_back(folio: SlackFolio, request: TurnRequest) -> None:
