@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import socket
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -72,3 +73,35 @@ async def test_a_question_is_acknowledged_without_waiting_for_the_busy_loop_to_c
         assert took < 6 * ROUND, f"the ack took {took:.3f} s, {took / ROUND:.1f} rounds of the busy loop"
         await harness.settle()
         assert len(harness.texts(ts)) == 1  # answered, once
+
+
+async def test_a_redis_that_does_not_answer_holds_the_loop_once_not_once_a_message(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # takes connections, never answers a command
+        url = f"redis://127.0.0.1:{silent.getsockname()[1]}"
+        async with running_app(
+            slack, fake_model, redis_url, corpus_index, redis=url, production_client=True
+        ) as harness:
+            gaps: list[float] = []
+
+            async def heartbeat() -> None:  # how long the loop goes without coming round
+                while True:
+                    beat = time.monotonic()
+                    await asyncio.sleep(0.01)
+                    gaps.append(time.monotonic() - beat)
+
+            beating = asyncio.create_task(heartbeat())
+            try:
+                first = await harness.mention("What does Northwind Standard cover?")
+                held_first, gaps[:] = max(gaps), []
+                second = await harness.mention("Is there a deductible?")
+                held_second = max(gaps)
+            finally:
+                beating.cancel()
+            # Neither is acked (Slack delivers both again); the first held the loop for the blocking client's
+            # timeout, the second waited for Redis without holding it (the pause after a failure).
+            assert [status for status, _ in harness.responses] == [500, 200, 500, 200]
+            assert held_first > 1.5 and held_second < 0.5, (held_first, held_second)
+            await harness.settle()
+            assert harness.texts(first) == harness.texts(second) == []
