@@ -13,7 +13,8 @@ thread's keys, `add_response` one script on one key, `delete` one DEL of them: o
 is a plain pipeline over two slots (the thread and the intake): on a single Redis one round trip in order; on a
 cluster the thread's part first, then the intake's, since a cluster pipeline sends each node's commands in parallel
 and the intake record must come last. `seen` keys are one key per command. On a single Redis, a thread's keys of
-older Folios (no hash tag) are adopted on first touch (bot.store.keys.ADOPT).
+older Folios (no hash tag) are adopted on first touch (bot.store.keys.ADOPT). `accept`, the one round trip before
+Slack's ack, goes through a blocking client when given one (a single Redis): see `_accept_blocking`.
 
 Every Redis error leaves this module as StoreUnavailable.
 """
