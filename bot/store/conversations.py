@@ -247,11 +247,11 @@ class ConversationStore:
         return lock
 
     def _accept_blocking(self, *parts: Callable[[Pipeline], None]) -> list[object]:
-        """`accept`'s round trip(s), blocking the event loop meanwhile (a local Redis answers in well under a
-        millisecond). Awaited, the reply would wait for the loop to come round: with 30 turns running, each of the
-        seven or so awaits of redis-py's pipeline waits behind every turn's next step, and so did Slack's ack
-        (benchmarks/RESULTS.md, issue 21 item 2). After a failure, `accept` awaits for BLOCKING_PAUSE seconds, so
-        that a Redis that does not answer blocks the loop once, not once a message."""
+        """`accept`'s round trip, holding the event loop meanwhile (a local Redis answers in well under a
+        millisecond). Awaited, redis-py's pipeline takes the loop round six or seven times, and with 30 turns
+        running each round waits for every turn's next step: so did Slack's ack (benchmarks/RESULTS.md, issue 21
+        item 2). After a failure `accept` awaits for BLOCKING_PAUSE seconds, so that a Redis that does not answer
+        holds the loop once (the client's timeout), not once a message."""
         assert self._blocking is not None
         try:
             with self._blocking.pipeline(transaction=False) as pipe:
