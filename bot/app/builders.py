@@ -190,18 +190,19 @@ def data_dir(settings: Settings) -> Path:
 def store(settings: Settings, url: str | None = None) -> ConversationStore:
     """A ConversationStore on REDIS_URL (as a cluster with REDIS_CLUSTER=true), or on `url`: the embedded Redis's
     socket."""
-    from bot.app.redis_client import RedisOptions
+    from bot.app.redis_client import RedisOptions, blocking_client
     from bot.store import ConversationStore
 
     hold = settings.folio_turn_timeout + 60  # how long a thread's earlier turns may keep a new one waiting (x 3)
     if url is not None:
-        return ConversationStore(redis_client(url), lock_hold_seconds=hold)
+        return ConversationStore(redis_client(url), lock_hold_seconds=hold, blocking=blocking_client(url))
     if settings.redis_url is None:
         raise ConfigurationError(messages.REDIS_CLUSTER_NEEDS_URL if settings.redis_cluster else "REDIS_URL is not set")
     options = RedisOptions.of(settings)
     if not options.verify:
         logs.say(messages.REDIS_TLS_UNVERIFIED, level=logging.WARNING)
-    return ConversationStore(redis_client(settings.redis_url, options), lock_hold_seconds=hold)
+    return ConversationStore(redis_client(settings.redis_url, options), lock_hold_seconds=hold,
+                             blocking=blocking_client(settings.redis_url, options))  # fmt: skip
 
 
 async def embedded_redis(settings: Settings) -> EmbeddedRedis:

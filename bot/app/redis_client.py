@@ -24,6 +24,7 @@ from bot.config import Settings
 from bot.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from redis import Redis as SyncRedis
     from redis.asyncio import Redis
     from redis.asyncio.cluster import RedisCluster
 
@@ -89,6 +90,22 @@ def redis_client(url: str, options: RedisOptions = RedisOptions()) -> Redis | Re
     except ValueError as exc:  # no scheme, a bad port: redis-py says what; the operator needs the variable too
         raise ConfigurationError(f"REDIS_URL is not a Redis URL ({exc}). Use redis://HOST:6379/0.") from exc
     return Redis.from_pool(pool)
+
+
+def blocking_client(url: str, options: RedisOptions = RedisOptions()) -> SyncRedis | None:
+    """The same Redis through redis-py's blocking client, with `redis_client`'s timeouts, reconnect and TLS: for the
+    one round trip before Slack's ack (`ConversationStore.accept`), which an awaiting client makes wait for a busy
+    event loop. Used by one thread at a time: one connection. None on a cluster: redis-py's blocking cluster
+    pipeline takes no scripts (its `eval` refuses), so the accept awaits there as before."""
+    if options.cluster:
+        return None
+    from redis import Redis as SyncRedis
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.retry import Retry
+
+    retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+    return SyncRedis.from_url(url, socket_connect_timeout=1.0, socket_timeout=2.0, retry=retry, **_tls(url, options))
 
 
 def _tls(url: str, options: RedisOptions) -> dict[str, Any]:

@@ -13,7 +13,8 @@ thread's keys, `add_response` one script on one key, `delete` one DEL of them: o
 is a plain pipeline over two slots (the thread and the intake): on a single Redis one round trip in order; on a
 cluster the thread's part first, then the intake's, since a cluster pipeline sends each node's commands in parallel
 and the intake record must come last. `seen` keys are one key per command. On a single Redis, a thread's keys of
-older Folios (no hash tag) are adopted on first touch (bot.store.keys.ADOPT).
+older Folios (no hash tag) are adopted on first touch (bot.store.keys.ADOPT). `accept`, the one round trip before
+Slack's ack, goes through a blocking client when given one (a single Redis): see `_accept_blocking`.
 
 Every Redis error leaves this module as StoreUnavailable.
 """
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
@@ -34,14 +37,19 @@ from bot.errors import StoreUnavailable
 from bot.models import Conversation, Feedback
 from bot.store import keys
 from bot.store.errors import redis_errors
+from bot.store.failures import REDIS_FAILURES
 from bot.store.intake import Intake
 from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
 from bot.store.probe import needs_cluster_client
 from bot.store.scripts import Script
 
+if TYPE_CHECKING:
+    from redis import Redis as SyncRedis
+
 log = logging.getLogger(__name__)
 
+BLOCKING_PAUSE = 30.0  # seconds `accept` awaits Redis after its blocking client failed (see `_accept_blocking`)
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
@@ -66,8 +74,11 @@ class ConversationStore:
         lock_hold_seconds: float = 180.0,
         lock_lease_seconds: float = LEASE_SECONDS,
         on_close: Callable[[], None] | None = None,
+        blocking: SyncRedis | None = None,
     ) -> None:
         self._redis = redis
+        self._blocking = blocking  # the same Redis through a blocking client: `accept`'s one round trip (see there)
+        self._blocking_paused_until = 0.0
         self.cluster = isinstance(redis, RedisCluster)  # no keys of older Folios there: they could not use one
         self._plain_checked = False  # ping() found this plain client's server no cluster node
         self._prefix = prefix
@@ -205,25 +216,51 @@ class ConversationStore:
         """
         lock = self.lock(thread)
         accept_id = secrets.token_hex(8)
+
+        def thread_part(pipe: Pipeline) -> None:
+            self._adopt_in(pipe, thread)  # before SET NX: an older Folio's conversation is the thread's
+            lock.enqueue_in(pipe)
+            if new is not None:
+                pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
+            lock.try_acquire_in(pipe)  # an idle thread's turn holds it from here: no round trip of its own
+
+        def intake_part(pipe: Pipeline) -> None:
+            self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=accept_id, reply=reply)
+
+        # Not a transaction: the thread's keys and the intake's are in different hash slots. The intake record goes
+        # last, so that once it exists everything before it was written too: on a cluster, whose pipeline sends to
+        # each node at once, in a second round trip.
         async with redis_errors():
-            # Not a transaction: the thread's keys and the intake's are in different hash slots. The intake record
-            # goes last, so that once it exists everything before it was written too: on a cluster, whose pipeline
-            # sends to each node at once, in a second round trip.
-            async with self._redis.pipeline(transaction=False) as pipe:
-                self._adopt_in(pipe, thread)  # before SET NX: an older Folio's conversation is the thread's
-                lock.enqueue_in(pipe)
-                if new is not None:
-                    pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
-                lock.try_acquire_in(pipe)  # an idle thread's turn holds it from here: no round trip of its own
-                thread_part = await pipe.execute() if self.cluster else None
-                self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=accept_id, reply=reply)
-                replies = await pipe.execute()
-        *thread_replies, recorded = (thread_part or []) + replies
+            if self._blocking is not None and time.monotonic() >= self._blocking_paused_until:
+                replies = self._accept_blocking(thread_part, intake_part)
+            else:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    thread_part(pipe)
+                    replies = await pipe.execute() if self.cluster else []
+                    intake_part(pipe)
+                    replies += await pipe.execute()
+        *thread_replies, recorded = replies
         lock.tried(thread_replies[-1])
         if not recorded:
             await lock.leave()  # the same message again (a Slack retry): its first delivery has the place in line
             return None
         return lock
+
+    def _accept_blocking(self, *parts: Callable[[Pipeline], None]) -> list[object]:
+        """`accept`'s round trip, holding the event loop meanwhile (a local Redis answers in well under a
+        millisecond). Awaited, redis-py's pipeline takes the loop round six or seven times, and with 30 turns
+        running each round waits for every turn's next step: so did Slack's ack (benchmarks/RESULTS.md, issue 21
+        item 2). After a failure `accept` awaits for BLOCKING_PAUSE seconds, so that a Redis that does not answer
+        holds the loop once (the client's timeout), not once a message."""
+        assert self._blocking is not None
+        try:
+            with self._blocking.pipeline(transaction=False) as pipe:
+                for part in parts:  # one round trip: a single Redis (no blocking client is made for a cluster)
+                    part(pipe)  # type: ignore[arg-type]  # a blocking pipeline queues as the asyncio one does
+                return list(pipe.execute())
+        except REDIS_FAILURES:
+            self._blocking_paused_until = time.monotonic() + BLOCKING_PAUSE
+            raise
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
         """The thread's lock: turns run one at a time in the order they called `enqueue()`; its keys share the
@@ -256,6 +293,8 @@ class ConversationStore:
     async def close(self) -> None:
         """Close the connection (and stop the embedded Redis, when this store started one)."""
         await self._redis.aclose()
+        if self._blocking is not None:
+            self._blocking.close()
         if self._on_close is not None:
             self._on_close()
 

@@ -18,7 +18,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.app import open_folio
 from bot.app.builders import redis_client, slack_client, slack_http_session
-from bot.app.redis_client import RedisOptions
+from bot.app.redis_client import RedisOptions, blocking_client
 from bot.app.slack_calls import ChannelPacer
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
@@ -94,9 +94,11 @@ async def running_app(
     client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
     if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
         client = redis_client(redis or redis_url, redis_options)
+    blocking = blocking_client(redis or redis_url, redis_options or RedisOptions())  # the accept's, as `folio serve`
     store = ConversationStore(
-        client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease
-    )
+        client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease,
+        blocking=blocking,
+    )  # fmt: skip
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
     slack_http = slack_http_session()

@@ -82,6 +82,16 @@ def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> di
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
 
 
+def envelope(event: dict[str, Any], *, event_id: str | None = None) -> str:
+    """The body of the Events API request that delivers `event`."""
+    return json.dumps({
+        "token": "legacy", "team_id": TEAM, "api_app_id": "A0FOLIO01", "type": "event_callback",
+        "event_id": event_id or f"Ev{next(_ids):08d}", "event_time": int(time.time()),
+        "event": {**event, "event_ts": event["ts"]},
+        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
+    })  # fmt: skip
+
+
 _user_ts = itertools.count(1)
 _ids = itertools.count(1)
 
@@ -118,14 +128,8 @@ class Harness:
         return answer
 
     async def event(self, event: dict[str, Any], *, event_id: str | None = None, retry: int = 0) -> int:
-        envelope = {
-            "token": "legacy", "team_id": TEAM, "api_app_id": "A0FOLIO01", "type": "event_callback",
-            "event_id": event_id or f"Ev{next(_ids):08d}", "event_time": int(time.time()),
-            "event": {**event, "event_ts": event["ts"]},
-            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
-        }  # fmt: skip
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else {}
-        status, _ = await self.post(json.dumps(envelope), "application/json", headers=headers)
+        status, _ = await self.post(envelope(event, event_id=event_id), "application/json", headers=headers)
         return status
 
     async def mention(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,
