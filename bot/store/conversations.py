@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BLOCKING_PAUSE = 30.0  # seconds `accept` awaits Redis after its blocking client failed (see `_accept_blocking`)
+BLOCKING_PAUSE = 30.0  # seconds `accept` awaits Redis after its blocking client failed or was slow
+SLOW_ACCEPT = 0.02  # a blocking round trip longer than this is no nearby Redis: holding the loop would cost the turns
 THIRTY_DAYS = 30 * 24 * 3600  # the model provider keeps stored responses 30 days; a longer record could not chain
 _SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
@@ -251,16 +252,21 @@ class ConversationStore:
         millisecond). Awaited, redis-py's pipeline takes the loop round six or seven times, and with 30 turns
         running each round waits for every turn's next step: so did Slack's ack (benchmarks/RESULTS.md, issue 21
         item 2). After a failure `accept` awaits for BLOCKING_PAUSE seconds, so that a Redis that does not answer
-        holds the loop once (the client's timeout), not once a message."""
+        holds the loop once (the client's timeout), not once a message; after a round trip past SLOW_ACCEPT too, so
+        that a distant or overloaded Redis holds the loop once every BLOCKING_PAUSE, not for every message."""
         assert self._blocking is not None
+        started = time.monotonic()
         try:
             with self._blocking.pipeline(transaction=False) as pipe:
                 for part in parts:  # one round trip: a single Redis (no blocking client is made for a cluster)
                     part(pipe)  # type: ignore[arg-type]  # a blocking pipeline queues as the asyncio one does
-                return list(pipe.execute())
+                replies = list(pipe.execute())
         except REDIS_FAILURES:
             self._blocking_paused_until = time.monotonic() + BLOCKING_PAUSE
             raise
+        if time.monotonic() - started > SLOW_ACCEPT:
+            self._blocking_paused_until = time.monotonic() + BLOCKING_PAUSE
+        return replies
 
     def lock(self, thread: ThreadKey, *, wait_seconds: float | None = None) -> ThreadLock:
         """The thread's lock: turns run one at a time in the order they called `enqueue()`; its keys share the
