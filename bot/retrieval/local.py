@@ -31,9 +31,6 @@ from bot.retrieval.vocabulary import Vocabulary
 T = TypeVar("T")
 
 CANDIDATES = 50  # how deep each ranking goes before the rerank and the fusion
-# A keyword ranking of an index this small is run on the caller's thread (see `_rank`): ~1 ms of CPU a search at
-# 1,500 passages (benchmarks/search_cpu.py), growing with the index (~9 ms at 50,000, which goes to the pool).
-SMALL_INDEX = 5_000
 VECTORS_TTL = 60.0  # seconds a container's vectors are kept: another process (`folio index`) may have written
 
 
@@ -83,21 +80,6 @@ class LocalRetriever:
                 return work(self._connect())
 
         return await asyncio.to_thread(locked)
-
-    async def _rank(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work` (a search's reading) right here when the index is small and free, else on the pool as `_run`.
-
-        SQLite lets go of the GIL at every row it steps to, so a ranking on the pool hands the GIL back and forth
-        with the event loop ~50 times a search; with the loop busy (30 threads answering), those hand-offs cost more
-        CPU than the ranking itself (benchmarks/RESULTS.md, "Session 3"). A small index's ranking takes about a
-        millisecond, so the loop runs it; a large one's, or one waiting for a write, stays off the loop."""
-        vocab = self._vocab
-        if self._db is None or vocab is None or vocab[1].total > SMALL_INDEX or not self._lock.acquire(blocking=False):
-            return await self._run(work)
-        try:
-            return work(self._db)
-        finally:
-            self._lock.release()
 
     async def close(self) -> None:
         """Close the database file; the retriever reopens it on next use."""
@@ -178,7 +160,7 @@ class LocalRetriever:
         check_top(top)
         check_tag_keys(scope)
         depth = max(top * 4, CANDIDATES)
-        found, plan, tokens = await self._rank(
+        found, plan, tokens = await self._run(
             lambda db: sql.keyword_ranking(db, text, scope, depth, self._vocabulary(db))
         )
         keyword = rerank(
