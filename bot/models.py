@@ -109,6 +109,8 @@ class Scope(_Value):
         """Whether a passage of `container` with `tags` lies inside this scope (checked on every result)."""
         if container not in self.containers:
             return False
+        if not self.tags:  # no tag asked: every passage of the container (a search checks ~50 rows this way)
+            return True
         held = {(tag.key, tag.value) for tag in tags}
         return all(any((key, value) in held for value in values) for key, values in self.tags_by_key().items())
 

@@ -187,11 +187,24 @@ def alternatives(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for key in [*keys, *pairs]:
         for number in _groups(key):
-            found.extend(entry for entry in GROUPS[number] if not _asked(_key(entry), keys, pairs))
+            found.extend(
+                entry for entry, forms in _members(number) if forms.isdisjoint(pairs if " " in entry else keys)
+            )
     return tuple(dict.fromkeys(found))
 
 
-def _asked(entry: str, keys: list[str], pairs: list[str]) -> bool:
-    if " " in entry:
-        return entry in pairs
-    return any(variant(entry, key) for key in keys)
+@functools.lru_cache(maxsize=len(GROUPS))
+def _members(number: int) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each entry of a group with the stems that ask for it: its own (a phrase: that pair exactly), or, for a word,
+    every stem `variant` of it (a set lookup per question word instead of a `variant` call per word and entry)."""
+    return tuple((entry, _forms(_key(entry))) for entry in GROUPS[number])
+
+
+def _forms(key: str) -> frozenset[str]:
+    """Every stem `variant(key, stem)` holds for: the key itself, and, where the shorter has VARIANT_MIN letters,
+    the key plus an ending and the key less an ending."""
+    if " " in key:
+        return frozenset({key})
+    longer = {key + ending for ending in VARIANT_ENDINGS} if len(key) >= VARIANT_MIN else set()
+    shorter = {key[:cut] for cut in range(VARIANT_MIN, len(key)) if key[cut:] in VARIANT_ENDINGS}
+    return frozenset({key, *longer, *shorter})

@@ -53,3 +53,14 @@ def test_conversation_round_trips_through_json() -> None:
     conversation.record("q", Answer(text="a", response_ids=("r1",), final_response_id="r1"), asked_by="U1")
     again = Conversation.model_validate_json(conversation.model_dump_json())
     assert again == conversation
+
+
+def test_a_scope_allows_its_containers_passages_whatever_their_tags_unless_it_names_tags() -> None:
+    finance, year = Tag(key="department", value="finance"), Tag(key="year", value="2025")
+    assert Scope(container="hr").allows("hr", ())
+    assert Scope(container="hr").allows("hr", (finance, year))
+    assert not Scope(container="hr").allows("legal", (finance,))
+    tagged = Scope(containers=("hr", "legal"), tags=(finance,))
+    assert tagged.allows("legal", (finance, year))
+    assert not tagged.allows("legal", (year,))
+    assert not tagged.allows("ops", (finance,))

@@ -135,10 +135,13 @@ def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
 
 
 def still_indexed(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-    """The (container, file) pairs of `pairs` that have passages (chunks_by_file answers each)."""
+    """The (container, file) pairs of `pairs` (distinct) that have passages: one seek of chunks_by_file each. (A row
+    value `IN (VALUES ...)` scanned the whole index instead, every turn of a thread with sources: 0.17 ms at 1,500
+    passages, growing with the index.)"""
     values = ", ".join("(?, ?)" for _ in pairs)
     rows = db.execute(
-        f"SELECT DISTINCT container, file FROM chunks WHERE (container, file) IN (VALUES {values})",
+        f"SELECT v.column1, v.column2 FROM (VALUES {values}) v"
+        " WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.container = v.column1 AND c.file = v.column2)",
         [name for pair in pairs for name in pair],
     )
     return {(container, file) for container, file in rows}
