@@ -18,7 +18,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
     [
         ("How much can I be reimbursed for glasses?", ("expense", "refund", "repay", "pay back", "claim back", "money back")),
         ("Is a preauthorization needed to see a physician?",
-         ("approval", "authorization", "authorisation", "certification", "doctor")),
+         ("approval", "authorization", "authorisation", "certification", "require", "required", "doctor")),
         ("Does the plan pay for braces?", ("cover", "coverage", "pays for", "paid for", "include")),
         ("What is not covered?",
          ("pay for", "pays for", "paid for", "include", "exclude", "exclusion", "exception", "limitation")),
