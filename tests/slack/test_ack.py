@@ -32,6 +32,33 @@ async def busy(until: float) -> None:
         await asyncio.sleep(0)
 
 
+class Heartbeat:
+    """How long the event loop goes without coming round: a task that sleeps 10 ms at a time, timing each sleep."""
+
+    def __init__(self) -> None:
+        self._gaps: list[float] = [0.0]
+        self._task: asyncio.Task[None] | None = None
+
+    async def _beat(self) -> None:
+        while True:
+            beat = time.monotonic()
+            await asyncio.sleep(0.01)
+            self._gaps.append(time.monotonic() - beat)
+
+    def longest(self) -> float:
+        """The longest gap since the last call (or the start)."""
+        longest, self._gaps = max(self._gaps), [0.0]
+        return longest
+
+    async def __aenter__(self) -> Heartbeat:
+        self._task = asyncio.create_task(self._beat())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
 class Slack:
     """Slack's side of one kept-alive connection to Folio, in a thread of its own (the test's loop is the busy one)."""
 
@@ -85,22 +112,11 @@ async def test_a_redis_that_does_not_answer_holds_the_loop_once_not_once_a_messa
         async with running_app(
             slack, fake_model, redis_url, corpus_index, redis=url, production_client=True
         ) as harness:
-            gaps: list[float] = []
-
-            async def heartbeat() -> None:  # how long the loop goes without coming round
-                while True:
-                    beat = time.monotonic()
-                    await asyncio.sleep(0.01)
-                    gaps.append(time.monotonic() - beat)
-
-            beating = asyncio.create_task(heartbeat())
-            try:
+            async with Heartbeat() as heartbeat:
                 first = await harness.mention("What does Northwind Standard cover?")
-                held_first, gaps[:] = max(gaps), []
+                held_first = heartbeat.longest()
                 second = await harness.mention("Is there a deductible?")
-                held_second = max(gaps)
-            finally:
-                beating.cancel()
+                held_second = heartbeat.longest()
             # Neither is acked (Slack delivers both again); the first held the loop for the blocking client's
             # timeout, the second waited for Redis without holding it (the pause after a failure).
             assert [status for status, _ in harness.responses] == [500, 200, 500, 200]
@@ -156,25 +172,13 @@ async def test_a_slow_redis_holds_the_loop_for_one_question_then_the_accept_awai
         async with running_app(
             slack, fake_model, redis_url, corpus_index, redis=slow.url, production_client=True, with_model=False
         ) as harness:
-            gaps: list[float] = []
-
-            async def heartbeat() -> None:  # how long the loop goes without coming round
-                while True:
-                    beat = time.monotonic()
-                    await asyncio.sleep(0.01)
-                    gaps.append(time.monotonic() - beat)
-
             await harness.mention("What does Northwind Standard cover?")  # connections open
             await harness.settle()
-            beating = asyncio.create_task(heartbeat())
-            try:
-                gaps.clear()
+            async with Heartbeat() as heartbeat:
                 second = await harness.mention("Is there a deductible?")
-                held_second, gaps[:] = max(gaps), []
+                held_second = heartbeat.longest()
                 third = await harness.mention("Is there a copay?")
-                held_third = max(gaps)
-            finally:
-                beating.cancel()
+                held_third = heartbeat.longest()
             # Every question is acked and answered; only the first accept held the loop for the slow round trip (it
             # found Redis slow): the later ones await it, as on a cluster.
             assert max(held_second, held_third) < 0.25, (held_second, held_third)
