@@ -55,6 +55,20 @@ async def folio_on(
         yield harness
 
 
+async def asked_once(
+    slack: FakeSlack, fake: FakeResponses, redis_url: str, corpus_index: Path, **settings: Any
+) -> list[str]:
+    """The thread's texts once QUESTION, asked once in a channel of Folio built from `settings`, has settled."""
+    async with folio_on(slack, fake, redis_url, corpus_index, **settings) as harness:
+        ts = await harness.mention(QUESTION)
+        await harness.settle()
+        return harness.texts(ts)
+
+
+def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+
+
 def script_two_turns(fake: FakeResponses) -> None:
     fake.script(
         tools(search("balance billing protection")), reply("You are protected from balance billing [S1]."),
@@ -187,14 +201,11 @@ async def test_with_folio_model_state_server_a_server_that_keeps_nothing_is_name
 ) -> None:
     llama.script(tools(search("balance billing protection")))
     caplog.set_level(logging.INFO)
-    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                        openai_base_url=llama.base_url, folio_model_state="server") as harness:  # fmt: skip
-        ts = await harness.mention(QUESTION)
-        await harness.settle()
-        texts = harness.texts(ts)
+    texts = await asked_once(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
+                             openai_base_url=llama.base_url, folio_model_state="server")  # fmt: skip
 
     assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == [LLAMA_NO_PREVIOUS]
-    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    logged = errors_logged(caplog)
     assert any("FOLIO_MODEL_STATE" in line and "FOLIO_MODEL_STATE=client" in line for line in logged), logged
 
 
@@ -202,14 +213,11 @@ async def test_the_code_interpreter_left_on_for_a_llama_cpp_server_names_the_set
     slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                        openai_base_url=llama.base_url, folio_code_interpreter=True) as harness:  # fmt: skip
-        ts = await harness.mention(QUESTION)
-        await harness.settle()
-        texts = harness.texts(ts)
+    texts = await asked_once(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
+                             openai_base_url=llama.base_url, folio_code_interpreter=True)  # fmt: skip
 
     assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == ["'type' of tool must be 'function'"]
-    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    logged = errors_logged(caplog)
     assert any("FOLIO_CODE_INTERPRETER" in line and "set FOLIO_CODE_INTERPRETER=false" in line for line in logged)
 
 
@@ -221,13 +229,10 @@ async def test_a_llama_cpp_server_started_without_jinja_is_named_as_misconfigure
     llama.script(without_jinja, without_jinja, without_jinja)  # the SDK retries a 500 twice
     caplog.set_level(logging.INFO)
     settings = recipe("**llama.cpp's `llama-server`**", **{"http://localhost:8080": llama.endpoint})
-    async with folio_on(slack, llama, redis_url, corpus_index, **settings) as harness:
-        ts = await harness.mention(QUESTION)
-        await harness.settle()
-        texts = harness.texts(ts)
+    texts = await asked_once(slack, llama, redis_url, corpus_index, **settings)
 
     assert texts == [messages.MODEL_MISCONFIGURED]
-    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    logged = errors_logged(caplog)
     assert any("OPENAI_BASE_URL" in line and "start llama-server with --jinja" in line for line in logged), logged
 
 
@@ -237,11 +242,8 @@ async def test_the_azure_openai_recipe_with_a_deployment_azure_does_not_have_nam
     caplog.set_level(logging.INFO)
     with FakeResponses(server="azure", api_key="your-key", models={"gpt-5-mini-2025"}) as azure:
         settings = recipe("**Azure OpenAI**", **{"https://NAME.openai.azure.com": azure.endpoint})
-        async with folio_on(slack, azure, redis_url, corpus_index, **settings) as harness:
-            ts = await harness.mention(QUESTION)
-            await harness.settle()
-            texts = harness.texts(ts)
+        texts = await asked_once(slack, azure, redis_url, corpus_index, **settings)
 
     assert texts == [messages.MODEL_MISCONFIGURED]
-    logged = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    logged = errors_logged(caplog)
     assert any("FOLIO_MODEL_FAST" in line and "AZURE_OPENAI_ENDPOINT" in line for line in logged), logged
