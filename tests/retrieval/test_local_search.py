@@ -32,6 +32,17 @@ async def put(index: LocalRetriever, *chunks: Chunk) -> None:
         await index.replace_file(container, file, "v1", items)
 
 
+async def pages_found(tmp_path: Path, file: str, passages: dict[int, str], question: str, *, top: int) -> list[int]:
+    """The pages a search for `question` returns among `passages` (page -> text) of `file` and 40 unrelated pages,
+    so that the question's words are as rare in the index as in a real document."""
+    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
+    others = [chunk("c", file, f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)]
+    await put(index, *others, *(chunk("c", file, text, page=page) for page, text in passages.items()))
+    found = await index.search(question, Scope(container="c"), top=top)
+    await index.close()
+    return [hit.page or 0 for hit in found]
+
+
 @pytest.fixture
 async def index(tmp_path: Path) -> AsyncIterator[LocalRetriever]:
     retriever = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
@@ -222,40 +233,24 @@ async def test_a_file_set_back_by_an_older_folio_opens_and_one_from_a_newer_foli
 
 async def test_a_word_the_documents_never_use_is_searched_by_its_common_synonyms(tmp_path: Path) -> None:
     # The handbook never says "wrong": the passage the question means says "false or misleading".
-    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
-    others = [
-        chunk("c", "handbook.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
-    ]
-    await put(
-        index,
-        *others,
-        chunk("c", "handbook.pdf", "Claim forms are processed within thirty days.", page=1),
-        chunk("c", "handbook.pdf", "Send the form to the benefits office by mail.", page=2),
-        chunk("c", "handbook.pdf", "Intentionally false or misleading statements void the plan.", page=9),
-    )
-    found = await index.search("what happens if something on my claim form is wrong?", Scope(container="c"), top=3)
-    await index.close()
-    assert 9 in [hit.page for hit in found]
+    passages = {
+        1: "Claim forms are processed within thirty days.",
+        2: "Send the form to the benefits office by mail.",
+        9: "Intentionally false or misleading statements void the plan.",
+    }
+    question = "what happens if something on my claim form is wrong?"
+    assert 9 in await pages_found(tmp_path, "handbook.pdf", passages, question, top=3)
 
 
 async def test_what_a_question_needs_finds_the_passage_saying_it_is_required(tmp_path: Path) -> None:
     # People ask what they "need"; policies say what is "required" (the shared corpus: "What need for
     # pre-authorization in Northwind Standard Benefits?" and the clinical review page's "may require pre-authorization").
-    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
-    others = [
-        chunk("c", "plan.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
-    ]
-    required = "An MRI scan requires a referral from your doctor, written and signed, before the visit to the clinic."
-    await put(
-        index,
-        *others,
-        chunk("c", "plan.pdf", "You need your member card at every visit.", page=1),
-        chunk("c", "plan.pdf", "An MRI scan is covered once a year at any clinic of the network.", page=2),
-        chunk("c", "plan.pdf", required, page=3),
-    )
-    found = await index.search("What do I need before an MRI scan?", Scope(container="c"), top=2)
-    await index.close()
-    assert [hit.page for hit in found] == [3, 2]
+    passages = {
+        1: "You need your member card at every visit.",
+        2: "An MRI scan is covered once a year at any clinic of the network.",
+        3: "An MRI scan requires a referral from your doctor, written and signed, before the visit to the clinic.",
+    }
+    assert await pages_found(tmp_path, "plan.pdf", passages, "What do I need before an MRI scan?", top=2) == [3, 2]
 
 
 async def test_words_another_process_indexed_are_known_to_a_running_search_at_once(tmp_path: Path) -> None:
@@ -273,24 +268,11 @@ async def test_words_another_process_indexed_are_known_to_a_running_search_at_on
 
 
 async def test_what_is_a_word_finds_the_passage_that_says_what_it_is(tmp_path: Path) -> None:
-    index = LocalRetriever(tmp_path / "index.sqlite", score_gap=0.0)
-    others = [
-        chunk("c", "plan.pdf", f"Opening hours of site {n} are posted at its door.", page=n) for n in range(10, 50)
-    ]
-    await put(
-        index,
-        *others,
-        chunk("c", "plan.pdf", "Check the coinsurance for specialists before a visit.", page=3),
-        chunk(
-            "c",
-            "plan.pdf",
-            "Coinsurance is the share of a bill you pay once the deductible is met, such as 20%.",
-            page=4,
-        ),
-    )
-    found = await index.search("What is coinsurance?", Scope(container="c"), top=2)
-    await index.close()
-    assert [hit.page for hit in found] == [4, 3]
+    passages = {
+        3: "Check the coinsurance for specialists before a visit.",
+        4: "Coinsurance is the share of a bill you pay once the deductible is met, such as 20%.",
+    }
+    assert await pages_found(tmp_path, "plan.pdf", passages, "What is coinsurance?", top=2) == [4, 3]
 
 
 async def test_a_search_of_the_only_container_still_keeps_to_it_once_another_process_adds_one(tmp_path: Path) -> None:
