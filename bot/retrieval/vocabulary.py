@@ -128,9 +128,9 @@ def _synonyms(
     counted: set[str] = set()
     found = []
     for word in synonym_words(query):
-        term = stems.get(word, word)
-        if term not in held and stem(word) not in counted and 0 < vocabulary.share(term) <= COMMON_SHARE:
-            counted.add(stem(word))
+        term, crude = stems.get(word, word), stem(word)
+        if term not in held and crude not in counted and 0 < vocabulary.share(term) <= COMMON_SHARE:
+            counted.add(crude)
             found.append((word, SYNONYM_WEIGHT * vocabulary.idf(term)))
     return tuple(found)
 
