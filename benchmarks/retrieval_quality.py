@@ -65,14 +65,22 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
 Golden = list[tuple[str, set[tuple[str, int]]]]
 
 
-def fixed(golden: Golden, fixes_file: Path) -> Golden | None:
-    """`golden` with the truth pages `fixes_file` corrects (its `cites` page replaced by its `holds` page); None when
-    no fix applies to it."""
+Fixes = dict[str, tuple[tuple[str, int], tuple[str, int]]]  # question -> (the page cited, the page holding it)
+
+
+def load_fixes(path: Path) -> Fixes:
+    """The truth pages a fixes file (evals/truth_fixes.jsonl) corrects, by question."""
     fixes = {}
-    for line in fixes_file.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             fixes[item["question"]] = (_page(item["cites"]), _page(item["holds"]))
+    return fixes
+
+
+def fixed(golden: Golden, fixes: Fixes) -> Golden | None:
+    """`golden` with the truth pages `fixes` corrects (the page cited replaced by the page holding the answer); None
+    when no fix applies to it."""
     if not fixes.keys() & {question for question, _ in golden}:
         return None
     corrected = []
@@ -115,8 +123,9 @@ async def evaluate(
 async def run(args: argparse.Namespace) -> None:
     golden = args.golden or [args.corpus / "ground_truth.jsonl"]
     questions = {path: load_questions(path) for path in golden}
-    for path, items in list(questions.items()) if args.fixes else []:
-        corrected = fixed(items, args.fixes)
+    fixes = load_fixes(args.fixes) if args.fixes else {}
+    for path, items in list(questions.items()) if fixes else []:
+        corrected = fixed(items, fixes)
         if corrected is not None:
             questions[path.with_name(f"{path.stem}, truths fixed{path.suffix}")] = corrected
     pdfs = sorted(args.corpus.glob("*.pdf"))
