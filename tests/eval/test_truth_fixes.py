@@ -4,6 +4,7 @@ reads the PDF (benchmarks/retrieval_quality.py --fixes scores the ground truth w
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -15,9 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 FIXES = [json.loads(line) for line in (ROOT / "evals" / "truth_fixes.jsonl").read_text().splitlines() if line.strip()]
 
 
+@functools.cache
+def pages_of(pdf: Path) -> tuple[str, ...]:
+    return read_pdf(pdf, None).pages  # a fix's two pages are usually of one PDF: read once
+
+
 def page_text(corpus: Path, citation: str) -> str:
     file, page = citation.split("#page=")
-    return read_pdf(corpus / file, None).pages[int(page) - 1].lower()
+    return pages_of(corpus / file)[int(page) - 1].lower()
 
 
 @pytest.mark.parametrize("fix", FIXES, ids=[fix["question"][:40] for fix in FIXES])
