@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from bot.models import Chunk, Citation
+from bot.models import Chunk, Citation, display_name
 
 # Anything a reader could take for a source marker: an opening bracket (ASCII, full-width, CJK or mathematical), S
 # (or a letter that looks like it) and a number in any case, spacing, width or script, up to the closing bracket on
@@ -159,20 +159,6 @@ def refs_in(marker: str) -> list[str]:
         numbers = range(first, last + step, step) if abs(last - first) < _MAX_RANGE else (first, last)
         refs.extend(f"S{number}" for number in numbers)
     return refs
-
-
-_KEPT_AS_TEXT = (".html", ".htm", ".eml")
-
-
-def display_name(file: str) -> str:
-    """`orders.xlsx.pdf` -> `orders.xlsx` (a converted file shows its original name), `page.html.txt` -> `page.html`
-    (a web page or mail kept as its text); `handbook.pdf` unchanged."""
-    stem, dot, ext = file.rpartition(".")
-    if dot and ext.lower() == "pdf" and "." in stem:
-        return stem
-    if dot and ext.lower() == "txt" and stem.lower().endswith(_KEPT_AS_TEXT):
-        return stem
-    return file
 
 
 def kind_of(chunk: Chunk) -> Literal["page", "table", "text"]:

@@ -723,3 +723,35 @@ def not_a_thread(text: str) -> str:
 
 def since_in_future(since: str, today: str) -> str:
     return f"--since {since} is in the future; usage is counted up to today ({today}, UTC)."
+
+
+# --- Documents' second pass: lock files, pictures, OCR that reads garbage, protected and empty files ---------------
+def skipped_noise(name: str) -> str:
+    return f"{name} (a lock or thumbnail file an editor leaves beside a document, not a document)"
+
+
+def picture_without_ocr(name: str) -> str:
+    """A picture met with OCR turned off (`--ocr off`)."""
+    return f"{name} (a picture: Folio reads pictures with OCR, which --ocr off turns off)"
+
+
+def password_protected(name: str) -> str:
+    return (f"{name}: protected by a password, so Folio cannot read it; save a copy without the password "
+            "(File > Info > Protect, or Save As > Tools > General options) and index that")  # fmt: skip
+
+
+def empty_document(name: str) -> str:
+    return f"{name}: the document is empty (no text and no pictures); nothing to index"
+
+
+def illegible_pages(name: str, pages: list[int]) -> str:
+    """OCR'd pages whose text reads as garbage: reported and left out of the index."""
+    shown = ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+    return (f"{name}: OCR could not read {_count(len(pages), 'page')} ({shown}): its text came out as garbage "
+            "(mirrored, blurred, handwritten or an unusual script?); left out of the index - scan it again or "
+            "set FOLIO_OCR_LANGUAGES")  # fmt: skip
+
+
+def illegible_document(name: str) -> str:
+    return (f"{name}: OCR could not read it: its text came out as garbage (mirrored, blurred, handwritten or an "
+            "unusual script?); scan it again or set FOLIO_OCR_LANGUAGES")  # fmt: skip

@@ -132,6 +132,21 @@ def file_title(file: str) -> str:
     return re.sub(r"_+", " ", stem).strip() or file
 
 
+_KEPT_AS_TEXT = (".html", ".htm", ".eml")
+
+
+def display_name(file: str) -> str:
+    """The name people know a document by, whatever Folio stores it as: `orders.xlsx.pdf` -> `orders.xlsx` (a
+    converted or OCR'd file shows its original name), `page.html.txt` -> `page.html` (a web page or mail kept as its
+    text); `handbook.pdf` unchanged. Every list, search, citation and message shows this name."""
+    stem, dot, ext = file.rpartition(".")
+    if dot and ext.lower() == "pdf" and "." in stem:
+        return stem
+    if dot and ext.lower() == "txt" and stem.lower().endswith(_KEPT_AS_TEXT):
+        return stem
+    return file
+
+
 class Chunk(_Value):
     """A passage of one document page, as indexed and as returned by a search."""
 

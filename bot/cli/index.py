@@ -19,7 +19,7 @@ from bot.errors import InvalidInput
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.pipeline import check_container_name
-from bot.models import Scope, Tag
+from bot.models import Scope, Tag, display_name
 from bot.retrieval.filters import check_tag_keys
 
 DESCRIPTION = """\
@@ -109,7 +109,7 @@ def _print(report: IndexReport, args: argparse.Namespace, container: str) -> Non
     for note in report.notes:
         print(f"folio: note: {note}", file=sys.stderr)
     print(report.summary())
-    names = [held.file for held in report.gone]
+    names = [display_name(held.file) for held in report.gone]
     if report.removed:
         print(messages.pruned(names))
     elif names:

@@ -11,6 +11,7 @@ from bot import messages
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, check_container, settings_from
 from bot.cli.render import printable
+from bot.models import display_name
 from bot.retrieval import IndexedFile
 
 EPILOG = """\
@@ -58,7 +59,7 @@ def file_json(held: IndexedFile, read: str = "") -> dict[str, object]:
     """One file as --json shows it."""
     return {
         "container": held.container,
-        "file": held.file,
+        "file": display_name(held.file),  # as people see it; `folio remove` takes it
         "pages": held.pages,
         "passages": held.passages,
         "tags": [str(tag) for tag in held.tags],
@@ -73,7 +74,8 @@ def row(held: IndexedFile, read: str = "") -> tuple[str, ...]:
     indexed = (held.indexed_at or "-").replace("T", " ").removesuffix("+00:00")
     tags = " ".join(str(tag) for tag in held.tags) or "-"
     pages = "-" if held.pages is None else str(held.pages)
-    cells = (held.container, printable(held.file), pages, str(held.passages), tags, held.doc_date or "-", indexed)
+    name = printable(display_name(held.file))
+    cells = (held.container, name, pages, str(held.passages), tags, held.doc_date or "-", indexed)
     return (*cells, read or "-")
 
 

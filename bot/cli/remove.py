@@ -10,6 +10,7 @@ from bot import messages
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, check_container, settings_from
 from bot.ingest.lifecycle import named, remove_files
+from bot.models import display_name
 from bot.retrieval import IndexedFile
 
 DESCRIPTION = """\
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     removed, unknown = asyncio.run(go())
     for held in removed:
-        print(messages.removed_file(held.file, held.passages))
+        print(messages.removed_file(display_name(held.file), held.passages))
     if unknown:
         print(messages.not_in_container(unknown, args.container), file=sys.stderr)
     return 1 if unknown else 0

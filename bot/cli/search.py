@@ -13,7 +13,7 @@ from bot.agent.quotes import content_words, quote_window, topic_words
 from bot.app import open_folio
 from bot.cli.common import HelpFormatter, add_scope_arguments, checked_scope, settings_from
 from bot.cli.render import BOLD, Style, printable, wrap
-from bot.models import Chunk, Scope
+from bot.models import Chunk, Scope, display_name
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 def result_json(chunk: Chunk) -> dict[str, object]:
     """One result as the --json output shows it."""
     return {
-        "file": chunk.file,
+        "file": display_name(chunk.file),
         "page": chunk.page,
         "container": chunk.container,
         "tags": [str(tag) for tag in chunk.tags],
@@ -76,7 +76,8 @@ def result_json(chunk: Chunk) -> dict[str, object]:
 
 def result_line(number: int, chunk: Chunk, *, query: str, style: Style = Style()) -> str:
     """`1. file.pdf p.12 (score 8.31, dated 2026-01-12)` and, indented, the sentences that match the query."""
-    where = printable(f"{chunk.file} p.{chunk.page}" if chunk.page else chunk.file)
+    name = display_name(chunk.file)
+    where = printable(f"{name} p.{chunk.page}" if chunk.page else name)
     about = f"score {chunk.score:.3f}" + (f", {messages.dated(chunk.doc_date)}" if chunk.doc_date else "")
     snippet = printable(quote_window(chunk.text, topic_words(content_words(query), chunk), tabular=chunk.tabular))
     return f"{style.paint(f'{number}. {where}', BOLD)} ({about})\n" + wrap(f"   {snippet}", style.width)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import InvalidInput
+from bot.models import display_name
 
 # `[Northwind_Standard_Benefits_Details.pdf#page=7]`: the citation form of the public sample's ground truth.
 TRUTH_CITATION = re.compile(r"\[([^\[\]#]+?)#page=(\d+)\]")
@@ -20,8 +21,9 @@ PageKey = str  # `file.pdf#page=7`
 
 
 def page_key(file: str, page: int) -> PageKey:
-    """The key two citations are compared by: `file#page=N`."""
-    return f"{file}#page={page}"
+    """The key two citations are compared by: `file#page=N`, the file as people see it (a truth may name a converted
+    deck `deck.pptx` or, as older golden files do, `deck.pptx.pdf`)."""
+    return f"{display_name(file)}#page={page}"
 
 
 @dataclass(frozen=True)

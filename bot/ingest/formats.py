@@ -22,11 +22,12 @@ from bot.ingest.convert import convert
 from bot.ingest.converters import Converters
 from bot.ingest.decoding import decode_text
 from bot.ingest.html import page_text
+from bot.ingest.legibility import legible
 from bot.ingest.mail import read_mail
-from bot.ingest.ocr import ocr_pdf, pages_with_pictures
+from bot.ingest.ocr import ocr_pdf, ocr_picture, pages_with_pictures
 from bot.ingest.readers import Document, Page, read_document
 from bot.ingest.tables import read_csv, read_xlsx, sheet_chars
-from bot.models import file_title
+from bot.models import display_name, file_title
 
 DEFAULT = Converters()
 
@@ -40,6 +41,8 @@ def read_file(path: Path, *, max_chars: int | None = None, converters: Converter
         return read_document(path, max_chars=max_chars)
     if kind in kinds.OFFICE:
         return _read_office(path, converters, max_chars)
+    if kind in kinds.PICTURES:
+        return _read_picture(path, converters, max_chars)
     if kind in kinds.CSV | kinds.WEB | kinds.MAIL:
         data, digest, modified = _source(path, max_chars)
         if kind in kinds.CSV:
@@ -81,10 +84,26 @@ def _with_ocr(document: Document, pdf: Path, converters: Converters, max_chars: 
         redone = read_document(done, max_chars=max_chars)
     ocrd = replace(
         document, pages=redone.pages, copy=data, read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
-        notes=(*document.notes, messages.read_by_ocr(document.file, pages)),
+        notes=(*document.notes, messages.read_by_ocr(display_name(document.file), pages)),
     )  # fmt: skip
+    read = set(scanned) if converters.ocr != "force" else {page.number for page in ocrd.pages}
+    ocrd = _without_garbage(ocrd, read)
     still = sum(1 for page in ocrd.pages if page.number in scanned and not page.text.strip())
     return _checked(ocrd, still, ocr_ran=True)
+
+
+def _without_garbage(document: Document, ocrd: set[int | None]) -> Document:
+    """`document` with the text of each OCR'd page that reads as garbage left out, and a note naming those pages;
+    UnreadableFile when no page with text is left (see legibility.py)."""
+    garbled = [page.number for page in document.pages if page.number in ocrd and not legible(page.text)]
+    if not garbled:
+        return document
+    name = display_name(document.file)
+    pages = tuple(replace(page, text="") if page.number in garbled else page for page in document.pages)
+    if not any(page.text.strip() for page in pages):
+        raise UnreadableFile(messages.illegible_document(name))
+    note = messages.illegible_pages(name, [number for number in garbled if number is not None])
+    return replace(document, pages=pages, notes=(*document.notes, note))
 
 
 def _checked(document: Document, blank: int, *, ocr_ran: bool) -> Document:
@@ -92,9 +111,10 @@ def _checked(document: Document, blank: int, *, ocr_ran: bool) -> Document:
     if not blank:
         return document
     said = messages.no_text_after_ocr if ocr_ran else messages.pages_without_text
+    name = display_name(document.file)
     if blank == len(document.pages):
-        raise UnreadableFile(said(document.file, blank))
-    return replace(document, notes=(*document.notes, said(document.file, blank)))
+        raise UnreadableFile(said(name, blank))
+    return replace(document, notes=(*document.notes, said(name, blank)))
 
 
 # --- Office files through LibreOffice -------------------------------------------------------------------------------
@@ -103,17 +123,60 @@ def _read_office(path: Path, converters: Converters, max_chars: int | None) -> D
     if package:
         raise MissingConverter(messages.needs_converter(path.name, "LibreOffice", package))
     data, digest, modified = _source(path, max_chars)
+    if kinds.suffix(path.name) in kinds.OOXML and _encrypted_ooxml(data):
+        raise UnreadableFile(messages.password_protected(path.name))
     if kinds.suffix(path.name) in kinds.CALC:
         return _read_spreadsheet(path, data, digest, modified, converters, max_chars)
     pdf = convert(path, "pdf", converters)
     with tempfile.TemporaryDirectory(prefix="folio-office-") as work:
-        canonical = Path(work) / kinds.stored_name(path.name)  # report.docx.pdf: errors and notes name it so
+        canonical = Path(work) / kinds.stored_name(path.name)  # report.docx.pdf, as it is indexed
         canonical.write_bytes(pdf)
         read = read_document(canonical, max_chars=max_chars)
+        if _blank(read, canonical):  # OCR would find nothing either: say what it is
+            raise UnreadableFile(messages.empty_document(path.name))
         # The conversion's own dates say when it ran: the document's date is the original file's.
         document = replace(read, content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf,
                            read="LibreOffice")  # fmt: skip
         return _with_ocr(document, canonical, converters, max_chars)
+
+
+# An Office file saved with a password is no zip package but an OLE compound file whose one stream is the encrypted
+# package (MS-OFFCRYPTO 2.3.4.4): its directory names the stream `EncryptedPackage`, in UTF-16.
+_OLE_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+
+
+def _encrypted_ooxml(data: bytes) -> bool:
+    return data.startswith(_OLE_MAGIC) and _ENCRYPTED_PACKAGE in data
+
+
+def _blank(document: Document, pdf: Path) -> bool:
+    """Whether a converted document has no text on any page and no picture to OCR either (an empty document)."""
+    numbers = [page.number for page in document.pages if page.number is not None]
+    if any(page.text.strip() for page in document.pages):
+        return False
+    return not pages_with_pictures(pdf, numbers)
+
+
+# --- pictures through OCR -------------------------------------------------------------------------------------------
+def _read_picture(path: Path, converters: Converters, max_chars: int | None) -> Document:
+    """A PNG, JPEG or TIFF: OCR'd into a PDF of its own (one page a TIFF page), kept as `<name>.pdf`."""
+    if converters.ocr == "off":
+        raise MissingConverter(messages.picture_without_ocr(path.name))
+    _, digest, modified = _source(path, max_chars)
+    pdf = ocr_picture(path, path.name, converters)
+    with tempfile.TemporaryDirectory(prefix="folio-picture-") as work:
+        canonical = Path(work) / kinds.stored_name(path.name)
+        canonical.write_bytes(pdf)
+        read = read_document(canonical, max_chars=max_chars)
+    pages = len(read.pages)
+    document = replace(
+        read, title=file_title(path.name), content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf,
+        read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
+    )  # fmt: skip
+    document = _without_garbage(document, {page.number for page in document.pages})
+    blank = sum(1 for page in document.pages if not page.text.strip())
+    return _checked(document, blank, ocr_ran=True)
 
 
 def _read_spreadsheet(

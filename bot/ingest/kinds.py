@@ -8,6 +8,10 @@
 .csv                      one table, the file itself kept
 .html .htm                text with headings, kept as `<name>.<ext>.txt`
 .eml                      subject, sender, date, body, kept as `<name>.eml.txt`; attachments as their own files
+.png .jpg .jpeg .tif .tiff  OCR -> canonical PDF `<name>.<ext>.pdf` (a multi-page TIFF one page a page)
+
+Files an editor or a file browser leaves beside documents (Office's `~$name.docx` owner files, LibreOffice's
+`.~lock.name#`, `Thumbs.db`, `.DS_Store`, `desktop.ini`) are never documents: `is_noise` says which.
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ CALC = frozenset({".xlsx", ".xls", ".ods"})
 CSV = frozenset({".csv"})
 WEB = frozenset({".html", ".htm"})
 MAIL = frozenset({".eml"})
+PICTURES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff"})
 OFFICE = WRITER | IMPRESS | CALC  # converted by LibreOffice
-SUPPORTED = PDF | TEXT | OFFICE | CSV | WEB | MAIL
+OOXML = frozenset({".docx", ".xlsx", ".pptx"})  # zip packages; a password-protected one is an OLE file instead
+SUPPORTED = PDF | TEXT | OFFICE | CSV | WEB | MAIL | PICTURES
+_NOISE_NAMES = frozenset({"thumbs.db", ".ds_store", "desktop.ini"})
 
 # The Debian packages that read each kind (the Dockerfile and `.ci/run` install them).
 PACKAGES = {
@@ -45,11 +52,17 @@ def suffix(name: str) -> str:
     return PurePath(name).suffix.lower()
 
 
+def is_noise(name: str) -> bool:
+    """Whether `name` is a lock, owner or thumbnail file an editor or file browser leaves beside documents."""
+    return name.startswith(("~$", ".~lock.")) or name.lower() in _NOISE_NAMES
+
+
 def stored_name(name: str) -> str:
-    """The name a file is indexed and kept by: Office files as their canonical PDF (`orders.xlsx.pdf`), web pages
-    and mail as their text (`page.html.txt`), every other file as itself."""
+    """The name a file is indexed and kept by: Office files and pictures as their canonical PDF (`orders.xlsx.pdf`,
+    `receipt.png.pdf`), web pages and mail as their text (`page.html.txt`), every other file as itself. People see
+    the name it came with (`models.display_name`)."""
     kind = suffix(name)
-    if kind in OFFICE:
+    if kind in OFFICE | PICTURES:
         return f"{name}.pdf"
     if kind in WEB | MAIL:
         return f"{name}.txt"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from bot.models import Conversation, utc_now
+from bot.models import Conversation, display_name, utc_now
 from bot.retrieval import IndexedFile, IndexWriter, SearchIndex
 
 if TYPE_CHECKING:
@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 def named(indexed: Sequence[IndexedFile], names: Sequence[str]) -> tuple[list[IndexedFile], list[str]]:
-    """(the indexed files `names` name, the names that name none); a path names the file of its last part."""
-    by_name = {held.file: held for held in indexed}
+    """(the indexed files `names` name, the names that name none); a path names the file of its last part. A file
+    is named as people see it (`deck.pptx`) or as it is stored (`deck.pptx.pdf`, the form older lists showed)."""
+    by_name = {display_name(held.file): held for held in indexed} | {held.file: held for held in indexed}
     found: dict[str, IndexedFile] = {}
     unknown: list[str] = []
     for name in names:

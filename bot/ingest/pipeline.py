@@ -16,12 +16,12 @@ from bot import messages
 from bot.errors import InvalidInput, MissingConverter, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, bridge, section_headings, split_page
 from bot.ingest.converters import Converters
-from bot.ingest.kinds import SUPPORTED, stored_name
+from bot.ingest.kinds import SUPPORTED, is_noise, stored_name
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.parsing import Stamp, read_documents, stamp_of
 from bot.ingest.readers import Document
 from bot.ingest.tables import table_passages
-from bot.models import CONTAINER_NAME, Chunk, Tag
+from bot.models import CONTAINER_NAME, Chunk, Tag, display_name
 from bot.retrieval import IndexedFile, IndexWriter
 
 if TYPE_CHECKING:
@@ -76,14 +76,17 @@ class Collected:
 
 
 def collect_files(paths: Sequence[Path], *, follow_symlinks: bool = False) -> Collected:
-    """Named files as given; folders searched recursively for supported files. Hidden files and folders are left
-    out silently; symbolic links inside a folder are left out (and reported) unless `follow_symlinks`."""
+    """Named files as given; folders searched recursively for supported files. Hidden files and folders, and the
+    lock files of documents being edited (`kinds.is_noise`), are left out silently; symbolic links inside a folder
+    are left out (and reported) unless `follow_symlinks`."""
     found: list[Path] = []
     skipped: list[str] = []
     unreadable: list[Path] = []
     for path in paths:
         if path.is_dir():
             _walk(path, follow_symlinks, found, skipped, unreadable)
+        elif path.is_file() and is_noise(path.name):
+            skipped.append(messages.skipped_noise(path.name))
         elif path.is_file():
             found.append(path)
         else:
@@ -116,7 +119,7 @@ def _walk(root: Path, follow: bool, found: list[Path], skipped: list[str], unrea
         for name in sorted(names):
             path = here / name
             shown = path.relative_to(root).as_posix()
-            if name.startswith("."):
+            if name.startswith(".") or is_noise(name):  # hidden, or a lock file beside a document being edited
                 continue
             if path.is_symlink() and not follow:
                 skipped.append(messages.skipped_link(shown))
@@ -395,7 +398,7 @@ async def _index_document(
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
-        raise UnreadableFile(f"{document.file}: no text found")
+        raise UnreadableFile(f"{display_name(document.file)}: no text found")
     pages = sum(1 for page in document.pages if page.number is not None) or None
     await writer.replace_file(options.container, document.file, version, chunks, source=source_of(path), pages=pages)
     await _keep(options, document, path)  # replaces the old copy

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from bot.agent.events import ModelCalled, Step
-from bot.models import Answer, utc_now
+from bot.models import Answer, display_name, utc_now
 
 _TS = re.compile(r"^\d{9,}\.\d{6}$")
 _LINK_TS = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10,})")
@@ -99,7 +99,7 @@ class Trace:
             tokens = _tokens(step.tokens)
             failed = " FAILED" if step.status == "failed" else ""
             out.append(f"- {step.kind}: {step.title}{failed} ({step.ms} ms){tokens}")
-            out += [f"    {s.label} {s.file} p. {s.page if s.page is not None else '-'} score {s.score:.3f} "
+            out += [f"    {s.label} {display_name(s.file)} p. {s.page if s.page is not None else '-'} score {s.score:.3f} "
                     f"[{s.container}]" for s in step.sources]  # fmt: skip
         for call in self.tool_calls:
             out.append(f"- tool {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
@@ -145,7 +145,7 @@ class TraceBuilder:
         trace.profile = answer.profile
         trace.tool_calls = [{"name": call.name, "arguments": dict(call.arguments), "summary": call.summary}
                             for call in answer.tool_calls]  # fmt: skip
-        trace.cited = [f"[{c.label}] {c.file}" + (f" p. {c.page}" if c.page is not None else "")
+        trace.cited = [f"[{c.label}] {display_name(c.file)}" + (f" p. {c.page}" if c.page is not None else "")
                        for c in answer.citations]  # fmt: skip
         trace.removed = [f"[{marker}]: {REMOVED_WHY}" for marker in answer.removed_markers]
         trace.fallbacks = list(answer.notices)

@@ -42,7 +42,7 @@ def test_a_web_page_is_its_text_with_headings_and_no_script_or_style(
 
     assert code == 0 and out.startswith("1 file indexed (1 page, 1 passage)")
     [hit] = search(capsys, "reception desk visitors")
-    assert hit["file"] == "guide.html.txt" and hit["page"] is None
+    assert hit["file"] == "guide.html" and hit["page"] is None  # the name people know, not the kept text's
     assert made_files.HTML_FACT in hit["text"] and hit["context"] == "Visitor Guide: Arriving"
     assert search(capsys, "secret script") == [] and search(capsys, "color red") == [] and search(capsys, "Home") == []
     kept = Path(".folio/documents/docs/guide.html.txt").read_text(encoding="utf-8")  # served as text, never as HTML
@@ -50,7 +50,7 @@ def test_a_web_page_is_its_text_with_headings_and_no_script_or_style(
         "Visitor Guide\n\nArriving\n\nVisitors sign in at the reception desk on floor two. Badges are returned on "
         "leaving.\n\nDay | Opens\n\nMonday | 08:00"
     )
-    assert listed(capsys)["guide.html.txt"]["read"] == "web page"
+    assert listed(capsys)["guide.html"]["read"] == "web page"
 
 
 def test_a_mail_is_indexed_with_its_date_and_its_attachment_as_a_file_of_its_own(
@@ -62,7 +62,7 @@ def test_a_mail_is_indexed_with_its_date_and_its_attachment_as_a_file_of_its_own
 
     assert code == 0 and out.startswith("2 files indexed")
     [mail] = search(capsys, "Zephyr kickoff Thursday")
-    assert mail["file"] == "offer.eml.txt" and mail["doc_date"] == "2026-03-03"
+    assert mail["file"] == "offer.eml" and mail["doc_date"] == "2026-03-03"
     assert mail["text"].startswith("Subject: Zephyr kickoff\nFrom: Ada Brennan <ada@example.com>\n")
     assert mail["context"].startswith("Zephyr kickoff")
     [attached] = search(capsys, "invoice 7781 payable")
@@ -70,11 +70,11 @@ def test_a_mail_is_indexed_with_its_date_and_its_attachment_as_a_file_of_its_own
     assert attached["doc_date"] == "2026-03-03"  # the mail's date: the attachment came with it
     assert Path(".folio/documents/docs/offer - terms.txt").read_text(encoding="utf-8").startswith("Invoice 7781")
     files = listed(capsys)
-    assert files["offer.eml.txt"]["read"] == "mail" and files["offer - terms.txt"]["source"].endswith("offer.eml")
+    assert files["offer.eml"]["read"] == "mail" and files["offer - terms.txt"]["source"].endswith("offer.eml")
 
     (tmp_path / "offer.eml").unlink()  # the mail gone: its attachment goes with it
     code, out, _ = index(capsys, str(tmp_path), "--prune")
-    assert "Removed 2 files no longer in the folder: offer - terms.txt, offer.eml.txt." in out
+    assert "Removed 2 files no longer in the folder: offer - terms.txt, offer.eml." in out
 
 
 def test_a_csv_file_is_a_table_whose_passages_repeat_the_header(

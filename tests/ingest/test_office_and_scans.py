@@ -93,14 +93,14 @@ def test_every_kind_is_indexed_or_named_with_why_not(office_run: tuple[Path, str
     assert "folio: note: scan.pdf: 1 page read by OCR" in err
 
 
-def test_list_shows_each_file_as_stored_and_how_it_was_read(folio: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_shows_each_file_by_the_name_people_know_and_how_it_was_read(folio: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--container", "office", "--json"]) == 0
     files = {held["file"]: (held["pages"], held["read"]) for held in json.loads(capsys.readouterr().out)}
     assert files == {
-        "deck.pptx.pdf": (2, "LibreOffice"), "guide.html.txt": (None, "web page"),
-        "offer - terms.txt": (None, None), "offer.eml.txt": (None, "mail"),
-        "orders.xlsx.pdf": (None, "LibreOffice, tables"),
-        "report.docx.pdf": (2, "LibreOffice"), "safety.odt.pdf": (1, "LibreOffice"), "scan.pdf": (1, "OCR (1 page)"),
+        "deck.pptx": (2, "LibreOffice"), "guide.html": (None, "web page"),
+        "offer - terms.txt": (None, None), "offer.eml": (None, "mail"),
+        "orders.xlsx": (None, "LibreOffice, tables"),
+        "report.docx": (2, "LibreOffice"), "safety.odt": (1, "LibreOffice"), "scan.pdf": (1, "OCR (1 page)"),
         "stock.csv": (None, "table"),
     }  # fmt: skip
 
