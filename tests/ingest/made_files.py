@@ -134,3 +134,32 @@ def eml(path: Path) -> Path:
 def csv(path: Path) -> Path:
     path.write_text("Item;Stock\nStaplers;14\nToner;3\n", encoding="utf-8")
     return path
+
+
+PICTURE_FACT = "Invoice 4471 from Bramblewood Supplies is due on 15 January"  # receipt.png
+TIFF_FACT = "The notice period of the Harbour lease is ninety days"  # page 2 of lease.tif
+SIDEWAYS_FACT = "The storeroom alarm code changes every Monday morning"  # sideways.png, scanned turned a quarter
+
+
+def picture_pages(lines_per_page: list[tuple[str, ...]], *, turn: int = 0, mirror: bool = False) -> list:
+    """Pages of printed text as pictures (Pillow images): `turn` degrees anticlockwise, `mirror` flipped left-right
+    (a page photographed through the paper)."""
+    from PIL import Image, ImageDraw, ImageFont, ImageOps
+
+    pages = []
+    for lines in lines_per_page:
+        page = Image.new("L", (1700, 2200), 255)
+        draw = ImageDraw.Draw(page)
+        font = ImageFont.load_default(size=44)
+        for number, line in enumerate(lines):
+            draw.text((150, 300 + 80 * number), line, fill=0, font=font)
+        page = page.rotate(turn, expand=True) if turn else page
+        pages.append(ImageOps.mirror(page) if mirror else page)
+    return pages
+
+
+FILLER = (
+    "Payment is made by bank transfer to the account named on the order.",
+    "Goods remain the property of the seller until paid in full.",
+    "Questions about this document go to the accounts office.",
+)

@@ -93,7 +93,9 @@ def test_every_kind_is_indexed_or_named_with_why_not(office_run: tuple[Path, str
     assert "folio: note: scan.pdf: 1 page read by OCR" in err
 
 
-def test_list_shows_each_file_by_the_name_people_know_and_how_it_was_read(folio: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_shows_each_file_by_the_name_people_know_and_how_it_was_read(
+    folio: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["list", "--container", "office", "--json"]) == 0
     files = {held["file"]: (held["pages"], held["read"]) for held in json.loads(capsys.readouterr().out)}
     assert files == {
