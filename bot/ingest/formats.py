@@ -119,12 +119,12 @@ def _checked(document: Document, blank: int, *, ocr_ran: bool) -> Document:
 
 # --- Office files through LibreOffice -------------------------------------------------------------------------------
 def _read_office(path: Path, converters: Converters, max_chars: int | None) -> Document:
+    data, digest, modified = _source(path, max_chars)
+    if kinds.suffix(path.name) in kinds.OOXML and _encrypted_ooxml(data):  # whatever is installed: no reading it
+        raise UnreadableFile(messages.password_protected(path.name))
     package = converters.missing(path.name)
     if package:
         raise MissingConverter(messages.needs_converter(path.name, "LibreOffice", package))
-    data, digest, modified = _source(path, max_chars)
-    if kinds.suffix(path.name) in kinds.OOXML and _encrypted_ooxml(data):
-        raise UnreadableFile(messages.password_protected(path.name))
     if kinds.suffix(path.name) in kinds.CALC:
         return _read_spreadsheet(path, data, digest, modified, converters, max_chars)
     pdf = convert(path, "pdf", converters)
