@@ -755,3 +755,46 @@ def illegible_pages(name: str, pages: list[int]) -> str:
 def illegible_document(name: str) -> str:
     return (f"{name}: OCR could not read it: its text came out as garbage (mirrored, blurred, handwritten or an "
             "unusual script?); scan it again or set FOLIO_OCR_LANGUAGES")  # fmt: skip
+
+
+# --- Files shared in a thread ---------------------------------------------------------------------------------------
+def thread_file_read(name: str, pages: int | None) -> str:
+    """Said under the answer of the turn that read a shared file."""
+    return f"Read {name}" + (f", {_count(pages, 'page')}." if pages else ".")
+
+
+def thread_file_unreadable(why: str) -> str:
+    """`why` is the pipeline's own line, which names the file: `contract.docx: LibreOffice could not ...`."""
+    return f"Could not read {why}"
+
+
+def thread_file_too_long(name: str, pages: int, limit: int) -> str:
+    return (
+        f"Did not keep {name}: {pages} pages, and a file shared in a thread may have {limit} (FOLIO_THREAD_FILE_PAGES)."
+    )
+
+
+def thread_file_too_big(name: str, size: int, limit: int) -> str:
+    mb = 1024 * 1024
+    return (f"Did not read {name}: {size / mb:.1f} MB, and a file shared in a thread may be {limit / mb:.0f} MB "
+            "(FOLIO_THREAD_FILE_MB). Share the pages that matter, or ask an admin to index it.")  # fmt: skip
+
+
+def thread_files_full(name: str, limit: int) -> str:
+    return (f"Did not read {name}: this thread has {limit} files already (FOLIO_THREAD_FILES). Start a new "
+            "thread to ask about more.")  # fmt: skip
+
+
+def thread_file_outsider(name: str) -> str:
+    return f"Did not read {name}: it was shared by a person of another organisation, and Folio reads only its own."
+
+
+def thread_file_gone(name: str, why: str) -> str:
+    return (
+        f"Could not fetch {name} from Slack ({why}). Share it again, or check that Folio may read files (files:read)."
+    )
+
+
+THREAD_FILES_ONLY = (
+    "Ask me about {names} in this thread: I will answer from them, and from the documents this channel can see."
+)

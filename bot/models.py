@@ -251,6 +251,16 @@ class Turn(_Value):
     set_aside: bool = False
 
 
+class ThreadFile(_Value):
+    """A file shared in a thread and read as that thread's own document (see bot.turns.thread_files)."""
+
+    id: str  # the surface's id of the file (Slack's F...), so the same file shared twice is read once
+    name: str  # as people know it: contract.pdf
+    file: str  # as indexed in the thread's own container: contract.pdf, deck.pptx.pdf
+    pages: int | None = None  # None: no pages (a text or a table)
+    at: str = Field(default_factory=utc_now)
+
+
 class Conversation(BaseModel):
     """A Slack thread (or terminal chat): everything needed to continue it or delete it.
 
@@ -284,6 +294,9 @@ class Conversation(BaseModel):
     # per turn (question, function calls and their outputs, answer), resent with every call; empty otherwise, and
     # then left out of the record (see `_as_the_previous_release_wrote`).
     model_items: list[list[dict[str, Any]]] = Field(default_factory=list)
+    # Files shared in the thread and read as its own documents, searched beside its scope; empty otherwise, and then
+    # left out of the record, as `model_items` is (a release before them reads the record as it wrote it).
+    thread_files: list[ThreadFile] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -300,16 +313,19 @@ class Conversation(BaseModel):
         data = handler(self)
         if isinstance(data, dict) and not self.model_items:
             data.pop("model_items", None)
+        if isinstance(data, dict) and not self.thread_files:
+            data.pop("thread_files", None)
         return data
 
-    def rescope(self, scope: Scope) -> bool:
+    def rescope(self, scope: Scope, *, own: str | None = None) -> bool:
         """Search `scope` from now on; True when it differs from the last turn's.
 
-        Sources outside it are forgotten (see `forget`).
+        Sources outside it are forgotten (see `forget`), but for those of `own`: the container of the files shared
+        in this thread, which its turns search beside their scope.
         """
         if scope == self.scope:
             return False
-        self.forget(lambda chunk: not chunk.in_scope(scope))
+        self.forget(lambda chunk: not chunk.in_scope(scope) and chunk.container != own)
         self.scope = scope
         return True
 

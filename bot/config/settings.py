@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     folio_max_question_chars: int = Field(4000, ge=100, le=100_000, description="longest question Folio takes")
     folio_max_file_chars: int = Field(5_000_000, ge=1000, description="a file with more text is not indexed")
     folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
+    # Files shared in a thread (read as the thread's own documents)
+    folio_thread_files: int = Field(10, ge=0, le=100, description="files one thread may share with Folio (0: none)")
+    folio_thread_file_mb: float = Field(25.0, gt=0, le=1000, description="megabytes one shared file may have")
+    folio_thread_file_pages: int = Field(300, ge=1, le=10_000, description="pages one shared file may have")
+    folio_thread_file_days: int = Field(30, ge=1, le=3650, description="days a thread's files are kept at most")
 
     # Converting and OCR (issue 20): programs by name on PATH or by path
     folio_soffice: str = Field("soffice", description="LibreOffice, for Office files (libreoffice-*-nogui)")

@@ -23,6 +23,7 @@ from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ConversationStore, ThreadKey
 from bot.store.feedback import FeedbackStore
+from bot.turns.thread_files import forget_thread_files
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
                 return
             left_ids, deleted = await _delete_responses(folio.model, conversation.response_ids)
             left_ts = [ts for ts in conversation.message_ts if not await _delete_message(client, thread.channel, ts)]
+            await forget_thread_files(thread, folio.retriever, folio.documents)  # the files shared in the thread
             if left_ids or left_ts:
                 await store.record_remaining(thread, conversation, response_ids=left_ids, message_ts=left_ts)
                 await tell(client, thread, user, messages.delete_incomplete(len(left_ids) + len(left_ts)))

@@ -16,15 +16,18 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent.events import AnswerText, Step
+from bot.app import builders
 from bot.errors import FolioError, LeaseLost, StoreUnavailable
 from bot.models import Answer, Scope
 from bot.slack.failures import describe_failure
+from bot.slack.files import SlackFiles
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer
 from bot.turns.boundary import SharedSpaces
 from bot.turns.governance import GovernedRecorder
+from bot.turns.thread_files import ThreadFileRules, ThreadFiles
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +69,22 @@ def services(folio: SlackFolio) -> TurnServices:
         scopes=SharedSpaces(PolicyScopes(folio.channel_policy, folio.access), folio.channel_policy,
                             folio.access.organisation),
         timeout=folio.turn_timeout,
-        admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check,
+        admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check, files=thread_files(folio),
     )  # fmt: skip
+
+
+def thread_files(folio: SlackFolio) -> ThreadFiles | None:
+    """How a Slack turn reads the files shared in its thread (None when FOLIO_THREAD_FILES is 0)."""
+    settings = folio.settings
+    if not settings.folio_thread_files:
+        return None
+    rules = ThreadFileRules(
+        max_bytes=int(settings.folio_thread_file_mb * 1024 * 1024), max_files=settings.folio_thread_files,
+        max_pages=settings.folio_thread_file_pages, max_chars=settings.folio_max_file_chars,
+        days=settings.folio_thread_file_days,
+    )  # fmt: skip
+    return ThreadFiles(source=SlackFiles(folio.slack, folio.access.organisation), index=folio.retriever,
+                       documents=folio.documents, rules=rules, converters=builders.converters(settings))  # fmt: skip
 
 
 def observer_for(folio: SlackFolio, request: TurnRequest) -> GovernedRecorder:

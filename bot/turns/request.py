@@ -10,6 +10,15 @@ from bot.store import ThreadKey
 
 
 @dataclass(frozen=True, kw_only=True)
+class SharedFile:
+    """A file shared with a question, as the event names it: only its id is trusted (the surface asks its service
+    for the file itself), the name only says which one it was when it cannot be fetched."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class TurnRequest:
     """A question to answer in a thread. `tags` and `root_is_ours` matter only when the thread is new."""
 
@@ -22,6 +31,7 @@ class TurnRequest:
     root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
     delivery: str | None = None  # the delivery's identity (Slack's event or trigger): the dedupe key end to end
     asker_team: str | None = None  # the asker's workspace as the event named it (Slack's `user_team`), if it did
+    files: tuple[SharedFile, ...] = ()  # files shared with the question (Slack: the message's `files`)
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -30,6 +40,7 @@ class TurnRequest:
             "thread": [thread.team, thread.channel, thread.thread_ts], "question": self.question, "user": self.user,
             "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
             "root_is_ours": self.root_is_ours, "delivery": self.delivery, "asker_team": self.asker_team,
+            **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
         })  # fmt: skip
 
     @classmethod
@@ -42,4 +53,5 @@ class TurnRequest:
             user=data["user"], is_dm=data["is_dm"], tags=tuple(Tag.parse(tag) for tag in data["tags"]),
             profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
             asker_team=data.get("asker_team"),
+            files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
         )  # fmt: skip

@@ -14,6 +14,7 @@ from bot.retrieval import SearchIndex
 from bot.store import ThreadKey
 from bot.turns.request import TurnRequest
 from bot.turns.scope import Scopes
+from bot.turns.thread_files import ThreadFiles
 
 if TYPE_CHECKING:  # the SDK loads with the first model call (`folio ask` without a model never needs it)
     from openai import AsyncOpenAI
@@ -85,3 +86,4 @@ class TurnServices:
     timeout: float | None  # seconds the agent may take for the answer (None: as long as it takes)
     admit: Callable[[], Awaitable[None]] = at_once  # waits while the event loop is too busy to start one more turn
     guard: Callable[[TurnRequest], Awaitable[None]] = unlimited  # raises OverLimit (bot.turns.budget) to refuse
+    files: ThreadFiles | None = None  # reads files shared in a thread (None: the surface shares none)

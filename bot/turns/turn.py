@@ -26,6 +26,7 @@ from bot.turns.observer import TurnObserver
 from bot.turns.request import TurnRequest
 from bot.turns.scope import TurnScope
 from bot.turns.services import TurnServices
+from bot.turns.thread_files import files_container, read_shared_files, thread_search
 from bot.turns.view import TurnView
 
 log = logging.getLogger(__name__)
@@ -97,19 +98,27 @@ async def _answer(
     turn = await _scope(request, existing, services)
     observer.scoped(turn.scope)
     conversation = existing or claim(request)
-    changed = conversation.rescope(turn.scope) and bool(conversation.turns)  # a first turn changes nothing
+    own = files_container(request.thread)  # the thread's own files are kept whatever the scope
+    changed = conversation.rescope(turn.scope, own=own) and bool(conversation.turns)  # a first turn changes nothing
     await forget_removed(conversation, services.retriever)  # a document taken out is not cited again
     await view.working(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
     observer.shown()
     async with asyncio.timeout(services.timeout):
-        answer = await run_turn(
-            request.question, conversation, model=services.model, retriever=services.retriever,
-            options=services.options, profile=request.profile, stream=view.writes_text(),
-            events=_listener(request, services, view, observer),
-        )  # fmt: skip
+        read = (
+            await read_shared_files(request, conversation, files=services.files) if _shares(request, services) else []
+        )
+        if request.files and not request.question.strip():  # files alone: say what was read, no model call
+            answer, read = files_only_answer(conversation, read), []
+        else:
+            answer = await run_turn(
+                request.question, conversation, model=services.model,
+                retriever=thread_search(services.retriever, conversation, request.thread), options=services.options,
+                profile=request.profile, stream=view.writes_text(), events=_listener(request, services, view, observer),
+            )  # fmt: skip
     observer.answered(answer)
-    if changed:  # said once: the conversation saved below holds the new scope
-        answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
+    notices = (*([messages.SCOPE_CHANGED] if changed else []), *read)
+    if notices:  # said once: the conversation saved below holds the new scope and the files read
+        answer = answer.model_copy(update={"notices": (*notices, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
     ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=turn.basis)
@@ -122,6 +131,16 @@ async def _answer(
         log.exception("could not save %s", request.thread)
         await view.notice(messages.NOT_SAVED)
     return answer
+
+
+def _shares(request: TurnRequest, services: TurnServices) -> bool:
+    return bool(request.files) and services.files is not None
+
+
+def files_only_answer(conversation: Conversation, read: list[str]) -> Answer:
+    """The reply to files shared without a question: what was read (or why not), and what to ask next."""
+    names = ", ".join(known.name for known in conversation.thread_files) or "the files you share"
+    return Answer(text="\n".join([*read, messages.THREAD_FILES_ONLY.format(names=names)]), answerable=True)
 
 
 async def _scope(request: TurnRequest, existing: Conversation | None, services: TurnServices) -> TurnScope:

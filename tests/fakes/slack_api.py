@@ -15,6 +15,8 @@
         slack.modals, slack.homes["U1"]                      # views opened (views.open); U1's Home tab (views.publish)
         slack.share_channel("C1", with_team="T0PARTNER")     # Slack Connect: conversations.info says is_ext_shared
         slack.add_user("U0GUEST01", team="T0PARTNER")        # a person of another organisation (users.info)
+        file = slack.add_file("contract.pdf", data, user="U1")  # served by files.info and its url_private_download
+        slack.downloads                                      # (file id, whether the bot token came with it)
 
 It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
 token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
@@ -22,6 +24,9 @@ delete of an unknown ts; `ratelimited` with HTTP 429 and `Retry-After`. Streamed
 (tests/fakes/slack_stream.py): a stream's markdown and task cards are kept on its Message, and every change of any
 message is recorded as a `View`, so a test reads what a person saw at each moment. `response_url` posts land on
 `{url}/respond/{id}` (see `response_url()`) and are recorded as calls of method `response_url`.
+Shared files are served as Slack serves them: `files.info` (needs `files:read`) describes one, and its
+`url_private_download` gives the bytes only with the bot token in an Authorization header; without it Slack answers
+its sign-in page, HTML with status 200, and so does this fake.
 `FakeSocketMode` adds the Socket Mode WebSocket that `apps.connections.open` (with the xapp- token) points to.
 """
 
@@ -50,7 +55,8 @@ TEAM = "T0FOLIO01"
 PARTNER = "T0PARTNER"  # another organisation's workspace (Slack Connect)
 # What an install from manifest.yaml grants (tests of missing scopes pass fewer).
 GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
-           "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write")  # fmt: skip
+           "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write",
+           "files:read")  # fmt: skip
 BOT_USER = "UFOLIOBOT"
 BOT_ID = "BFOLIO01"
 
@@ -135,6 +141,9 @@ class FakeSlack:
         self.modals: list[Json] = []  # views opened with views.open, in order
         self.homes: dict[str, Json] = {}  # user -> their Home tab as last published (views.publish)
         self.home_tab = True  # the manifest's home_tab_enabled: False makes views.publish answer not_enabled
+        self.files: dict[str, Json] = {}  # file id -> the file object files.info gives
+        self.file_bytes: dict[str, bytes] = {}
+        self.downloads: list[tuple[str, bool]] = []  # (file id, whether the bot token came with the request)
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._tiers: dict[str, tuple[int, float, bool, defaultdict[str, deque[float]]]] = {}
         self._ts = itertools.count(1)
@@ -185,6 +194,34 @@ class FakeSlack:
         """A person whose home workspace is `team` (users.info answers with it)."""
         with self._lock:
             self.user_teams[user] = team
+
+    def add_file(self, name: str, data: bytes, *, user: str, team: str = TEAM, mimetype: str = "",
+                 size: int | None = None) -> Json:  # fmt: skip
+        """A file someone shared; returns the object a message event carries in its `files` (`size` may lie)."""
+        with self._lock:
+            file_id = f"F{len(self.files) + 1:08d}"
+            url = f"{self.url}/files-pri/{TEAM}-{file_id}/download/{name}"
+            self.files[file_id] = {
+                "id": file_id, "name": name, "title": name, "mimetype": mimetype or "application/octet-stream",
+                "filetype": name.rsplit(".", 1)[-1], "size": len(data) if size is None else size, "user": user,
+                "user_team": team, "mode": "hosted", "is_external": False, "url_private": url,
+                "url_private_download": url,
+            }  # fmt: skip
+            self.file_bytes[file_id] = data
+            return dict(self.files[file_id])
+
+    def download(self, path: str, authorization: str) -> tuple[int, str, bytes]:
+        """A GET of a file's private URL: (status, content type, body), as Slack answers it."""
+        file_id = path.split("/")[2].split("-", 1)[-1]
+        authorized = authorization == f"Bearer {self.token}" and "files:read" in self.scopes
+        with self._lock:
+            self.downloads.append((file_id, authorized))
+            data = self.file_bytes.get(file_id)
+        if not authorized:
+            return 200, "text/html", b"<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
+        if data is None:
+            return 404, "text/plain", b"not found"
+        return 200, self.files[file_id]["mimetype"], data
 
     def calls_of(self, method: str) -> list[Json]:
         with self._lock:
@@ -520,6 +557,12 @@ class FakeSlack:
     def _response_url(self, params: Json) -> Json:
         return {"ok": True}
 
+    def _files_info(self, params: Json) -> Json:
+        if "files:read" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "files:read"}
+        file = self.files.get(str(params.get("file")))
+        return {"ok": True, "file": dict(file)} if file else {"ok": False, "error": "file_not_found"}
+
 
 def _flag(value: Any) -> bool:
     """A boolean argument as slack_sdk sends it: true/false in JSON, 1/0 or true/false in a query string."""
@@ -549,6 +592,9 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             path, _, query = self.path.partition("?")
+            if path.startswith("/files-pri/"):
+                self._send_file(path)
+                return
             # slack_sdk sends some methods' arguments in the query string (`params=`), others as a form or JSON
             params = {**dict(parse_qsl(query)), **_parse_body(raw, self.headers.get("Content-Type", ""))}
             if path.startswith("/respond/"):
@@ -569,6 +615,14 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Retry-After", str(failure.retry_after))
             if token == fake.token and payload.get("error") != "invalid_auth":
                 self.send_header("x-oauth-scopes", ",".join(fake.scopes))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _send_file(self, path: str) -> None:
+            status, content_type, body = fake.download(path, self.headers.get("Authorization", ""))
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
 

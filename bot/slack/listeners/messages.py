@@ -26,10 +26,12 @@ from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, lost
 from bot.store import ThreadKey
 from bot.turns import claim
+from bot.turns.request import SharedFile
 
 log = logging.getLogger(__name__)
 
 HOLD_REPLY = 300.0  # seconds a reply that came with Slack's last retry waits here for Redis
+MAX_SHARED = 20  # files taken from one message (Slack attaches at most 10; a forged event may list more)
 
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
@@ -62,6 +64,7 @@ async def on_message_event(
         is_dm=is_dm,
         asker_team=event.get("user_team"),  # Slack Connect: the asker's own workspace
         delivery=context.get(DELIVERY),
+        files=shared_files(event),
     )
     reply = not mentioned and not is_dm  # answered only when the thread is Folio's
     new = None if reply else claim(request)  # taken on without reading the policy: the turn resolves its scope
@@ -80,6 +83,13 @@ async def on_message_event(
     if accepted and request.is_dm:  # an assistant thread's first question: its title
         folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
                           name="title")  # fmt: skip
+
+
+def shared_files(event: dict[str, Any]) -> tuple[SharedFile, ...]:
+    """The files a message shares, by id (the turn asks Slack for each); at most MAX_SHARED a message."""
+    found = [file for file in event.get("files") or () if isinstance(file, dict) and isinstance(file.get("id"), str)]
+    return tuple(SharedFile(id=file["id"], name=str(file.get("name") or file.get("title") or "file")[:255])
+                 for file in found[:MAX_SHARED])  # fmt: skip
 
 
 async def _accept_when_back(folio: SlackFolio, request: TurnRequest) -> None:
