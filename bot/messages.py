@@ -167,6 +167,11 @@ def question_too_long(length: int, *, limit: int) -> str:
     )
 
 
+def progress_read(title: str) -> str:
+    """`Reading: contract.pdf`, a file shared in the thread read whole."""
+    return f"Reading: {one_line(title, 80)}"
+
+
 def step_sources(new: int, repeated: int) -> str:
     """What a finished search found: "3 sources", "no new sources (2 already shown)"."""
     found = f"{new} source{'s' if new != 1 else ''}" if new else "no new sources"

@@ -24,7 +24,7 @@ from bot.agent.history import history_items, trimmed_history_items
 from bot.agent.model_calls import call_model, earlier, keep_items, user
 from bot.agent.options import AgentOptions
 from bot.agent.sources import TurnSources
-from bot.agent.tools import CODE, ToolContext, run_batch
+from bot.agent.tools import CODE, DocumentReader, ToolContext, run_batch
 from bot.agent.turn_state import TurnState
 from bot.agent.verify import unsupported_labels
 from bot.agent.wire import ModelReply
@@ -58,11 +58,13 @@ async def run_turn(
     profile: Profile | None = None,
     events: Listener | None = None,
     stream: bool = False,
+    reader: DocumentReader | None = None,
 ) -> Answer:
     """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it.
 
     `events` hears each step as it starts and ends (see `bot.agent.events`); with `stream`, also the answer's text,
-    checked, as the model writes it (the returned Answer is still the one to show: it may differ from that text)."""
+    checked, as the model writes it (the returned Answer is still the one to show: it may differ from that text).
+    `reader`: the files shared in the thread, read whole by the read_document tool (offered only with it)."""
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
@@ -76,7 +78,8 @@ async def run_turn(
         )
         return _telling(answer, set_aside)
     sources = TurnSources(conversation, budget=options.chunk_budget)
-    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore)
+    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore,
+                        reader=reader)  # fmt: skip
     turn = TurnState(question, conversation, model, options, profile, tools, stream=stream)
     try:
         answer = await _answer(turn)

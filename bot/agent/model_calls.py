@@ -72,7 +72,9 @@ async def _call(
         "model": options.model_for(turn.profile),
         "input": input,
         "instructions": prompts.load("instructions"),
-        "tools": prompts.request_tools(code_interpreter=options.code_interpreter),
+        "tools": prompts.request_tools(
+            code_interpreter=options.code_interpreter, readable=turn.tools.reader.titles if turn.tools.reader else ()
+        ),
         "tool_choice": tool_choice,
     }
     if previous_response_id:

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bot import messages
 from bot.agent import prompts
@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 REWRITE = "rewrite_query"
 SEARCH = "search_documents"
+READ = prompts.READ
 CODE = "code_interpreter"  # run by the model service itself; Folio only records it
 
 
@@ -62,6 +63,16 @@ class Batch:
         self.trace.append(result.trace)
 
 
+class DocumentReader(Protocol):
+    """The files shared in a thread, read whole: by the name people know each, its passages in reading order."""
+
+    @property
+    def titles(self) -> tuple[str, ...]: ...
+
+    async def read(self, title: str) -> list[Chunk] | None:
+        """The file's passages, page by page; None when no file of the thread has that name."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What the tools of one turn work with."""
@@ -73,6 +84,7 @@ class ToolContext:
     top: int
     events: Listener
     step_ids: StepIds = field(default_factory=StepIds)
+    reader: DocumentReader | None = None  # reads a file shared in the thread whole (None: no such file)
 
 
 async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
@@ -86,6 +98,8 @@ async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
         rewritten = result.trace.query or rewritten
         failed = not result.trace.query
         await context.events(replace(step, status="failed" if failed else "done", detail=rewritten or ""))
+    for tool_call in (c for c in calls if c.name == READ):
+        done[tool_call.call_id] = await _read(tool_call, context)
     searches = [c for c in calls if c.name == SEARCH]
     substitute = _safety_net(rewritten, searches, context.question)
     found = await asyncio.gather(*(_search(c, context, substitute) for c in searches))
@@ -187,6 +201,30 @@ async def _show(tool_call: FunctionCall, found: _Found, context: ToolContext) ->
     step = TraceStep(SEARCH, found.query, refs, note=summary)
     record = ToolCall(name=SEARCH, arguments=arguments, summary=summary)
     return ToolResult(search_output(admitted.shown, notes), record, step)
+
+
+async def _read(tool_call: FunctionCall, context: ToolContext) -> ToolResult:
+    """read_document: a shared file's passages in reading order, admitted like search results (the budget holds)."""
+    arguments = tool_call.recorded()
+    try:
+        title = str(tool_call.parsed().get("title") or "")[:300]
+    except ValueError as exc:
+        record = ToolCall(name=READ, arguments=arguments, summary="invalid arguments")
+        return ToolResult(prompts.note("bad_arguments", reason=str(exc)), record, TraceStep(READ))
+    chunks = await context.reader.read(title) if context.reader is not None and title else None
+    if chunks is None:
+        record = ToolCall(name=READ, arguments=arguments, summary="no such file")
+        return ToolResult(prompts.note("no_such_file", title=title), record, TraceStep(READ, title))
+    step = Step(context.step_ids.next("search"), "search", messages.progress_read(title))
+    await context.events(step)
+    admitted = context.sources.admit(chunks)
+    await context.events(replace(step, status="done", detail=messages.step_sources(len(admitted.shown), 0),
+                                 sources=admitted.shown))  # fmt: skip
+    notes = [prompts.note("budget_spent", budget=context.sources.budget)] if admitted.budget_spent else []
+    refs = tuple(ref for ref, _ in admitted.shown)
+    summary = _summary(refs, admitted.repeated, admitted.budget_spent)
+    record = ToolCall(name=READ, arguments=arguments, summary=summary)
+    return ToolResult(search_output(admitted.shown, notes), record, TraceStep(READ, title, refs, note=summary))
 
 
 def _summary(refs: tuple[str, ...], repeated: tuple[str, ...], spent: bool) -> str:

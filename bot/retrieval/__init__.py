@@ -88,6 +88,10 @@ class SearchIndex(Retriever, IndexWriter, Protocol):
         """Container -> how many passages it holds, for every container holding any."""
         ...
 
+    async def passages(self, container: str, file: str) -> list[Chunk]:
+        """Every passage of one file, in reading order."""
+        ...
+
     async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
         """Which of these (container, file) pairs the index still holds: a thread's earlier sources may have been
         removed since."""
@@ -147,3 +151,10 @@ __all__ = [
     "IndexWriter", "IndexedFile", "Retriever", "SearchIndex", "apply_score_gap", "check_scope", "check_top",
     "clean_query", "within",
 ]  # fmt: skip
+
+
+def reading_order(chunk: Chunk) -> tuple[int, int]:
+    """(page, position on the page) from a chunk's id, `<document>-p<page>-<position>` (bot.ingest.pipeline)."""
+    _, _, place = chunk.id.rpartition("-p")
+    page, _, position = place.partition("-")
+    return (int(page) if page.isdigit() else 0, int(position) if position.isdigit() else 0)

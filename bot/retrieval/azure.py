@@ -19,7 +19,7 @@ from azure.search.documents.models import VectorizableTextQuery, VectorizedQuery
 
 from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope, file_title, utc_now
-from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, within
+from bot.retrieval import IndexedFile, apply_score_gap, check_scope, check_top, clean_query, reading_order, within
 from bot.retrieval.azure_schema import (
     FILE_FIELDS,
     RETURNED,
@@ -109,6 +109,11 @@ class AzureSearchRetriever:
         select = [name for name in FILE_FIELDS if name in held]
         documents = self._all_documents(filter=scope_filter(Scope(container=container)), select=select)
         return file_listing(container, [document async for document in documents])
+
+    async def passages(self, container: str, file: str) -> list[Chunk]:
+        """Every passage of one file in reading order (chunk ids end in `-p<page>-<position>`)."""
+        documents = self._all_documents(filter=file_filter(container, file), select=RETURNED)
+        return sorted([_chunk(document, 0.0) async for document in documents], key=reading_order)
 
     async def containers(self) -> dict[str, int]:
         """Container -> passages, from the `container` facet (empty when the index does not exist yet)."""

@@ -109,6 +109,10 @@ class LocalRetriever:
         pairs = list(dict.fromkeys(files))
         return await self._run(lambda db: sql.still_indexed(db, pairs)) if pairs else set()
 
+    async def passages(self, container: str, file: str) -> list[Chunk]:
+        """Every passage of one file in reading order (a file shared in a thread, read whole)."""
+        return [row.chunk(0.0) for row in await self._run(lambda db: sql.file_rows(db, container, file))]
+
     async def files(self, container: str) -> list[IndexedFile]:
         """Every file of `container`, by name, with its passages, pages, tags, date and source."""
         return await self._run(lambda db: sql.files(db, container))

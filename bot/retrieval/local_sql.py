@@ -134,6 +134,13 @@ def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
     ]
 
 
+def file_rows(db: sqlite3.Connection, container: str, file: str) -> list[ChunkRow]:
+    """Every chunk of one file, in the order it was indexed: page by page, each page's passages in order."""
+    cursor = db.execute(f"SELECT {COLUMNS} FROM chunks c WHERE c.container = ? AND c.file = ? ORDER BY c.rowid",
+                        (container, file))  # fmt: skip
+    return _rows(cursor)
+
+
 def still_indexed(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (container, file) pairs of `pairs` (distinct) that have passages: one seek of chunks_by_file each. (A row
     value `IN (VALUES ...)` scanned the whole index instead, every turn of a thread with sources: 0.17 ms at 1,500

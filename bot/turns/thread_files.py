@@ -181,6 +181,30 @@ def thread_search(index: SearchIndex, conversation: Conversation, thread: Thread
     return WithThreadFiles(index, Scope(container=files_container(thread)))  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class ThreadReader:
+    """The read_document tool's side: a thread's own files, read whole from the index, by their shared names."""
+
+    index: SearchIndex
+    container: str
+    files: tuple[ThreadFile, ...]
+
+    @property
+    def titles(self) -> tuple[str, ...]:
+        return tuple(known.name for known in self.files)
+
+    async def read(self, title: str) -> list[Chunk] | None:
+        known = next((each for each in self.files if each.name == title), None)
+        return None if known is None else await self.index.passages(self.container, known.file)
+
+
+def thread_reader(index: SearchIndex, conversation: Conversation, thread: ThreadKey) -> ThreadReader | None:
+    """The files of `thread` the agent may read whole (None: it has none)."""
+    if not conversation.thread_files:
+        return None
+    return ThreadReader(index, files_container(thread), tuple(conversation.thread_files))
+
+
 async def forget_thread_files(thread: ThreadKey, index: SearchIndex, documents: DocumentStore | None) -> int:
     """Remove every file shared in `thread` (index and kept copies), as its conversation is deleted; how many."""
     held = await index.files(files_container(thread))

@@ -26,7 +26,7 @@ from bot.turns.observer import TurnObserver
 from bot.turns.request import TurnRequest
 from bot.turns.scope import TurnScope
 from bot.turns.services import TurnServices
-from bot.turns.thread_files import files_container, read_shared_files, thread_search
+from bot.turns.thread_files import files_container, read_shared_files, thread_reader, thread_search
 from bot.turns.view import TurnView
 
 log = logging.getLogger(__name__)
@@ -113,6 +113,7 @@ async def _answer(
             answer = await run_turn(
                 request.question, conversation, model=services.model,
                 retriever=thread_search(services.retriever, conversation, request.thread), options=services.options,
+                reader=thread_reader(services.retriever, conversation, request.thread),
                 profile=request.profile, stream=view.writes_text(), events=_listener(request, services, view, observer),
             )  # fmt: skip
     observer.answered(answer)

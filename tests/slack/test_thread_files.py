@@ -4,6 +4,7 @@ pages, seen by no other thread or person, and deleted with the conversation. Eve
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from bot.models import display_name
 from bot.slack.render import ACTION_DELETE
 from bot.store import ThreadKey
 from bot.turns.thread_files import files_container, safe_name
-from tests.fakes.openai_responses import FakeResponses, reply, search, tools
+from tests.fakes.openai_responses import FakeResponses, call, reply, search, tools
 from tests.fakes.slack_api import PARTNER, TEAM, FakeSlack
 from tests.ingest import made_files
 from tests.slack.conftest import running_app
@@ -23,6 +24,8 @@ from tests.slack.harness import ALICE, BOB, CHANNEL, DM, Harness
 
 LEASE_FACT = "The notice period of the Harbour Street lease is ninety days"
 QUESTION = "What is the notice period in this lease?"
+OTHER_PAGES = ("The landlord is Quayside Estates and the tenant is Folio Books.", "",
+               "Rent of 2,400 euros is paid on the first working day of each month.")  # fmt: skip
 
 
 def lease_pdf(pages: int = 2) -> bytes:
@@ -31,7 +34,7 @@ def lease_pdf(pages: int = 2) -> bytes:
     pdf.set_font("helvetica", size=12)
     for number in range(1, pages + 1):
         pdf.add_page()
-        text = LEASE_FACT + "." if number == 2 else f"Page {number} sets out the parties and the premises."
+        text = LEASE_FACT + "." if number == 2 else OTHER_PAGES[(number - 1) % len(OTHER_PAGES)]
         pdf.multi_cell(0, 8, text)
     return bytes(pdf.output())
 
@@ -76,7 +79,9 @@ async def test_another_thread_and_another_persons_dm_cannot_find_a_threads_file(
     assert "Read lease.pdf" in harness.texts(first)[0]
 
     for _ in range(2):  # the other thread, then Bob's DM
-        harness.model.script(tools(search("Harbour Street lease notice period ninety days")), reply("[NOT_IN_DOCUMENTS]"))
+        harness.model.script(
+            tools(search("Harbour Street lease notice period ninety days")), reply("[NOT_IN_DOCUMENTS]")
+        )
     elsewhere = await harness.mention("What is the notice period of the Harbour Street lease?")
     bobs = await harness.message("Harbour Street lease notice period?", channel="D0BOB00001", channel_type="im",
                                  user=BOB)  # fmt: skip
@@ -101,6 +106,40 @@ async def test_a_follow_up_in_the_thread_still_searches_its_file(harness: Harnes
 
     assert "Still ninety days" in harness.texts(ts)[-1] and "lease.pdf" in harness.texts(ts)[-1]
     assert harness.slack.downloads == [(shared["id"], True)]  # read once, searched since
+
+
+async def test_summarise_this_reads_the_shared_file_whole_in_page_order(harness: Harness) -> None:
+    harness.model.script(
+        tools(call("read_document", title="lease.pdf")),
+        reply("It sets out the parties [S1] and a ninety-day notice period [S2]."),
+    )
+    shared = harness.slack.add_file("lease.pdf", lease_pdf(pages=3), user=ALICE)
+
+    ts = await harness.message("Summarise this", channel=DM, channel_type="im", files=[shared])
+    await harness.settle()
+
+    first, second = harness.model.requests[0].body, harness.model.requests[1].body
+    [read_tool] = [tool for tool in first["tools"] if tool.get("name") == "read_document"]
+    assert read_tool["parameters"]["properties"]["title"]["enum"] == ["lease.pdf"]  # only this thread's files
+    [output] = [item["output"] for item in second["input"] if item.get("type") == "function_call_output"]
+    pages = [source["page"] for source in json.loads(output)["sources"]]
+    assert pages == [1, 2, 3]  # the whole file, in reading order
+    [answer] = harness.texts(ts, channel=DM)
+    assert "page=1" in answer and "page=2" in answer
+
+
+async def test_read_document_is_offered_only_in_a_thread_with_files(harness: Harness) -> None:
+    harness.model.script(
+        tools(call("read_document", title="../../other-thread/secret.pdf")), reply("[NOT_IN_DOCUMENTS]")
+    )
+
+    ts = await harness.mention(QUESTION)
+    await harness.settle()
+
+    assert all(tool.get("name") != "read_document" for tool in harness.model.requests[0].body["tools"])
+    [output] = [item["output"] for item in harness.model.requests[1].body["input"]
+                if item.get("type") == "function_call_output"]  # fmt: skip
+    assert "No file named" in output and harness.texts(ts)
 
 
 async def test_deleting_the_conversation_deletes_its_files_and_their_copies(harness: Harness, tmp_path: Path) -> None:

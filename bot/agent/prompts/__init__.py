@@ -13,6 +13,7 @@ from string import Template
 from typing import Any
 
 _DIR = Path(__file__).resolve().parent
+READ = "read_document"  # offered only where there is a file to read
 
 
 @cache
@@ -42,12 +43,22 @@ def _tools() -> list[dict[str, Any]]:
 
 
 @cache
-def request_tools(*, code_interpreter: bool) -> tuple[dict[str, Any], ...]:
-    """The tools as every request sends them, shared (not copied per call): serialize them, never change them."""
-    return tuple(tool for tool in _tools() if code_interpreter or tool["type"] != "code_interpreter")
+def request_tools(*, code_interpreter: bool, readable: tuple[str, ...] = ()) -> tuple[dict[str, Any], ...]:
+    """The tools as every request sends them, shared (not copied per call): serialize them, never change them.
+    `read_document` only in a conversation with files of its own (shared in its thread), their names its choices."""
+    chosen = []
+    for tool in _tools():
+        if tool["type"] == "code_interpreter" and not code_interpreter:
+            continue
+        if tool.get("name") == READ:
+            if not readable:
+                continue
+            tool["parameters"]["properties"]["title"]["enum"] = list(readable)
+        chosen.append(tool)
+    return tuple(chosen)
 
 
 def tool_definitions(*, code_interpreter: bool) -> list[dict[str, Any]]:
     """The tools sent with every call (flat function tools; code_interpreter only when switched on)."""
-    chosen = [tool for tool in _tools() if code_interpreter or tool["type"] != "code_interpreter"]
+    chosen = list(request_tools(code_interpreter=code_interpreter))
     return copy.deepcopy(chosen)  # callers may not change the cached schemas
