@@ -779,9 +779,11 @@ def thread_file_too_long(name: str, pages: int, limit: int) -> str:
     )
 
 
-def thread_file_too_big(name: str, size: int, limit: int) -> str:
+def thread_file_too_big(name: str, size: int | None, limit: int) -> str:
+    """`size` None: the download passed the limit (Slack had said it was smaller)."""
     mb = 1024 * 1024
-    return (f"Did not read {name}: {size / mb:.1f} MB, and a file shared in a thread may be {limit / mb:.0f} MB "
+    said = f"{size / mb:.1f} MB" if size is not None else f"over {limit / mb:.3g} MB"
+    return (f"Did not read {name}: {said}, and a file shared in a thread may be {limit / mb:.3g} MB "
             "(FOLIO_THREAD_FILE_MB). Share the pages that matter, or ask an admin to index it.")  # fmt: skip
 
 

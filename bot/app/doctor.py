@@ -47,6 +47,7 @@ from bot.app.verdicts import (
     search_index_problems,
     settings_check,
     slack_scopes_check,
+    thread_files_check,
 )
 from bot.config import ChannelPolicy, Settings, load_policy
 from bot.config.secrets import redacted_url
@@ -349,7 +350,8 @@ async def _slack_checks(settings: Settings, manifest: Path | None, policy: Chann
         bot = f"{answer.get('user')} ({answer.get('user_id')})"
         scopes = slack_scopes_check(team=str(answer.get("team")), bot_user=bot, granted=granted,
                                     wanted=manifest_scopes(manifest))  # fmt: skip
-        return [scopes, await _connection_check(settings, client), await sharing_check(client, policy)]
+        files = thread_files_check(settings, granted)
+        return [scopes, files, await _connection_check(settings, client), await sharing_check(client, policy)]
 
 
 async def _connection_check(settings: Settings, client: AsyncWebClient) -> Check:

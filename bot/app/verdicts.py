@@ -105,6 +105,22 @@ def slack_scopes_check(*, team: str, bot_user: str, granted: set[str], wanted: s
     return Check("slack", "ok", summary + "; every scope manifest.yaml asks for", facts=facts)
 
 
+def thread_files_check(settings: Settings, granted: set[str]) -> Check:
+    """Whether files shared in threads are read: switched on, and the token allowed to fetch them (files:read)."""
+    if not settings.folio_thread_files:
+        return Check("shared files", "ok", "files shared in threads are not read (FOLIO_THREAD_FILES=0)")
+    if "files:read" not in granted:
+        return Check(
+            "shared files", "warn", "the bot token lacks files:read: files shared with Folio are refused in the thread",
+            "add files:read (manifest.yaml has it), reinstall the app, and copy the new SLACK_BOT_TOKEN",
+        )  # fmt: skip
+    bounds = (f"up to {settings.folio_thread_files} a thread, {settings.folio_thread_file_mb:g} MB and "
+              f"{settings.folio_thread_file_pages} pages each, kept {settings.folio_thread_file_days} days")  # fmt: skip
+    links = "; their citations carry no link (FOLIO_DOCS_BASE_URL serves only indexed files)"
+    return Check("shared files", "ok", f"read as the thread's own documents ({bounds})"
+                 + (links if settings.folio_docs_base_url else ""))  # fmt: skip
+
+
 def links_check(settings: Settings) -> Check:
     """Where citation links lead, and whether people in Slack can open them."""
     if settings.folio_docs_base_url:

@@ -154,7 +154,6 @@ __all__ = [
 
 
 def reading_order(chunk: Chunk) -> tuple[int, int]:
-    """(page, position on the page) from a chunk's id, `<document>-p<page>-<position>` (bot.ingest.pipeline)."""
-    _, _, place = chunk.id.rpartition("-p")
-    page, _, position = place.partition("-")
-    return (int(page) if page.isdigit() else 0, int(position) if position.isdigit() else 0)
+    """(page, position on the page): the position from the id ingestion gives, `<document>-p<page>-<position>`."""
+    position = chunk.id.rpartition("-")[2]
+    return (chunk.page or 0, int(position) if position.isdigit() else 0)

@@ -20,6 +20,7 @@ from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries, PacedPosts
 from bot.slack.services import SlackFolio
 from bot.slack.site import ReadyCheck, ops_routes
+from bot.turns.thread_files import sweep_quietly
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,9 @@ def build_app(folio: Folio) -> AsyncApp:
         app.use(PacedPosts(folio.slack))
     register(app, folio)
     consumer_for(folio).start()  # claims the turns of workers that died (bot.slack.consumer)
+    if settings.folio_thread_files:  # files shared in threads past FOLIO_THREAD_FILE_DAYS (and at each share)
+        folio.tasks.spawn(sweep_quietly(folio.retriever, folio.documents, days=settings.folio_thread_file_days),
+                          name="thread files sweep")  # fmt: skip
     return app
 
 

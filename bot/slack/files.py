@@ -83,7 +83,7 @@ class SlackFiles:
                 async for piece in response.content.iter_chunked(_CHUNK):
                     data += piece
                     if len(data) > max_bytes:
-                        raise FileRefused(messages.thread_file_too_big(name, len(data), max_bytes))
+                        raise FileRefused(messages.thread_file_too_big(name, None, max_bytes))
                 return bytes(data)
         except (aiohttp.ClientError, TimeoutError) as error:
             raise FileRefused(messages.thread_file_gone(name, type(error).__name__)) from error

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 import tempfile
 import unicodedata
@@ -38,6 +39,8 @@ from bot.turns.request import SharedFile, TurnRequest
 
 if TYPE_CHECKING:
     from bot.documents import DocumentStore
+
+log = logging.getLogger(__name__)
 
 CONTAINER_PREFIX = "thread-"
 MAX_NAME_CHARS = 120  # a file's name as kept: long enough to tell files apart, short enough for any file system
@@ -132,6 +135,8 @@ async def read_shared_files(request: TurnRequest, conversation: Conversation, *,
             continue
         conversation.thread_files.append(read)
         notes.append(messages.thread_file_read(read.name, read.pages))
+    if request.files:  # other threads' files past their days go now (and at every start)
+        await sweep_quietly(files.index, files.documents, days=files.rules.days)
     return notes
 
 
@@ -221,6 +226,17 @@ async def sweep_thread_files(index: SearchIndex, documents: DocumentStore | None
             old += [held for held in await index.files(container) if _read_before(held.indexed_at, cutoff)]
     await remove_files(index, documents, old)
     return len(old)
+
+
+async def sweep_quietly(index: SearchIndex, documents: DocumentStore | None, *, days: int) -> None:
+    """`sweep_thread_files`, logged; an index that cannot be reached now is swept next time."""
+    try:
+        removed = await sweep_thread_files(index, documents, days=days)
+    except FolioError as error:
+        log.warning("thread files not swept: %s", error)
+        return
+    if removed:
+        log.info("removed %d file(s) shared in threads more than %d days ago", removed, days)
 
 
 def _read_before(indexed_at: str | None, cutoff: datetime) -> bool:

@@ -83,7 +83,7 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
     assert code == 0
     assert {part: check["status"] for part, check in checks.items()} == {
         "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
-        "model (thorough)": "ok", "model state": "ok", "azure search": "ok", "slack": "ok", "slack events": "ok", "slack connect": "ok",
+        "model (thorough)": "ok", "model state": "ok", "azure search": "ok", "slack": "ok", "shared files": "ok", "slack events": "ok", "slack connect": "ok",
         "document links": "ok", "converters": CONVERTERS,
     }  # fmt: skip
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
@@ -193,6 +193,17 @@ def test_missing_scopes_are_named_with_how_to_grant_them(configured: None, docto
 
     assert code == 1 and checks["slack"]["facts"]["missing"] == ["commands", "users:read"]
     assert "Reinstall to Workspace" in checks["slack"]["fix"]
+
+
+def test_a_token_that_cannot_read_files_says_shared_files_are_refused(
+    configured: None, doctor: Doctor, slack: FakeSlack
+) -> None:
+    slack.scopes = tuple(scope for scope in SCOPES if scope != "files:read")
+
+    _, checks = doctor()
+
+    assert checks["shared files"]["status"] == "warn" and "lacks files:read" in checks["shared files"]["summary"]
+    assert checks["slack"]["facts"]["missing"] == ["files:read"]
 
 
 @pytest.mark.parametrize(("refused", "setting"), [("reasoning", "FOLIO_REASONING"),

@@ -200,6 +200,17 @@ async def test_pdfs_are_ingested_through_the_azure_backend(azure: AzureSearchRet
     assert results[0].tags == (Tag(key="year", value="2023"),)
 
 
+async def test_a_files_passages_come_back_whole_in_reading_order(azure: AzureSearchRetriever, shared_dir: Path) -> None:
+    pdf = shared_dir / "corpus" / "PerksPlus.pdf"
+    report = await index_files([pdf], azure, container="benefits")
+
+    passages = await azure.passages("benefits", "PerksPlus.pdf")
+
+    assert len(passages) == report.chunks and {chunk.file for chunk in passages} == {"PerksPlus.pdf"}
+    assert [chunk.page for chunk in passages] == sorted(chunk.page or 0 for chunk in passages)
+    assert passages[0].page == 1 and await azure.passages("benefits", "nothing.pdf") == []
+
+
 async def test_files_and_containers_are_listed_and_a_removal_deletes_by_the_file_filter(
     azure: AzureSearchRetriever, fake_search: FakeAzureSearch
 ) -> None:

@@ -15,7 +15,7 @@ from fpdf import FPDF
 from bot.models import display_name
 from bot.slack.render import ACTION_DELETE
 from bot.store import ThreadKey
-from bot.turns.thread_files import files_container, safe_name
+from bot.turns.thread_files import files_container, safe_name, sweep_thread_files
 from tests.fakes.openai_responses import FakeResponses, call, reply, search, tools
 from tests.fakes.slack_api import PARTNER, TEAM, FakeSlack
 from tests.ingest import made_files
@@ -184,6 +184,39 @@ async def test_an_oversized_file_is_refused_by_its_size_before_any_download(harn
     assert harness.slack.downloads == []
 
 
+async def test_a_file_larger_than_files_info_said_is_cut_off_while_it_downloads(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+) -> None:
+    shutil.copy(corpus_index, tmp_path / "index.sqlite")
+    answer_from_the_file(fake_model)
+    async with running_app(
+        slack, fake_model, redis_url, tmp_path / "index.sqlite", folio_thread_file_mb=0.5
+    ) as harness:
+        shared = slack.add_file("lease.pdf", lease_pdf() + b"\n%" + b"x" * 2_000_000, user=ALICE, size=1000)
+        ts = await harness.mention(QUESTION, files=[shared])
+        await harness.settle()
+
+        [answer] = harness.texts(ts)
+        assert "Did not read lease.pdf: over 0.5 MB, and a file shared in a thread may be 0.5 MB" in answer
+
+
+async def test_a_thread_reads_no_more_files_than_its_cap_however_they_are_sent(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+) -> None:
+    shutil.copy(corpus_index, tmp_path / "index.sqlite")
+    answer_from_the_file(fake_model)
+    async with running_app(slack, fake_model, redis_url, tmp_path / "index.sqlite", folio_thread_files=1) as harness:
+        first = slack.add_file("lease.pdf", lease_pdf(), user=ALICE)
+        second = slack.add_file("annex.pdf", lease_pdf(), user=ALICE)
+        ts = await harness.mention(QUESTION, files=[first, second, first])  # the same file twice, and one more
+        await harness.settle()
+
+        [answer] = harness.texts(ts)
+        assert "Read lease.pdf, 2 pages." in answer
+        assert "Did not read annex.pdf: this thread has 1 files already (FOLIO_THREAD_FILES)" in answer
+        assert [file_id for file_id, _ in slack.downloads] == [first["id"]]
+
+
 async def test_a_file_shared_by_a_person_of_another_organisation_is_not_read(harness: Harness) -> None:
     answer_from_the_file(harness.model)
     harness.slack.add_user("U0GUEST01", team=PARTNER)
@@ -250,6 +283,21 @@ async def test_a_forged_download_address_is_never_fetched(harness: Harness) -> N
 )
 def test_a_shared_files_name_is_kept_safe_and_apart(given: str, taken: set[str], kept: str) -> None:
     assert safe_name(given, taken) == kept
+
+
+async def test_a_sweep_removes_thread_files_past_their_days_and_nothing_else(harness: Harness) -> None:
+    answer_from_the_file(harness.model)
+    shared = harness.slack.add_file("lease.pdf", lease_pdf(), user=ALICE)
+    ts = await harness.mention(QUESTION, files=[shared])
+    await harness.settle()
+    index, container = harness.retriever.inner, files_container(harness.thread_key(ts))
+    before = await index.containers()
+
+    assert await sweep_thread_files(index, harness.folio.documents, days=30) == 0  # read today: kept
+    assert await sweep_thread_files(index, harness.folio.documents, days=0) == 1  # as if 30 days had passed
+
+    assert container in before and container not in await index.containers()
+    assert (await index.containers())["benefits"] == before["benefits"]  # the organisation's documents stay
 
 
 def test_each_thread_has_a_container_of_its_own_no_policy_can_name() -> None:
