@@ -17,7 +17,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PORT=3000 \
     FOLIO_METRICS_PORT=9090
 
-# LibreOffice (Office files -> PDF) and OCRmyPDF + Tesseract (scans), README "Indexing". A slim image without them:
+# LibreOffice (Office files -> PDF) and OCRmyPDF + Tesseract (scans), docs/documents.md. A slim image without them:
 # `docker build --build-arg CONVERTERS=0 ...` (Office files and scans are then skipped, naming the package).
 ARG CONVERTERS=1
 ARG OCR_LANGUAGES="tesseract-ocr-eng"

@@ -76,7 +76,7 @@ def main() -> int:
     args = parser.parse_args()
     converters = Converters(jobs=1)
     if not (converters.find("soffice") and converters.ocr_ready()):
-        print("conversion.py: LibreOffice, OCRmyPDF and Tesseract must be installed (see README, Indexing)")
+        print("conversion.py: LibreOffice, OCRmyPDF and Tesseract must be installed (see docs/documents.md)")
         return 2
     work = Path(tempfile.mkdtemp(prefix="folio-bench-convert-"))
     folder = args.keep or work / "every-kind"

@@ -71,12 +71,12 @@ def test_a_bad_setting_is_one_line_on_stderr(
     assert "Traceback" not in err and err.count("\n") == 1
 
 
-def test_the_readmes_command_list_names_only_commands_and_options_that_exist() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_command_list_names_only_commands_and_options_that_exist() -> None:
+    readme = (ROOT / "docs" / "terminal.md").read_text(encoding="utf-8")
     block = readme.split("## The `folio` command", 1)[1].split("```")[1]  # seen: `folio bench`, which is not one
     parsers = {action.dest: action for action in build_parser()._subparsers._group_actions}["command"].choices
     for line in [line for line in block.splitlines() if line.startswith("folio ")]:
         name = line.split()[1]
-        assert name in parsers, f"README lists `folio {name}`, which `folio` does not have"
+        assert name in parsers, f"docs/terminal.md lists `folio {name}`, which `folio` does not have"
         known = {option for action in parsers[name]._actions for option in action.option_strings}
         assert set(re.findall(r"--[a-z-]+", line)) <= known, line

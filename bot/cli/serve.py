@@ -58,7 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "  folio serve                         # settings from the environment and .env\n"
         "  PORT=8080 folio serve --host 127.0.0.1\n"
         "  folio serve --workers 2             # two processes on one port, one Redis; SIGTERM drains both\n"
-        "see README.md, 'Connect to Slack', for the tokens and the app manifest.",
+        "see docs/slack-admins.md, 'Connect to Slack', for the tokens and the app manifest.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")

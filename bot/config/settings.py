@@ -1,7 +1,7 @@
 """Settings: read once at start-up from the environment and `.env`, frozen, typed.
 
 Nothing reads `os.environ` but this module; `bot.app.open_folio` builds every component from Settings, and each receives only the
-values they need. Every variable is documented here and in README.md; every one has a default that works
+values they need. Every variable is documented here and in docs/configuration.md; every one has a default that works
 with no account at all (embedded Redis, local index, search-only answers).
 """
 
@@ -118,7 +118,7 @@ class Settings(BaseSettings):
     )
     folio_convert_timeout: float = Field(300.0, gt=0, le=7200, description="seconds one file may take to convert")
     folio_convert_jobs: int = Field(2, ge=1, le=32, description="LibreOffice conversions at once")
-    # Usage, budgets and traces (see README "Usage, budgets and traces"); a blank budget or cap means none
+    # Usage, budgets and traces (see docs/usage.md); a blank budget or cap means none
     folio_price_per_mtok_in: str = Field("", description="dollars per million input tokens: 0.25, or gpt-5=1.25,...")
     folio_price_per_mtok_out: str = Field("", description="dollars per million output tokens, the same form")
     folio_price_per_mtok_cached: str = Field("", description="dollars per million cached input tokens (default: input)")

@@ -1,6 +1,6 @@
 """Slack's AI app surface: the greeting and suggested prompts when a person opens Folio, and thread titles.
 
-Two experiences exist (see README, "The assistant"). With `assistant_view` each conversation is an assistant thread:
+Two experiences exist (see docs/slack-admins.md, "The assistant"). With `assistant_view` each conversation is an assistant thread:
 `assistant_thread_started` gets a greeting and prompts set on that thread (`thread_ts`). With `agent_view` (the
 default for apps created since mid-2026) conversations live in the Messages tab: opening it (`app_home_opened`, tab
 `messages`) gets prompts set without `thread_ts`, which Slack requires there (a `thread_ts` makes the call fail

@@ -140,7 +140,7 @@ def test_compose_creates_env_from_the_example_and_outlasts_the_drain() -> None:
     names = set(re.findall(r"^#? ?([A-Z][A-Z0-9_]+)=", example, flags=re.MULTILINE))  # set, or shown commented
     assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "OPENAI_API_KEY"} <= names
     assert set(Settings.model_fields) >= {name.lower() for name in names}, names  # every name is a setting
-    assert "cp .env.example .env" in (ROOT / "README.md").read_text()
+    assert "cp .env.example .env" in (ROOT / "docs" / "operators.md").read_text()
 
 
 def test_compose_has_an_index_service_over_a_documents_volume() -> None:

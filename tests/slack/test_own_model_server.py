@@ -1,5 +1,5 @@
 """Your own model server (issue 23, finding 8): a llama.cpp-style server that keeps no responses, and Azure OpenAI,
-each driven through Slack with the settings README "Use your own model server" gives.
+each driven through Slack with the settings docs/configuration.md "Use your own model server" gives.
 
 Seen: llama.cpp's server answers `previous_response_id` with HTTP 400 ("llama.cpp does not support
 'previous_response_id'."), and Folio sent it on every tool round: every question with a search failed.
@@ -24,15 +24,15 @@ from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
 from tests.slack.harness import CHANNEL, Harness
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RECIPES = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"  # "Use your own model server"
 QUESTION = "What protection is there against balance billing?"
 FOLLOW_UP = "Does that hold out of network?"
 
 
 def recipe(title: str, **urls: str) -> dict[str, Any]:
-    """The settings of README's recipe under `title` (its first ```sh block), with its example URLs replaced by the
+    """The settings of the documented recipe under `title` (its first ```sh block), with its example URLs replaced by the
     fakes' (`{"http://localhost:8080": fake.endpoint}`), as Settings keywords."""
-    text = README.read_text(encoding="utf-8")
+    text = RECIPES.read_text(encoding="utf-8")
     section = text[text.index(title) :]
     block = section[section.index("```sh") + len("```sh") : section.index("```", section.index("```sh") + 5)]
     settings: dict[str, Any] = {}
