@@ -56,7 +56,8 @@ def _source(path: Path, max_chars: int | None) -> tuple[bytes, str, str]:
     """The file's bytes, their hash and its modification date."""
     try:
         status = path.stat()
-        if max_chars is not None and status.st_size > 4 * max_chars and kinds.suffix(path.name) in kinds.CSV:
+        text_only = kinds.suffix(path.name) in kinds.CSV | kinds.WEB  # a mail's bytes hold its attachments' too
+        if max_chars is not None and status.st_size > 4 * max_chars and text_only:
             raise TextTooLong(messages.file_too_long(path.name, max_chars))  # no encoding packs more in a byte
         data = path.read_bytes()
     except OSError as exc:
@@ -220,5 +221,5 @@ def read_or_fail(path: Path, *, max_chars: int | None = None, converters: Conver
     except UnreadableFile:
         raise
     except Exception as exc:  # noqa: BLE001 - any exception: that is the point
-        log.warning("reading %s failed", path.name, exc_info=True)  # the traceback, for a bug report
+        log.debug("reading %s failed", path.name, exc_info=True)  # the traceback, for a bug report (FOLIO_LOG_LEVEL)
         raise UnreadableFile(messages.reader_failed(path.name, exc)) from exc
