@@ -1,20 +1,22 @@
-"""The converters never reach the network, nor a file a document links to: two layers, each enough on its own.
+"""The converters (LibreOffice, OCRmyPDF) never reach the network, whatever a document links to. Three layers:
 
 1. LibreOffice's own settings, written into every private profile before its first run (`write_profile`): links
    from documents in untrusted places are blocked (`BlockUntrustedRefererLinks`, with no trusted place at all:
    `SecureURL` empty), Writer and Calc never update links or fields on load, no macro or active content runs. Without
    them LibreOffice fetches a .docx's "Link to file" picture, an .odt's linked `draw:image`, OLE links and the
-   stylesheet and pictures of a web page saved as .doc, from wherever they point (169.254.169.254 included).
+   stylesheet and pictures of a web page saved as .doc, from wherever they point (169.254.169.254 included). With
+   them alone, LibreOffice 7.4 still fetches the pictures Calc and Impress draw and a web page's stylesheet and
+   background: hence the next layers.
 2. A network of its own (`no_network`): `unshare --net` (with `--map-root-user` where the user is not root) starts the
-   converter in a network namespace whose only interface, loopback, is down, so nothing connects anywhere. Containers
-   often forbid namespaces (Docker's default seccomp profile does); the converters then run without this layer,
-   and the log says why, once. They still get no proxy that works: `http_proxy` and its kin name a loopback port
-   this process holds bound and never listens on (`_nowhere`), so LibreOffice's fetches go there and are refused.
-The converters also get only the environment they need (`environment`), never the run's secrets: a document that
-finds a way to send something finds nothing to send.
+   converter in a network namespace whose only interface, loopback, is down, so nothing connects anywhere.
+3. Where the system forbids namespaces (Docker's default seccomp profile does), the log says so once, and the
+   converters run with `http_proxy` and its kin naming a loopback port this process holds bound and never listens
+   on (`_nowhere`): LibreOffice's fetches go there and are refused.
+The converters also get only the environment they need (`environment`), never the run's secrets. A picture linked by
+a local path is still drawn by Calc, Impress and the web-page import (docs/security.md says so).
 
-tests/ingest/test_no_fetch.py converts a document of every kind, each linking to a listener, and the listener must
-hear nothing.
+tests/ingest/test_no_fetch.py converts a document of every kind, each linking to a listener, with and without a
+namespace, and the listener must hear nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 PROBE_SECONDS = 10.0
 # Names and values from LibreOffice's schema (officecfg Common.xcs, Writer.xcs, Calc.xcs). Writer's Update/Link:
 # 0 never, 1 on request, 2 always; Calc's: 0 always, 1 never, 2 on request. `finalized`: nothing later changes it.
-# A name this LibreOffice does not know (DisableActiveContent came with 24.2) is ignored.
+# A name this LibreOffice does not know (DisableActiveContent came after 7.4) is ignored.
 PROFILE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" \
 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
