@@ -5,7 +5,8 @@
     │   └── ModelMisconfigured  the model service refused a setting: key, model or deployment, reasoning, code tool
     ├── InvalidInput            a question, filter or command the user can correct
     │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
-    │       └── MissingConverter  the program that reads this kind of file is not installed: skipped, package named
+    │       ├── MissingConverter  the program that reads this kind of file is not installed: skipped, package named
+    │       └── TextTooLong       its text (a mail's with its attachments) passes FOLIO_MAX_FILE_CHARS
     ├── NotConnected            this channel or DM may not search any documents
     ├── Refused                 the policy keeps Folio out of here (shared outside the organisation, an outsider)
     ├── SearchUnavailable       the search service failed or refused the request
@@ -47,6 +48,11 @@ class UnreadableFile(InvalidInput):
 class MissingConverter(UnreadableFile):
     """The program that reads a file of this kind (LibreOffice, OCRmyPDF) is not installed: the file is skipped,
     and the message names the Debian package to install."""
+
+
+class TextTooLong(UnreadableFile):
+    """A file's text passes FOLIO_MAX_FILE_CHARS: refused as soon as reading passes it (a mail counts its
+    attachments' text with its own)."""
 
 
 class NotConnected(FolioError):

@@ -805,3 +805,23 @@ def thread_file_gone(name: str, why: str) -> str:
 THREAD_FILES_ONLY = (
     "Ask me about {names} in this thread: I will answer from them, and from the documents this channel can see."
 )
+
+
+# Odd files during indexing: a reader's failure, and mail attachments under the name rules of files
+def reader_failed(name: str, error: Exception) -> str:
+    detail = " ".join(str(error).split())[:200]
+    return (
+        f"{name}: could not be read ({type(error).__name__}{': ' + detail if detail else ''}); the file may be "
+        "damaged: open it and save it again, or leave it out"
+    )
+
+
+def attachment_renamed(mail: str, attachment: str, stored: str, taken: str) -> str:
+    return f"{mail}: attachment {attachment} indexed as {stored}: {taken} is another document"
+
+
+def replaces_attachment(name: str, *, attachment: str, mail: str) -> str:
+    return (
+        f"{name}: replaces the attachment {attachment} of {mail} that had its name; the attachment is indexed under "
+        f"another name when {mail} changes"
+    )

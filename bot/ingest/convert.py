@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bot import messages
 from bot.errors import MissingConverter, UnreadableFile
-from bot.ingest import kinds
+from bot.ingest import kinds, offline
 from bot.ingest.converters import Converters
 
 _LOCK = threading.Lock()
@@ -44,8 +44,8 @@ def convert(path: Path, target: str, converters: Converters) -> bytes:
         os.symlink(path.resolve(), given)
         out = Path(work) / "out"
         command = [
-            soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore", "--nolockcheck",
-            "--convert-to", target, "--outdir", str(out), str(given),
+            *offline.no_network(), soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
+            "--nolockcheck", "--convert-to", target, "--outdir", str(out), str(given),
         ]  # fmt: skip
         said = _run(command, path.name, converters.timeout)
         made = out / f"document.{target}"
@@ -56,7 +56,8 @@ def convert(path: Path, target: str, converters: Converters) -> bytes:
 
 def _run(command: list[str], name: str, timeout: float) -> str:
     """Run LibreOffice in its own process group; what it said (stderr, else stdout)."""
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, env=offline.environment())  # fmt: skip
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -92,6 +93,7 @@ def _pool(size: int) -> queue.Queue[Path]:
             _ROOT = Path(tempfile.mkdtemp(prefix=f"folio-libreoffice-{os.getpid()}-"))
             _POOL = queue.Queue()
             for slot in range(size):
+                offline.write_profile(_ROOT / f"profile-{slot}")
                 _POOL.put(_ROOT / f"profile-{slot}")
             atexit.register(shutil.rmtree, _ROOT, True)
         return _POOL

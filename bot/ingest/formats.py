@@ -10,13 +10,14 @@ program is missing raises MissingConverter (skipped, with the package to install
 from __future__ import annotations
 
 import hashlib
+import logging
 import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path, PurePath
 
 from bot import messages
-from bot.errors import MissingConverter, UnreadableFile
+from bot.errors import MissingConverter, TextTooLong, UnreadableFile
 from bot.ingest import kinds
 from bot.ingest.convert import convert
 from bot.ingest.converters import Converters
@@ -26,10 +27,11 @@ from bot.ingest.legibility import legible
 from bot.ingest.mail import read_mail
 from bot.ingest.ocr import ocr_pdf, ocr_picture, pages_with_pictures
 from bot.ingest.readers import Document, Page, read_document
-from bot.ingest.tables import read_csv, read_xlsx, sheet_chars
+from bot.ingest.tables import TextLimit, read_csv, read_xlsx, sheet_chars
 from bot.models import display_name, file_title
 
 DEFAULT = Converters()
+log = logging.getLogger(__name__)
 
 
 def read_file(path: Path, *, max_chars: int | None = None, converters: Converters = DEFAULT) -> Document:
@@ -57,8 +59,9 @@ def _source(path: Path, max_chars: int | None) -> tuple[bytes, str, str]:
     """The file's bytes, their hash and its modification date."""
     try:
         status = path.stat()
-        if max_chars is not None and status.st_size > 4 * max_chars and kinds.suffix(path.name) in kinds.CSV:
-            raise UnreadableFile(messages.file_too_long(path.name, max_chars))  # no encoding packs more in a byte
+        text_only = kinds.suffix(path.name) in kinds.CSV | kinds.WEB  # a mail's bytes hold its attachments' too
+        if max_chars is not None and status.st_size > 4 * max_chars and text_only:
+            raise TextTooLong(messages.file_too_long(path.name, max_chars))  # no encoding packs more in a byte
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableFile(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
@@ -184,9 +187,9 @@ def _read_spreadsheet(
 ) -> Document:
     """The sheets' cells as tables (.xls and .ods through an .xlsx LibreOffice makes), and a PDF as the kept copy."""
     workbook = data if kinds.suffix(path.name) == ".xlsx" else convert(path, "xlsx", converters)
-    sheets = read_xlsx(workbook, path.name)
+    sheets = read_xlsx(workbook, path.name, max_chars=max_chars)
     if max_chars is not None and sheet_chars(sheets) > max_chars:
-        raise UnreadableFile(messages.file_too_long(path.name, max_chars))
+        raise TextTooLong(messages.file_too_long(path.name, max_chars))
     stored = kinds.stored_name(path.name)
     return Document(
         file=stored, title=file_title(stored), pages=(), content_hash=digest, metadata_date=None,
@@ -197,9 +200,9 @@ def _read_spreadsheet(
 
 # --- tables, web pages and mail -------------------------------------------------------------------------------------
 def _read_csv(name: str, data: bytes, digest: str, modified: str, max_chars: int | None) -> Document:
-    sheets, notes = read_csv(data, name, sheet=file_title(name))
+    sheets, notes = read_csv(data, name, sheet=file_title(name), max_chars=max_chars)
     if max_chars is not None and sheet_chars(sheets) > max_chars:
-        raise UnreadableFile(messages.file_too_long(name, max_chars))
+        raise TextTooLong(messages.file_too_long(name, max_chars))
     return Document(file=name, title=file_title(name), pages=(), content_hash=digest, metadata_date=None,
                     modified_date=modified, tabular=True, notes=notes, sheets=sheets, read="table")  # fmt: skip
 
@@ -209,7 +212,7 @@ def _text_of(name: str, data: bytes, max_chars: int | None) -> tuple[str, tuple[
     if decoded is None:
         raise UnreadableFile(messages.NOT_TEXT.format(name=name))
     if max_chars is not None and len(decoded.text) > max_chars:
-        raise UnreadableFile(messages.file_too_long(name, max_chars))
+        raise TextTooLong(messages.file_too_long(name, max_chars))
     return decoded.text, (() if decoded.encoding == "UTF-8" else (messages.read_as(name, decoded.encoding),))
 
 
@@ -227,9 +230,9 @@ def _read_mail(
     name: str, data: bytes, digest: str, modified: str, converters: Converters, max_chars: int | None
 ) -> Document:
     mail = read_mail(data)
-    if max_chars is not None and len(mail.text) > max_chars:
-        raise UnreadableFile(messages.file_too_long(name, max_chars))
-    parts, notes = _attachments(name, mail.attachments, mail.date or modified, converters, max_chars)
+    limit = TextLimit(name, max_chars)  # one limit for the mail and its attachments together
+    limit.take(len(mail.text))
+    parts, notes = _attachments(name, mail.attachments, mail.date or modified, converters, limit)
     return Document(
         file=kinds.stored_name(name), title=mail.subject or name, pages=(Page(number=None, text=mail.text),),
         content_hash=digest, metadata_date=mail.date, modified_date=modified, tabular=False, notes=notes,
@@ -238,23 +241,48 @@ def _read_mail(
 
 
 def _attachments(
-    mail: str, attachments: tuple[tuple[str, bytes], ...], day: str, converters: Converters, max_chars: int | None
+    mail: str, attachments: tuple[tuple[str, bytes], ...], day: str, converters: Converters, limit: TextLimit
 ) -> tuple[tuple[Document, ...], tuple[str, ...]]:
-    """Each attachment read as a file named `<mail's stem> - <attachment>` (two mails' invoice.pdf stay apart)."""
+    """Each attachment read as a file named `<mail's stem> - <attachment>` (two mails' invoice.pdf stay apart; a
+    second invoice.pdf of one mail is `<stem> - invoice (2).pdf`), within what is left of the mail's text limit."""
     parts: list[Document] = []
     notes: list[str] = []
+    named: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="folio-mail-") as work:
         for attachment, data in attachments:
             if kinds.suffix(attachment) not in kinds.SUPPORTED - kinds.MAIL:
                 notes.append(messages.attachment_of(mail, attachment, "not a type Folio reads"))
                 continue
-            path = Path(work) / f"{PurePath(mail).stem} - {attachment}"
+            stored = kinds.free_name(kinds.safe_name(f"{PurePath(mail).stem} - {attachment}"), named)
+            named.add(stored)
+            path = Path(work) / kinds.original_name(stored)
             path.write_bytes(data)
+            left = None if limit.limit is None else max(limit.limit - limit.used, 0)
             try:
-                part = read_file(path, max_chars=max_chars, converters=converters)
+                part = read_or_fail(path, max_chars=left, converters=converters)
+            except TextTooLong as exc:  # the mail's text with its attachments' passes the limit: the whole mail
+                raise TextTooLong(messages.file_too_long(mail, limit.limit or 0)) from exc
             except UnreadableFile as exc:  # MissingConverter too: the mail itself is still indexed
                 notes.append(messages.attachment_of(mail, attachment, str(exc).removeprefix(f"{path.name}: ")))
                 continue
+            limit.take(document_chars(part))
             # The temporary file is gone when the pipeline keeps copies: the part carries its own bytes.
             parts.append(replace(part, copy=part.copy if part.copy is not None else data, modified_date=day))
     return tuple(parts), tuple(notes)
+
+
+def document_chars(document: Document) -> int:
+    """How many characters of text a read document holds (its pages, or its tables)."""
+    return sum(len(page.text) for page in document.pages) + sheet_chars(document.sheets)
+
+
+def read_or_fail(path: Path, *, max_chars: int | None = None, converters: Converters = DEFAULT) -> Document:
+    """`read_file`, with any error a reader raises (a library's surprise on a damaged file, a bug of ours) turned
+    into UnreadableFile naming the file: one odd file fails alone, and the run goes on to the next."""
+    try:
+        return read_file(path, max_chars=max_chars, converters=converters)
+    except UnreadableFile:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any exception: that is the point
+        log.debug("reading %s failed", path.name, exc_info=True)  # the traceback, for a bug report (FOLIO_LOG_LEVEL)
+        raise UnreadableFile(messages.reader_failed(path.name, exc)) from exc

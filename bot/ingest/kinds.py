@@ -16,6 +16,8 @@ Files an editor or a file browser leaves beside documents (Office's `~$name.docx
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from pathlib import PurePath
 
 PDF = frozenset({".pdf"})
@@ -46,6 +48,9 @@ LIBREOFFICE_PARTS = {
     **dict.fromkeys(CALC, "libsclo.so"),
 }
 OCR_PACKAGES = "ocrmypdf tesseract-ocr tesseract-ocr-eng"
+NAME_BYTES = 255  # the longest file name common file systems allow
+_ROOM = 16  # kept free in a made name for what follows it: ` (12)` and a stored name's `.pdf`
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")  # control characters (NUL among them) and separators
 
 
 def suffix(name: str) -> str:
@@ -72,3 +77,34 @@ def stored_name(name: str) -> str:
 def tesseract_package(language: str) -> str:
     """The Debian package of one Tesseract language (`deu` -> `tesseract-ocr-deu`, `chi_sim` -> `...-chi-sim`)."""
     return "tesseract-ocr-" + language.lower().replace("_", "-")
+
+
+def original_name(stored: str) -> str:
+    """The name a file had before `stored_name` (`orders.xlsx.pdf` -> `orders.xlsx`)."""
+    inner = PurePath(stored).stem
+    if (suffix(stored) == ".pdf" and suffix(inner) in OFFICE) or (
+        suffix(stored) == ".txt" and suffix(inner) in WEB | MAIL
+    ):
+        return inner
+    return stored
+
+
+def safe_name(name: str) -> str:
+    """`name` as a file name may hold it: no control character or separator, short enough to be stored with a
+    number and a stored name's suffix added (cut in its stem, its suffix kept)."""
+    cleaned = " ".join(_UNSAFE.sub("", name).split()).strip(". ") or "attachment"
+    path = PurePath(cleaned)
+    stem, kind = (path.stem, path.suffix) if len(path.suffix.encode()) < _ROOM else (cleaned, "")
+    room = NAME_BYTES - _ROOM - len(kind.encode())
+    return stem.encode()[:room].decode("utf-8", "ignore").rstrip() + kind
+
+
+def free_name(name: str, taken: Collection[str]) -> str:
+    """`name`'s stored name when free, else the first free one of `stem (2).ext`, `stem (3).ext`, ... (stored names:
+    `report (2).docx.pdf`). Deterministic: the same names taken give the same name."""
+    number = 1
+    while True:
+        tried = name if number == 1 else f"{PurePath(name).stem} ({number}){PurePath(name).suffix}"
+        if stored_name(tried) not in taken:
+            return stored_name(tried)
+        number += 1

@@ -18,7 +18,7 @@ from pypdf.errors import PyPdfError
 
 from bot import messages
 from bot.errors import MissingConverter, UnreadableFile
-from bot.ingest import kinds
+from bot.ingest import kinds, offline
 from bot.ingest.converters import Converters
 
 # "OCR engine does not have language data for the following requested languages: \ndeu\nfra\nNote: ..."
@@ -78,11 +78,12 @@ def _ocrmypdf(path: Path, name: str, converters: Converters, *, pages: int, opti
     with tempfile.TemporaryDirectory(prefix="folio-ocr-") as work:
         out = Path(work) / "ocr.pdf"
         command = [
-            program, *options, "-l", converters.languages, *ROTATE, "--output-type", "pdf", "--optimize", "0",
+            *offline.no_network(), program, *options, "-l", converters.languages, *ROTATE, "--output-type", "pdf",
+            "--optimize", "0",
             "--jobs", str(max(1, converters.jobs)), "--quiet", str(path), str(out),
         ]  # fmt: skip
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True)  # fmt: skip
+                                 start_new_session=True, env=offline.environment())  # fmt: skip
         try:
             _, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:

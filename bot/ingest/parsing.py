@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.errors import UnreadableFile
 from bot.ingest.converters import Converters
-from bot.ingest.formats import read_file
+from bot.ingest.formats import read_or_fail
 from bot.ingest.readers import Document
 
 _BLOCK = 1 << 20
@@ -53,14 +53,14 @@ async def read_documents(
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
             try:
-                yield path, await asyncio.to_thread(read_file, path, max_chars=max_chars, converters=converting)
+                yield path, await asyncio.to_thread(read_or_fail, path, max_chars=max_chars, converters=converting)
             except UnreadableFile as exc:
                 yield path, exc
         return
     # "spawn": a fresh interpreter per worker; forking a process that runs an event loop and threads can deadlock.
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn"))
     try:
-        futures = [pool.submit(read_file, path, max_chars=max_chars, converters=converting) for path in paths]
+        futures = [pool.submit(read_or_fail, path, max_chars=max_chars, converters=converting) for path in paths]
         for path, future in zip(paths, futures):
             yield path, await _outcome(path, future)
     finally:

@@ -17,7 +17,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from bot import messages
-from bot.errors import UnreadableFile
+from bot.errors import TextTooLong, UnreadableFile
 
 _LOCK = threading.Lock()
 _PDF_DATE = re.compile(r"^D:(\d{4})(\d{2})(\d{2})")
@@ -68,7 +68,7 @@ def _page_texts(name: str, pdf: pdfium.PdfDocument, max_chars: int | None) -> It
         text = text.replace("\ufffe", "-").replace("\r\n", "\n").replace("\r", "\n")
         total += len(text)
         if max_chars is not None and total > max_chars:
-            raise UnreadableFile(messages.file_too_long(name, max_chars))
+            raise TextTooLong(messages.file_too_long(name, max_chars))
         yield text
 
 

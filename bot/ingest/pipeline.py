@@ -16,7 +16,7 @@ from bot import messages
 from bot.errors import InvalidInput, MissingConverter, UnreadableFile
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS, bridge, section_headings, split_page
 from bot.ingest.converters import Converters
-from bot.ingest.kinds import SUPPORTED, is_noise, stored_name
+from bot.ingest.kinds import SUPPORTED, free_name, is_noise, original_name, stored_name
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.parsing import Stamp, read_documents, stamp_of
 from bot.ingest.readers import Document
@@ -316,9 +316,16 @@ async def index_files(
     known = {held.file: held for held in await writer.files(container)}
     pending: dict[Path, tuple[IndexOptions, str]] = {}
     seen: dict[str, Path] = {}
+    # Names no mail attachment may take: this run's files', and the documents indexed from files of their own.
+    reserved = {stored_name(path.name) for path in files} | {held.file for held in known.values() if not _part(held)}
     for path in files:
         try:
             held = _check_name(path, seen, known.get(stored_name(path.name)), container)
+            if held is not None and _part(held) and held.source != source_of(path):
+                mail = Path(held.source).name
+                report.notes.append(
+                    messages.replaces_attachment(path.name, attachment=_attachment(held.file, mail), mail=mail)
+                )
             mine = options if tags is not None or held is None else replace(options, tags=held.tags)
             version = fingerprint(await asyncio.to_thread(stamp_of, path), mine)
             if held is not None and (held.fingerprint, held.source) == (version, source_of(path)):
@@ -337,7 +344,7 @@ async def index_files(
             try:
                 if isinstance(read, UnreadableFile):
                     raise read
-                told(await _index_one(path, read, writer, mine, version, report))
+                told(await _index_one(path, read, writer, mine, version, report, reserved))
             except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
                 report.skipped.append(str(exc))
                 told(FileEvent(path.name, "skipped"))
@@ -355,9 +362,20 @@ def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, con
     if first != path:
         raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
     source = source_of(path)
-    if held is not None and held.source and held.source != source and _another_file(Path(held.source), path):
+    clash = held is not None and held.source and held.source != source and _another_file(Path(held.source), path)
+    if held is not None and clash and not _part(held):  # a mail's attachment yields its name to a file
         raise UnreadableFile(messages.name_clash(path.name, new=source, old=held.source, container=container))
     return held
+
+
+def _part(held: IndexedFile) -> bool:
+    """Whether `held` is a mail's attachment (its name is not its source file's own)."""
+    return bool(held.source) and stored_name(Path(held.source).name) != held.file
+
+
+def _attachment(file: str, mail: str) -> str:
+    """The attachment's own name: `report - budget.txt` of report.eml -> `budget.txt`."""
+    return original_name(file).removeprefix(f"{Path(mail).stem} - ")
 
 
 async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> None:
@@ -370,10 +388,18 @@ async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> 
 
 
 async def _index_one(
-    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
-) -> FileEvent:
+    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport,
+    reserved: set[str],
+) -> FileEvent:  # fmt: skip
     event = await _index_document(path, document, writer, options, version, report)
+    named = {part.file for part in document.parts}
     for part in document.parts:  # a mail's attachments: files of their own, from the same source and version
+        if part.file in reserved:  # never in place of a document of that name: the next free name
+            free = free_name(original_name(part.file), reserved | named)
+            named.add(free)
+            attachment = _attachment(part.file, path.name)
+            report.notes.append(messages.attachment_renamed(path.name, attachment, free, part.file))
+            part = replace(part, file=free)
         try:
             await _index_document(path, part, writer, options, version, report)
         except UnreadableFile as exc:

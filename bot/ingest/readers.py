@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from bot import messages
-from bot.errors import UnreadableFile
+from bot.errors import TextTooLong, UnreadableFile
 from bot.ingest import kinds
 from bot.ingest.decoding import decode_text
 from bot.ingest.pdf_text import read_pdf
@@ -77,7 +77,7 @@ def read_document(path: Path, *, max_chars: int | None = None) -> Document:
     except OSError as exc:
         raise UnreadableFile(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
     if too_big:
-        raise UnreadableFile(messages.file_too_long(path.name, max_chars))
+        raise TextTooLong(messages.file_too_long(path.name, max_chars))
     digest = hashlib.sha256(data).hexdigest()
     if suffix in PDF_SUFFIXES:
         pages, title, created, notes = _read_pdf(path, max_chars)
@@ -100,7 +100,7 @@ def _read_text(name: str, data: bytes, max_chars: int | None) -> tuple[tuple[Pag
     if decoded is None:
         raise UnreadableFile(messages.NOT_TEXT.format(name=name))
     if max_chars is not None and len(decoded.text) > max_chars:
-        raise UnreadableFile(messages.file_too_long(name, max_chars))
+        raise TextTooLong(messages.file_too_long(name, max_chars))
     notes = () if decoded.encoding == "UTF-8" else (messages.read_as(name, decoded.encoding),)
     return (Page(number=None, text=decoded.text),), notes
 

@@ -10,17 +10,37 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 import zipfile
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time
 
 from bot import messages
-from bot.errors import UnreadableFile
+from bot.errors import TextTooLong, UnreadableFile
 from bot.ingest.decoding import decode_text
 from bot.ingest.readers import Sheet
 
 TABLE_CHARS = 1500  # a passage's rows; one row longer than this stands alone
 SEPARATOR = " | "
+# The csv module refuses a field over 131,072 characters by default; the file's size is bounded before it is read
+# (FOLIO_MAX_FILE_CHARS), and a long cell is text like any other.
+csv.field_size_limit(sys.maxsize)
+
+
+class TextLimit:
+    """Counts the text a reader has taken and refuses the file as soon as it passes FOLIO_MAX_FILE_CHARS: cells are
+    counted row by row as they are read, never all first (a small .xlsx may hold millions of cells)."""
+
+    def __init__(self, name: str, limit: int | None) -> None:
+        self.name = name
+        self.limit = limit
+        self.used = 0
+
+    def take(self, chars: int) -> None:
+        """Count `chars` more characters; TextTooLong when the file's text passes the limit."""
+        self.used += chars
+        if self.limit is not None and self.used > self.limit:
+            raise TextTooLong(messages.file_too_long(self.name, self.limit))
 
 
 def cell_text(value: object) -> str:
@@ -38,13 +58,16 @@ def cell_text(value: object) -> str:
     return " ".join(str(value).split()).replace("|", "/")  # a `|` inside a cell would shift the columns
 
 
-def make_sheet(name: str, rows: Iterable[Iterable[object]]) -> Sheet | None:
-    """A Sheet of the non-empty rows, the first as header (blank header cells named `column N`); None when empty."""
+def make_sheet(name: str, rows: Iterable[Iterable[object]], limit: TextLimit | None = None) -> Sheet | None:
+    """A Sheet of the non-empty rows, the first as header (blank header cells named `column N`); None when empty.
+    With `limit`, each row's text is counted as it is read."""
     kept: list[list[str]] = []
     for row in rows:
         cells = [cell_text(value) for value in row]
         while cells and not cells[-1]:
             cells.pop()
+        if limit is not None:  # an empty row counts one: a million of them is no small sheet
+            limit.take(sum(len(cell) for cell in cells) + len(SEPARATOR) * max(len(cells) - 1, 0) + 1)
         if cells:
             kept.append(cells)
     if not kept:
@@ -74,8 +97,9 @@ def table_passages(sheet: Sheet, *, size: int = TABLE_CHARS) -> list[str]:
     return passages
 
 
-def read_xlsx(data: bytes, name: str) -> tuple[Sheet, ...]:
-    """Every worksheet with cells, in workbook order (values as last calculated, not formulas)."""
+def read_xlsx(data: bytes, name: str, *, max_chars: int | None = None) -> tuple[Sheet, ...]:
+    """Every worksheet with cells, in workbook order (values as last calculated, not formulas); TextTooLong as soon
+    as the cells read pass `max_chars`."""
     # Imported here: only runs that meet a spreadsheet pay for it.
     from openpyxl import load_workbook
 
@@ -83,8 +107,9 @@ def read_xlsx(data: bytes, name: str) -> tuple[Sheet, ...]:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
         raise UnreadableFile(f"{name}: the spreadsheet cannot be read ({exc})") from exc
+    limit = TextLimit(name, max_chars)
     try:
-        sheets = (make_sheet(sheet.title, sheet.iter_rows(values_only=True)) for sheet in _worksheets(book))
+        sheets = (make_sheet(sheet.title, sheet.iter_rows(values_only=True), limit) for sheet in _worksheets(book))
         return tuple(sheet for sheet in sheets if sheet is not None)
     finally:
         book.close()
@@ -96,7 +121,9 @@ def _worksheets(book: object) -> Iterator[object]:
             yield sheet
 
 
-def read_csv(data: bytes, name: str, *, sheet: str) -> tuple[tuple[Sheet, ...], tuple[str, ...]]:
+def read_csv(
+    data: bytes, name: str, *, sheet: str, max_chars: int | None = None
+) -> tuple[tuple[Sheet, ...], tuple[str, ...]]:
     """The one table of a CSV file (comma, semicolon, tab or `|` separated), and a note when not UTF-8."""
     decoded = decode_text(data)
     if decoded is None:
@@ -105,7 +132,7 @@ def read_csv(data: bytes, name: str, *, sheet: str) -> tuple[tuple[Sheet, ...], 
         dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(decoded.text[:8192], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
-    table = make_sheet(sheet, csv.reader(io.StringIO(decoded.text), dialect))
+    table = make_sheet(sheet, csv.reader(io.StringIO(decoded.text), dialect), TextLimit(name, max_chars))
     notes = () if decoded.encoding == "UTF-8" else (messages.read_as(name, decoded.encoding),)
     return ((table,) if table else ()), notes
 
