@@ -85,7 +85,32 @@ def locate(anchors: Anchors, text: str) -> Located | None:
     if len(chosen) != 1:
         return None
     start, end, partial = chosen.pop()
-    return Located(first=page.origin[start], last=page.origin[end - 1], partial=partial)
+    first = _widened(text, page.origin[start], -1, _marks_at(anchors.head, reverse=False))
+    last = _widened(
+        text, page.origin[end - 1], 1, 0 if partial else _marks_at(anchors.tail or anchors.head, reverse=True)
+    )
+    return Located(first=first, last=last, partial=partial)
+
+
+def _marks_at(text: str, *, reverse: bool) -> int:
+    """How many punctuation marks `text` opens (or, `reverse`, closes) with: a passage's closing full stop or opening
+    quote is part of it, though only letters and digits are matched."""
+    count = 0
+    for char in reversed(text.strip()) if reverse else text.strip():
+        if char.isalnum() or char.isspace():
+            break
+        count += 1
+    return count
+
+
+def _widened(text: str, at: int, step: int, marks: int) -> int:
+    """`at` moved by up to `marks` punctuation characters in direction `step`, never over a space or a letter."""
+    for _ in range(marks):
+        nxt = at + step
+        if not 0 <= nxt < len(text) or text[nxt].isalnum() or text[nxt].isspace():
+            break
+        at = nxt
+    return at
 
 
 def _occurrences(letters: str, word: str) -> list[int]:
