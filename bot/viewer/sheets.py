@@ -72,8 +72,13 @@ def _xlsx_rows(path: Path, sheet: str, stop: int) -> Iterable[tuple[int, Sequenc
     from openpyxl import load_workbook  # only a table view pays for it
 
     try:
-        book = load_workbook(path, read_only=True, data_only=True)
+        handle = path.open("rb")  # kept as `<name>.xlsx.pdf`: openpyxl judges a path by its suffix, a file it reads
+    except OSError as exc:
+        raise TableUnreadable(str(exc)) from exc
+    try:
+        book = load_workbook(handle, read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
+        handle.close()
         raise TableUnreadable(str(exc)) from exc
     try:
         if sheet not in book.sheetnames or not hasattr(book[sheet], "iter_rows"):
@@ -85,6 +90,7 @@ def _xlsx_rows(path: Path, sheet: str, stop: int) -> Iterable[tuple[int, Sequenc
         return found
     finally:
         book.close()
+        handle.close()
 
 
 def _csv_rows(path: Path, stop: int) -> Iterable[tuple[int, Sequence[str]]]:
