@@ -93,23 +93,26 @@ def locate(anchors: Anchors, text: str) -> Located | None:
 
 
 def _marks_at(text: str, *, reverse: bool) -> int:
-    """How many punctuation marks `text` opens (or, `reverse`, closes) with: a passage's closing full stop or opening
-    quote is part of it, though only letters and digits are matched."""
+    """How many punctuation marks `text` opens (or, `reverse`, closes) with, before its first letter or digit: a
+    passage's closing full stop or a heading's `#` is part of it, though only letters and digits are matched."""
     count = 0
     for char in reversed(text.strip()) if reverse else text.strip():
-        if char.isalnum() or char.isspace():
+        if char.isalnum():
             break
-        count += 1
+        count += 0 if char.isspace() else 1
     return count
 
 
 def _widened(text: str, at: int, step: int, marks: int) -> int:
-    """`at` moved by up to `marks` punctuation characters in direction `step`, never over a space or a letter."""
-    for _ in range(marks):
-        nxt = at + step
-        if not 0 <= nxt < len(text) or text[nxt].isalnum() or text[nxt].isspace():
+    """`at` moved over up to `marks` punctuation characters (and the spaces between them) in direction `step`,
+    never onto a letter or a digit, and never past a line's end."""
+    look = at
+    while marks > 0:
+        look += step
+        if not 0 <= look < len(text) or text[look].isalnum() or text[look] in "\r\n":
             break
-        at = nxt
+        if not text[look].isspace():
+            at, marks = look, marks - 1
     return at
 
 
