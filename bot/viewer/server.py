@@ -67,14 +67,11 @@ class Viewer:
 
     store: DocumentStore
     key: bytes = field(repr=False)  # never in logs
-    cache: PageCache | None = None
+    pages: PageCache
 
     def routes(self) -> list[web.RouteDef]:
+        """GET /view/{container}/{file} (the view) and /view/{container}/{file}/page-N.png (its image)."""
         return [web.get(VIEW_ROUTE, self.view), web.get(IMAGE_ROUTE, self.image)]
-
-    @property
-    def pages(self) -> PageCache:
-        return self.cache or PageCache(self.store)
 
     async def view(self, request: web.Request) -> web.Response:
         """The view of a valid link: a page, a table or a text, as the kept copy's kind says."""
