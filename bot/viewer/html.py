@@ -32,7 +32,7 @@ STYLE = (
     "a:focus-visible{outline:3px solid #0b4f9c;outline-offset:2px}"
     ".skip{position:absolute;left:-9999px}.skip:focus{left:8px;top:8px;background:#fff;padding:8px;z-index:2}"
     "#passage{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px;margin-bottom:12px}"
-    "blockquote{margin:0;padding-left:12px;border-left:4px solid rgb(255,221,0);white-space:pre-wrap;"
+    "blockquote{margin:0;padding-left:12px;border-left:4px solid #0b4f9c;white-space:pre-wrap;"
     "overflow-wrap:anywhere}"
     ".status{margin:0 0 8px;padding:8px;background:#fff4e5;border:1px solid #d98e04;border-radius:6px}"
     ".page{position:relative;margin:0;background:#fff;box-shadow:0 1px 4px rgba(0,0,0,.25)}"

@@ -62,7 +62,7 @@ async def test_a_csv_citation_names_its_rows_and_its_view_highlights_them(tmp_pa
     shown = rows_of(page)
     assert shown[1] == (False, ["Item", "Stock"])  # the header, in the table's head
     assert shown[3] == (True, ["Staplers", "14"]) and shown[4] == (True, ["Toner", "3"])
-    assert "<thead><tr><th scope=\"col\">1</th>" in page
+    assert '<thead><tr><th scope="col">1</th>' in page
 
 
 @pytest.mark.slow
