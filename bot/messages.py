@@ -742,6 +742,7 @@ VIEWER_ROWS_GONE = (
     "name now): open the file, or ask an admin to index it again."
 )
 VIEWER_PAGE_UNREADABLE = "Folio cannot draw this page of its copy (the PDF is damaged): open the PDF instead."
+VIEWER_PAGE_TOO_LARGE = "This page holds pictures too large for Folio to draw: open the PDF instead."
 VIEWER_PREVIOUS = "Previous page"
 VIEWER_NEXT = "Next page"
 VIEWER_OPEN_PDF = "Open the PDF"

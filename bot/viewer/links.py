@@ -82,8 +82,8 @@ def parse_cited(query: Mapping[str, str]) -> Cited | None:
 
 
 def _number(value: str | None, limit: int) -> int | None:
-    if value is None or not value.isdecimal() or not value.isascii() or len(value) > 9:
-        return None
+    if value is None or not value.isdecimal() or not value.isascii() or len(value) > 9 or value.startswith("0"):
+        return None  # one spelling per number: what is read is what was signed
     number = int(value)
     return number if 1 <= number <= limit else None
 

@@ -18,12 +18,19 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 LONG_SIDE = 1600  # pixels: sharp on a laptop, light on a phone
+# PDFium decodes a picture whole before scaling it down: a few kilobytes of compressed stream may claim 50,000 x 50,000
+# pixels (10 GB decoded). A page whose pictures claim more than this in all is not drawn.
+MAX_PICTURE_PIXELS = 80_000_000
 _GRID = 10_000  # the virtual device characters are measured on: percent to two decimals
 _LOCK = threading.Lock()
 
 
 class PageUnreadable(Exception):
     """The kept PDF cannot be opened or the page drawn (damaged, locked, not a PDF)."""
+
+
+class PageTooLarge(PageUnreadable):
+    """The page's pictures claim more pixels than a view may decode."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,9 @@ def draw(path: Path, number: int, *, long_side: int = LONG_SIDE) -> bytes:
     with _LOCK, _opened(path) as pdf:
         page = pdf[number - 1]
         try:
+            claimed = _picture_pixels(page)
+            if claimed > MAX_PICTURE_PIXELS:
+                raise PageTooLarge(f"its pictures claim {claimed} pixels")
             width, height = page.get_size()
             scale = long_side / max(width, height, 1.0)
             bitmap = page.render(scale=scale, may_draw_forms=True)
@@ -81,6 +91,15 @@ def draw(path: Path, number: int, *, long_side: int = LONG_SIDE) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False)
     return out.getvalue()
+
+
+def _picture_pixels(page: pdfium.PdfPage) -> int:
+    """How many pixels the page's pictures (inside forms too) claim, read from their headers, nothing decoded."""
+    total = 0
+    for picture in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=8):
+        width, height = picture.get_px_size()
+        total += max(0, width) * max(0, height)
+    return total
 
 
 class _opened:

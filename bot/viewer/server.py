@@ -30,7 +30,7 @@ from bot.viewer.links import (
     view_signature,
 )
 from bot.viewer.marks import line_marks
-from bot.viewer.pages import PageUnreadable, page_count, text_layer
+from bot.viewer.pages import PageTooLarge, PageUnreadable, page_count, text_layer
 from bot.viewer.passage import Anchors, Located, locate
 from bot.viewer.sheets import Table, TableUnreadable, read_table
 from bot.viewer.text import TextUnreadable, excerpt, kept_text
@@ -99,6 +99,9 @@ class Viewer:
             if not 1 <= page <= pages:
                 return _text(404, messages.viewer_no_page(page, pages))
             image = await self.pages.image(checked.container, checked.file, checked.copy, page)
+        except PageTooLarge as exc:
+            log.warning("viewer will not draw %s/%s page %d: %s", checked.container, checked.file, page, exc)
+            return _text(413, messages.VIEWER_PAGE_TOO_LARGE)
         except PageUnreadable as exc:
             log.warning("viewer cannot draw %s/%s page %d: %s", checked.container, checked.file, page, exc)
             return _text(500, messages.VIEWER_PAGE_UNREADABLE)
@@ -113,7 +116,9 @@ class Viewer:
         reason = ""
         if not (valid_name(container) and valid_name(file)) or cited is None:
             reason = "bad name or field"
-        elif not expires.isdecimal() or not expires.isascii() or len(expires) > 12:
+        elif len(request.query) != len(set(request.query)):
+            reason = "a field given twice"  # which one a proxy or a reader takes is anyone's guess: neither
+        elif not expires.isdecimal() or not expires.isascii() or len(expires) > 12 or expires.startswith("0"):
             reason = "bad expiry"
         elif not matches(signed(container, file, int(expires), cited), given):
             reason = "bad signature"
