@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import io
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,14 +59,18 @@ def page_count(path: Path) -> int:
         return len(pdf)
 
 
-def text_layer(path: Path, number: int) -> TextLayer:
-    """Page `number` (1-based, within the document)'s characters and their boxes."""
+Span = Callable[[str], "tuple[int, int] | None"]  # which characters (first, last) of a page's text to measure
+
+
+def text_layer(path: Path, number: int, *, span: Span | None = None) -> TextLayer:
+    """Page `number` (1-based, within the document)'s characters and their boxes: every character's, or with `span`
+    only those of the characters it picks from the page's text (a view measures its passage alone: 10x less work)."""
     with _LOCK, _opened(path) as pdf:
         page = pdf[number - 1]
         try:
             textpage = page.get_textpage()
             try:
-                return _layer(len(pdf), page, textpage)
+                return _layer(len(pdf), page, textpage, span)
             finally:
                 textpage.close()
         finally:
@@ -121,17 +126,17 @@ class _opened:
             self.pdf.close()
 
 
-def _layer(pages: int, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage) -> TextLayer:
+def _layer(pages: int, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, span: Span | None) -> TextLayer:
     width, height = page.get_size()
     device = (_GRID, max(1, round(_GRID * height / max(width, 1.0))))
-    chars: list[str] = []
-    boxes: list[CharBox | None] = []
-    for index in range(textpage.count_chars()):
-        code = pdfium_c.FPDFText_GetUnicode(textpage.raw, index)
-        char = chr(code) if 0 < code < 0x110000 else "\ufffd"
-        chars.append(char)
-        boxes.append(None if char.isspace() else _box(page, textpage, index, device))
-    return TextLayer(pages=pages, text="".join(chars), boxes=tuple(boxes))
+    codes = (pdfium_c.FPDFText_GetUnicode(textpage.raw, index) for index in range(textpage.count_chars()))
+    text = "".join(chr(code) if 0 < code < 0x110000 else "\ufffd" for code in codes)
+    first, last = (0, len(text) - 1) if span is None else (span(text) or (0, -1))
+    boxes = tuple(
+        _box(page, textpage, index, device) if first <= index <= last and not char.isspace() else None
+        for index, char in enumerate(text)
+    )
+    return TextLayer(pages=pages, text=text, boxes=boxes)
 
 
 def _box(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, index: int, device: tuple[int, int]) -> CharBox | None:

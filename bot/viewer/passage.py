@@ -81,7 +81,7 @@ def locate(anchors: Anchors, text: str) -> Located | None:
         if (span := _span(page.letters, start, head, tail, anchors.size)) is not None
     }
     whole = {span for span in spans if not span[2]}
-    chosen = whole or spans  # a passage found whole somewhere beats one cut short by the page's end
+    chosen = whole or spans or _opening_at_end(page.letters, head)  # found whole beats cut short by the page's end
     if len(chosen) != 1:
         return None
     start, end, partial = chosen.pop()
@@ -114,6 +114,15 @@ def _widened(text: str, at: int, step: int, marks: int) -> int:
         if not text[look].isspace():
             at, marks = look, marks - 1
     return at
+
+
+def _opening_at_end(letters: str, head: str) -> set[tuple[int, int, bool]]:
+    """The passage's opening words cut by the page's end ("Generally, out-of-" | next page): the longest start of
+    `head` the page ends with, if it holds at least MIN_LETTERS letters (a page cannot end twice)."""
+    for size in range(len(head) - 1, MIN_LETTERS - 1, -1):
+        if letters.endswith(head[:size]):
+            return {(len(letters) - size, len(letters), True)}
+    return set()
 
 
 def _occurrences(letters: str, word: str) -> list[int]:

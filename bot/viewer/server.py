@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
+from functools import partial
 from pathlib import Path, PurePath
 
 from aiohttp import web
@@ -156,12 +157,14 @@ class Viewer:
             pages = await asyncio.to_thread(page_count, checked.copy)
             if page > pages:
                 return _text(404, messages.viewer_no_page(page, pages))
-            layer = await asyncio.to_thread(text_layer, checked.copy, page)
+            anchors = checked.cited.anchors
+            found: list[Located] = []  # where `span` found the passage, measured in the same pass
+            span = partial(_span_of, anchors, found) if anchors else None
+            layer = await asyncio.to_thread(text_layer, checked.copy, page, span=span)
         except PageUnreadable as exc:
             log.warning("viewer cannot read %s/%s: %s", checked.container, checked.file, exc)
             return _text(500, messages.VIEWER_PAGE_UNREADABLE)
-        anchors = checked.cited.anchors
-        located = locate(anchors, layer.text) if anchors else None
+        located = found[0] if found else None
         marks = line_marks(layer.boxes, located.first, located.last) if located else ()
         passage, status = _passage_and_status(anchors, layer.text, located, not_found=messages.VIEWER_NOT_LOCATED)
         if located and located.partial:
@@ -198,6 +201,15 @@ class Viewer:
         span = (located.first, located.last) if located else None
         heading = self._heading(checked, position="")
         return text_html(heading, excerpt=excerpt(text, span), passage=passage, status=status)
+
+
+def _span_of(anchors: Anchors, found: list[Located], text: str) -> tuple[int, int] | None:
+    """Where the passage stands in a page's text (noted in `found`), for `text_layer` to measure that part alone."""
+    located = locate(anchors, text)
+    if located is None:
+        return None
+    found.append(located)
+    return located.first, located.last
 
 
 def _passage_and_status(

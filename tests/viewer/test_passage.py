@@ -52,3 +52,13 @@ def test_highlight_boxes_run_one_per_line_from_the_first_character_to_the_last()
     marks = line_marks(boxes, 1, 5)
     assert [(m.left, m.top) for m in marks] == [(10.85, 9.85), (4.85, 12.85)]
     assert [round(m.left + m.width, 2) for m in marks] == [14.15, 7.15]  # the last line stops at its last character
+
+
+def test_a_passage_whose_opening_words_end_the_page_is_located_there_only() -> None:
+    passage = "Generally, out-of-network providers are not required to accept the amount the plan pays."
+    page = "You should know what you will pay out of pocket. Generally, out-of-"
+    located = locate(anchors_of(passage), page)
+    assert located is not None and located.partial
+    assert page[located.first : located.last + 1] == "Generally, out-of"
+    assert locate(anchors_of(passage), page + "\nPage 8 of 90, Northwind") is None  # not at the page's end: not it
+    assert locate(anchors_of(passage), "You will pay. Gener") is None  # too few letters to be sure
