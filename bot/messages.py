@@ -732,7 +732,7 @@ VIEWER_NOT_LOCATED = (
     "Folio could not find the cited passage on this page with confidence, so nothing is highlighted. "
     "The passage as cited is below: look for it on the page, or open the PDF and search for its words."
 )
-VIEWER_PARTIAL = "The passage runs on to the next page: the part on this page is highlighted."
+VIEWER_PARTIAL = "The passage runs on to the next page: its opening words are highlighted here."
 VIEWER_NOT_LOCATED_TEXT = (
     "Folio could not find the cited passage in this document with confidence, so nothing is marked. "
     "The passage as cited is below."

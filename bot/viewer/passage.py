@@ -39,7 +39,7 @@ class Folded:
 @dataclass(frozen=True)
 class Located:
     """The passage's place in the original text: characters `first` to `last` inclusive; `partial` when the page ends
-    before the passage does (a sentence that runs on to the next page)."""
+    before the passage does (a sentence that runs on to the next page): then only its opening words, which are sure."""
 
     first: int
     last: int
@@ -135,7 +135,8 @@ def _occurrences(letters: str, word: str) -> list[int]:
 
 def _span(letters: str, start: int, head: str, tail: str, size: int) -> tuple[int, int, bool] | None:
     """(start, end, partial) of the passage that opens at `start`, or None when its close is not where its length
-    says. A passage that runs past the page's end is taken up to there only if its close is nowhere on the page."""
+    says. A passage that runs past the page's end (its close nowhere on the page, too little page left for it) is
+    taken as its opening words alone."""
     slack = max(10, int(size * _SLACK))
     if not tail:
         return (start, start + len(head), False) if abs(len(head) - size) <= slack else None
@@ -144,5 +145,6 @@ def _span(letters: str, start: int, head: str, tail: str, size: int) -> tuple[in
     if len(fitting) == 1:
         return start, fitting[0], False
     if not ends and len(letters) - start < size - slack:
-        return start, len(letters), True
+        # Runs on to the next page. Only its opening words are certain: what follows them here may be a footer.
+        return start, start + len(head), True
     return None

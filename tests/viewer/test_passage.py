@@ -39,9 +39,13 @@ def test_a_passage_whose_middle_differs_in_length_is_not_located() -> None:
     assert locate(Anchors(head=anchors.head, tail=anchors.tail, size=anchors.size * 3), PASSAGE) is None
 
 
-def test_a_passage_running_on_to_the_next_page_is_located_up_to_the_page_end() -> None:
-    located = locate(anchors_of(PASSAGE), "Section 4\nThe supplier shall deliver the final goods within thirty")
+def test_a_passage_running_on_to_the_next_page_is_located_by_its_opening_words_never_the_footer() -> None:
+    page = "Section 4\nThe supplier shall deliver the final goods within thirty days\nAcme Ltd - page 4 of 9"
+    located = locate(anchors_of(PASSAGE), page)
     assert located is not None and located.partial
+    assert (
+        page[located.first : located.last + 1] == "The supplier shall deliver the final goods within"
+    )  # the sure part
 
 
 def test_highlight_boxes_run_one_per_line_from_the_first_character_to_the_last() -> None:
