@@ -1,6 +1,6 @@
 """A PDF page drawn as a PNG, and its text layer with each character's place. Blocking: run in a thread.
 
-PDFium (pypdfium2) is not thread-safe, so one call at a time in a process holds `_LOCK`. A page is drawn at most
+PDFium (pypdfium2) is not thread-safe, so every call holds the process's one PDFium lock (`bot.pdfium_lock`). A page is drawn at most
 `LONG_SIDE` pixels on its longer side whatever size it claims, so a page of 200 by 200 inches costs what a letter page
 costs. Character places are given in percent of the page as it is drawn (rotation and crop box applied by PDFium's
 own page-to-device mapping), top-left origin, so the view can lay `<mark>` elements over the image at any width.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import io
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +17,14 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from bot.pdfium_lock import PDFIUM
+
 LONG_SIDE = 1600  # pixels: sharp on a laptop, light on a phone
 # PDFium decodes a picture whole before scaling it down: a few kilobytes of compressed stream may claim 50,000 x 50,000
 # pixels (10 GB decoded). A page whose pictures claim more than this in all is not drawn.
 MAX_PICTURE_PIXELS = 80_000_000
 _GRID = 10_000  # the virtual device characters are measured on: percent to two decimals
-_LOCK = threading.Lock()
+_LOCK = PDFIUM  # shared with ingest's text reading: PDFium takes one call at a time in a process
 
 
 class PageUnreadable(Exception):
