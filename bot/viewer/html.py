@@ -95,9 +95,10 @@ def table_html(heading: Heading, *, table: Table, status: str, rows: str) -> str
     head = _row(table.header, table.columns, cell="th", scope=' scope="col"')
     body = "".join(_row(row, table.columns) for row in table.rows)
     caption = escape(messages.viewer_rows_caption(table.sheet, rows))
-    grid = (
-        f'<div class="scroll" role="region" aria-label="{caption}" tabindex="0"><table><caption>{caption}</caption>'
-        f"<thead>{head}</thead><tbody>{body}</tbody></table></div>"
+    grid = (  # the caption stands above the scrolling table, so that it wraps on a phone instead of scrolling away
+        f'<p class="meta" aria-hidden="true">{caption}</p>'
+        f'<div class="scroll" role="region" aria-label="{caption}" tabindex="0"><table><caption class="sr">{caption}'
+        f"</caption><thead>{head}</thead><tbody>{body}</tbody></table></div>"
     )
     return _document(heading, (_passage(messages.VIEWER_ROWS, "", status) if status else "") + grid)
 
