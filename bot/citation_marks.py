@@ -177,13 +177,14 @@ def citation_for(chunk: Chunk, *, label: int, link_for: LinkFor) -> Citation:
         container=chunk.container,
         kind=kind_of(chunk),
         url=link_for(chunk),
+        rows=place.label if (place := chunk.table_place) else None,
     )
 
 
 def labels_for(
     refs: list[str],
     known: Mapping[str, Chunk],
-    citations: dict[tuple[str, int | None], Citation],
+    citations: dict[tuple[str, int | None, str | None], Citation],
     link_for: LinkFor,
     dropped: list[str],
 ) -> list[int]:
@@ -194,7 +195,8 @@ def labels_for(
         if chunk is None:
             dropped.append(ref)
             continue
-        key = (chunk.file, chunk.cited_page)
+        place = chunk.table_place
+        key = (chunk.file, chunk.cited_page, place.label if place else None)  # each sheet's rows: a label of their own
         if key not in citations:
             citations[key] = citation_for(chunk, label=len(citations) + 1, link_for=link_for)
         label = citations[key].label

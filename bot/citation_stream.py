@@ -42,7 +42,7 @@ class CitationStream:
         self._space = ""  # whitespace held back: shown only when more text follows
         self._started = False  # leading whitespace of the answer is never shown
         self._after_label: int | None = None  # the label just shown, when nothing has followed it yet
-        self._citations: dict[tuple[str, int | None], Citation] = {}
+        self._citations: dict[tuple[str, int | None, str | None], Citation] = {}
         self._dropped: list[str] = []
         self.markers: list[MarkerSpan] = []  # where each label stands in `text`
         self.text = ""  # everything shown so far: `[n]` in place of each valid marker

@@ -3,6 +3,8 @@
     FOLIO_DATA_DIR/documents/<container>/<file>            one copy per indexed file, replaced on re-index
     FOLIO_DATA_DIR/documents/.removed/<container>/<file>   when a removed file was taken out (links answer 410)
     FOLIO_DATA_DIR/documents/.read/<container>/<file>      how a copy was made: "OCR (3 pages)", "LibreOffice"
+    FOLIO_DATA_DIR/documents/.tables/<container>/<file>    a spreadsheet's cells (.xlsx) beside its PDF, for the viewer
+    FOLIO_DATA_DIR/documents/.pages/<container>/<file>/    the viewer's drawn pages, dropped with the copy they show
     /documents/<container>/<file>?expires=<unix>&signature=<hex>
 
 The copy lets a citation keep working after the source file moves; removing a document deletes it and leaves a
@@ -30,6 +32,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from bot.models import Chunk
+from bot.viewer.links import cited_in, view_path
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,8 @@ ROUTE_PREFIX = "/documents"
 KEY_FILE = "link.key"
 REMOVED = ".removed"  # beside the containers; no container name starts with a dot
 READ = ".read"  # how each copy was made ("OCR (3 pages)", "LibreOffice"), for `folio list`
+TABLES = ".tables"  # a spreadsheet's workbook: its kept copy is LibreOffice's print, where cells are cut and dates ###
+PAGES = ".pages"  # drawn page images (bot.viewer.cache), one folder per document
 _FORBIDDEN = ("/", "\\", "\0")
 _MAX_NAME = 255  # the longest file name common file systems allow
 
@@ -167,6 +172,7 @@ class DocumentStore:
             return False
         note = self._inside(self.folder / REMOVED, container, file)
         try:
+            await self._drop_pages(container, file)  # drawn from the old copy
             await asyncio.to_thread(_copy_replacing, source, path)
             if note is not None:
                 await asyncio.to_thread(note.unlink, missing_ok=True)  # indexed again: links open it again
@@ -181,6 +187,33 @@ class DocumentStore:
             source = Path(work) / "copy"
             await asyncio.to_thread(source.write_bytes, data)
             return await self.keep(container, file, source)
+
+    async def keep_workbook(self, container: str, file: str, data: bytes | None) -> None:
+        """Keep a spreadsheet's cells beside its PDF copy (None: the file is no spreadsheet, any old one goes)."""
+        path = self._inside(self.folder / TABLES, container, file)
+        if path is None:
+            return
+        if data is None:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            return
+        with tempfile.TemporaryDirectory(prefix="folio-copy-") as work:
+            source = Path(work) / "workbook"
+            await asyncio.to_thread(source.write_bytes, data)
+            await asyncio.to_thread(_copy_replacing, source, path)
+
+    def workbook(self, container: str, file: str) -> Path | None:
+        """The kept workbook of a spreadsheet, when there is one."""
+        path = self._inside(self.folder / TABLES, container, file)
+        return path if path is not None and path.is_file() else None
+
+    def pages_folder(self, container: str, file: str) -> Path | None:
+        """Where the viewer keeps the pages it drew of `file` (whether or not any were drawn)."""
+        return self._inside(self.folder / PAGES, container, file)
+
+    async def _drop_pages(self, container: str, file: str) -> None:
+        folder = self.pages_folder(container, file)
+        if folder is not None:
+            await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
 
     async def note_read(self, container: str, file: str, how: str) -> None:
         """Remember how the copy of `file` was made (nothing when it was read as itself)."""
@@ -201,10 +234,15 @@ class DocumentStore:
             return ""
 
     async def delete(self, container: str, file: str) -> None:
-        """Remove the copy of `file`, if there is one (and the note of how it was made)."""
-        for path in (self.path_for(container, file), self._inside(self.folder / READ, container, file)):
+        """Remove the copy of `file`, if there is one (and the note of how it was made, its workbook, its pages)."""
+        kept = (
+            self.path_for(container, file),
+            *(self._inside(self.folder / name, container, file) for name in (READ, TABLES)),
+        )
+        for path in kept:
             if path is not None:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
+        await self._drop_pages(container, file)
 
     async def remove(self, container: str, file: str, *, at: str) -> None:
         """Delete the copy of `file` and note that it was removed `at` (links to it then answer 410 Gone)."""
@@ -247,7 +285,8 @@ class Links:
     """Where a citation points, first that applies:
 
     1. `docs_base_url`: the organisation serves the files itself: `<base>/<file>#page=N`.
-    2. `public_url` and `key`: a link to Folio's own copy, signed, valid `ttl_days` from the moment it is rendered.
+    2. `public_url` and `key`: a link to Folio's viewer of its own copy (the page with the passage highlighted, a
+       table's rows), signed, valid `ttl_days` from the moment it is rendered.
     3. `file_links`: `file://` to Folio's copy; it opens only on this machine, so for the terminal alone.
     Otherwise, or when Folio holds no copy of the file, a citation carries no link (a link would only fail).
     """
@@ -272,7 +311,7 @@ class Links:
             return None
         if signed:
             expires = int(self.clock()) + self.ttl_days * 86400
-            path = signed_path(self.key, chunk.container, chunk.file, expires=expires, page=chunk.cited_page)
+            path = view_path(self.key, chunk.container, chunk.file, expires=expires, cited=cited_in(chunk))
             return self.public_url.rstrip("/") + path
         return _at_page(copy.as_uri(), chunk) if self.file_links else None
 

@@ -147,6 +147,31 @@ def display_name(file: str) -> str:
     return file
 
 
+# A table passage's context ends with where its rows stand: `... | sheet Invoices, rows 14-16` (bot.ingest.pipeline
+# writes it). Kept in the context, which every index already stores and the model already reads, rather than in two
+# new index fields each backend would have to migrate.
+_TABLE_PLACE = re.compile(r".* \| sheet (?P<sheet>.+), rows? (?P<first>\d{1,9})(?:-(?P<last>\d{1,9}))?\Z", re.DOTALL)
+
+
+class TablePlace(_Value):
+    """Where a table passage's rows stand: the sheet's name and its first and last row, as the workbook numbers them."""
+
+    sheet: str
+    first_row: int
+    last_row: int
+
+    @property
+    def label(self) -> str:
+        """`sheet Invoices, rows 14-16` (`row 14` for one)."""
+        rows = f"row {self.first_row}" if self.first_row == self.last_row else f"rows {self.first_row}-{self.last_row}"
+        return f"sheet {self.sheet}, {rows}"
+
+
+def table_context(context: str, place: TablePlace) -> str:
+    """A table passage's context: the document's, then where its rows stand (read back by `Chunk.table_place`)."""
+    return f"{context} | {place.label}"
+
+
 class Chunk(_Value):
     """A passage of one document page, as indexed and as returned by a search."""
 
@@ -166,6 +191,15 @@ class Chunk(_Value):
         """The page a citation of this passage opens at: tables and text files carry none."""
         return None if self.tabular else self.page
 
+    @property
+    def table_place(self) -> TablePlace | None:
+        """The sheet and rows of a table passage, None for any other (or a table indexed before rows were kept)."""
+        found = _TABLE_PLACE.match(self.context) if self.tabular else None
+        if found is None:
+            return None
+        first = int(found["first"])
+        return TablePlace(sheet=found["sheet"], first_row=first, last_row=int(found["last"] or first))
+
     def in_scope(self, scope: Scope) -> bool:
         return scope.allows(self.container, self.tags)
 
@@ -180,6 +214,14 @@ class Citation(_Value):
     container: str
     kind: Literal["page", "table", "text"] = "page"
     url: str | None = None
+    rows: str | None = None  # a table's `sheet Invoices, rows 14-16`
+
+    @property
+    def place(self) -> str:
+        """What follows the name: `, page 4`, ` · sheet Invoices, rows 14-16`, or nothing."""
+        if self.rows:
+            return f" · {self.rows}"
+        return f", page {self.page}" if self.page is not None else ""
 
 
 class MarkerSpan(_Value):

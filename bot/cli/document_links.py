@@ -20,6 +20,8 @@ from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, Links, check_link
 from bot.models import INDEXABLE
 from bot.slack.site import ReadyCheck, ops_routes, running_site
+from bot.viewer.cache import PageCache
+from bot.viewer.server import Viewer
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +43,9 @@ class DocumentServer:
         return cls(store=links.documents, key=links.key)
 
     def routes(self) -> list[web.RouteDef]:
-        """GET /documents/{container}/{file}."""
-        return [web.get(ROUTE, self.handle)]
+        """GET /documents/{container}/{file}, and the viewer's /view/... pages that citation links open."""
+        viewer = Viewer(store=self.store, key=self.key, pages=PageCache(self.store))
+        return [web.get(ROUTE, self.handle), *viewer.routes()]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """The file for a valid, unexpired link; 403 for a bad or expired one, 410 for a document removed from

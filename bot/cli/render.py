@@ -85,8 +85,8 @@ def answer_text(answer: Answer, style: Style) -> str:
 
 def citation_line(citation: Citation, style: Style) -> str:
     """`[1] handbook.pdf, page 12  https://...#page=12`; with OSC 8, the name is the link and the URL is left out."""
-    title, url = printable(citation.title), citation.url and printable(citation.url)
-    where = title if citation.page is None else f"{title}, page {citation.page}"
+    url = citation.url and printable(citation.url)
+    where = printable(f"{citation.title}{citation.place}")  # `orders.xlsx · sheet Orders, rows 2-9` for a table
     label = style.paint(f"[{citation.label}]", BOLD, CYAN)
     if style.links and url:
         return f"{label} {style.link(url, where)}"

@@ -194,7 +194,7 @@ def _read_spreadsheet(
     return Document(
         file=stored, title=file_title(stored), pages=(), content_hash=digest, metadata_date=None,
         modified_date=modified, tabular=True, copy=convert(path, "pdf", converters), sheets=sheets,
-        read="LibreOffice, tables",
+        workbook=workbook, read="LibreOffice, tables",
     )  # fmt: skip
 
 

@@ -8,7 +8,6 @@ repairs damaged cross-reference tables quietly. It is not thread-safe: one PDF i
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,9 @@ import pypdfium2.raw as pdfium_c
 
 from bot import messages
 from bot.errors import TextTooLong, UnreadableFile
+from bot.pdfium_lock import PDFIUM
 
-_LOCK = threading.Lock()
+_LOCK = PDFIUM  # one lock for every PDFium call in the process: the viewer draws pages with it too
 _PDF_DATE = re.compile(r"^D:(\d{4})(\d{2})(\d{2})")
 # Word and similar tools often leave placeholder titles that say nothing about the document.
 _PLACEHOLDER_TITLES = frozenset({"untitled", "document", "microsoft word"})

@@ -20,8 +20,8 @@ from bot.ingest.kinds import SUPPORTED, free_name, is_noise, original_name, stor
 from bot.ingest.margins import strip_running_lines
 from bot.ingest.parsing import Stamp, read_documents, stamp_of
 from bot.ingest.readers import Document
-from bot.ingest.tables import table_passages
-from bot.models import CONTAINER_NAME, Chunk, Tag, display_name
+from bot.ingest.tables import row_passages
+from bot.models import CONTAINER_NAME, Chunk, TablePlace, Tag, display_name, table_context
 from bot.retrieval import IndexedFile, IndexWriter
 
 if TYPE_CHECKING:
@@ -260,13 +260,14 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
 
 def table_chunks(document: Document, options: IndexOptions, *, context: str, doc_date: str) -> list[Chunk]:
     """A spreadsheet's passages: whole rows under their header, the sheet named in the context, no page number."""
-    passages = [(sheet.name, text) for sheet in document.sheets for text in table_passages(sheet)]
+    passages = [(sheet.name, passage) for sheet in document.sheets for passage in row_passages(sheet)]
     chunks = []
-    for position, (name, text) in enumerate(passages):
+    for position, (name, passage) in enumerate(passages):
+        place = TablePlace(sheet=name, first_row=passage.first_row, last_row=passage.last_row)
         chunks.append(Chunk(
             id=chunk_id(options.container, document.file, None, position), file=document.file, page=None,
-            container=options.container, tags=options.tags, doc_date=doc_date, text=text,
-            context=f"{context} | sheet {name}", tabular=True,
+            container=options.container, tags=options.tags, doc_date=doc_date, text=passage.text,
+            context=table_context(context, place), tabular=True,
         ))  # fmt: skip
     return chunks
 
@@ -415,6 +416,7 @@ async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
         await options.documents.keep(options.container, document.file, path)
     else:
         await options.documents.keep_data(options.container, document.file, document.copy)
+    await options.documents.keep_workbook(options.container, document.file, document.workbook)
     await options.documents.note_read(options.container, document.file, document.read)
 
 

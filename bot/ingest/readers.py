@@ -38,6 +38,7 @@ class Sheet:
     name: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    numbers: tuple[int, ...] = ()  # each row's number as the workbook shows it (the header's is not kept)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Document:
     copy: bytes | None = None  # kept instead of the file itself: a converted or OCR'd PDF, a web page's text
     sheets: tuple[Sheet, ...] = ()  # a spreadsheet's tables: its passages are whole rows under their header
     parts: tuple[Document, ...] = ()  # a mail's attachments, each indexed as a file of its own
+    workbook: bytes | None = None  # a spreadsheet's cells as .xlsx, kept beside its PDF for the citation viewer
     read: str = ""  # how it was read when not as itself ("LibreOffice", "OCR (3 pages)"), for `folio list`
 
 

@@ -13,6 +13,7 @@ import io
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import date, datetime, time
 
 from bot import messages
@@ -62,7 +63,8 @@ def make_sheet(name: str, rows: Iterable[Iterable[object]], limit: TextLimit | N
     """A Sheet of the non-empty rows, the first as header (blank header cells named `column N`); None when empty.
     With `limit`, each row's text is counted as it is read."""
     kept: list[list[str]] = []
-    for row in rows:
+    numbers: list[int] = []  # the row numbers a person sees in the workbook: blank rows are skipped, not renumbered
+    for number, row in enumerate(rows, start=1):
         cells = [cell_text(value) for value in row]
         while cells and not cells[-1]:
             cells.pop()
@@ -70,30 +72,48 @@ def make_sheet(name: str, rows: Iterable[Iterable[object]], limit: TextLimit | N
             limit.take(sum(len(cell) for cell in cells) + len(SEPARATOR) * max(len(cells) - 1, 0) + 1)
         if cells:
             kept.append(cells)
+            numbers.append(number)
     if not kept:
         return None
     width = max(len(cells) for cells in kept)
     header = [cell or f"column {i + 1}" for i, cell in enumerate(kept[0] + [""] * (width - len(kept[0])))]
     body = tuple(tuple(cells + [""] * (width - len(cells))) for cells in kept[1:])
-    return Sheet(name=name, header=tuple(header), rows=body)
+    return Sheet(name=name, header=tuple(header), rows=body, numbers=tuple(numbers[1:]))
+
+
+@dataclass(frozen=True)
+class RowPassage:
+    """One table passage and the workbook rows it holds (first and last, as numbered in the workbook)."""
+
+    text: str
+    first_row: int
+    last_row: int
 
 
 def table_passages(sheet: Sheet, *, size: int = TABLE_CHARS) -> list[str]:
     """Whole rows, about `size` characters a passage, each passage starting with the header line."""
+    return [passage.text for passage in row_passages(sheet, size=size)]
+
+
+def row_passages(sheet: Sheet, *, size: int = TABLE_CHARS) -> list[RowPassage]:
+    """`table_passages` with the workbook rows each holds (a sheet of a header alone: its header row, 1)."""
     header = SEPARATOR.join(sheet.header)
+    numbers = sheet.numbers or tuple(range(2, len(sheet.rows) + 2))
     if not sheet.rows:
-        return [header]
-    passages: list[str] = []
+        return [RowPassage(header, 1, 1)]
+    passages: list[RowPassage] = []
     current: list[str] = []
+    first = previous = numbers[0]
     used = len(header)
-    for row in sheet.rows:
+    for row, number in zip(sheet.rows, numbers, strict=True):
         line = SEPARATOR.join(row)
         if current and used + len(line) + 1 > size:
-            passages.append("\n".join([header, *current]))
-            current, used = [], len(header)
+            passages.append(RowPassage("\n".join([header, *current]), first, previous))
+            current, used, first = [], len(header), number
         current.append(line)
         used += len(line) + 1
-    passages.append("\n".join([header, *current]))
+        previous = number
+    passages.append(RowPassage("\n".join([header, *current]), first, previous))
     return passages
 
 

@@ -136,8 +136,8 @@ def _safe(text: str, at: int) -> bool:
 
 
 def source_line(citation: Citation) -> str:
-    """`[1] <url|Employee handbook>, page 4 · hr`."""
-    where = f", page {citation.page}" if citation.page is not None else ""
+    """`[1] <url|Employee handbook>, page 4 · hr`; `[1] <url|Invoices.xlsx> · sheet Invoices, rows 14-16 · finance`."""
+    where = escape(citation.place)
     return f"[{citation.label}] {link(citation.url, citation.title)}{where} · {escape(citation.container)}"
 
 

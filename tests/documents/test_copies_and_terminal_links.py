@@ -85,8 +85,8 @@ def test_tables_get_no_page_a_file_without_a_copy_no_link_and_docs_base_url_wins
 
     signed = links(Settings(folio_public_url="https://folio.example/"), file_links=True).link_for
     url = signed(chunk("refund_policy_2025.pdf", page=2))
-    assert url.startswith("https://folio.example/documents/sample/refund_policy_2025.pdf?expires=")
-    assert url.endswith("#page=2")
+    assert url.startswith("https://folio.example/view/sample/refund_policy_2025.pdf?expires=")
+    assert "&page=2&" in url  # the viewer opens at the cited page, with the passage to highlight
     assert signed(chunk("never_indexed.pdf", page=2)) is None
     expires = int(url.split("expires=")[1].split("&")[0])
     assert abs(expires - (time.time() + 30 * 86400)) < 600  # FOLIO_LINK_TTL_DAYS defaults to 30 days

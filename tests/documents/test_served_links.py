@@ -29,7 +29,8 @@ from tests.slack.harness import wait_until
 SECRET = "documents-signing-secret"
 PUBLIC = "https://folio.example/"
 CHANNEL = "C0SAMPLE01"
-LINK = re.compile(r"<(https://folio\.example/documents/[^|>]+)\|\[1\]>")
+LINK = re.compile(r"<(https://folio\.example/view/[^|>]+)\|\[1\]>")
+PDF_LINK = re.compile(r'<a href="(/documents/[^"]+)" rel="alternate">')
 
 
 @pytest.fixture
@@ -70,13 +71,22 @@ def slack_headers(body: str) -> dict[str, str]:
 
 
 def answer_link(slack: FakeSlack, ts: str) -> str:
-    """The signed URL behind [1] in Folio's answer, as a browser would follow it (mrkdwn unescaped, no fragment)."""
+    """The signed viewer URL behind [1] in Folio's answer, as a browser would follow it (mrkdwn unescaped)."""
     [answer] = slack.thread(CHANNEL, ts)
     found = LINK.search(answer.blocks[0]["text"]["text"])
     assert found, answer.blocks[0]["text"]["text"]
     url = html.unescape(found.group(1))
-    assert url.endswith("#page=1")
-    return url.split("#", 1)[0]
+    assert "&page=1&" in url and "#" not in url
+    return url
+
+
+async def pdf_behind(http: aiohttp.ClientSession, view: str) -> str:
+    """The viewer's "Open the PDF" link, without its #page fragment."""
+    status, headers, content = await fetch(http, view)
+    assert (status, headers["Content-Type"]) == (200, "text/html; charset=utf-8"), content
+    found = PDF_LINK.search(content.decode())
+    assert found, content.decode()
+    return view.split("/view/", 1)[0] + html.unescape(found.group(1)).split("#", 1)[0]
 
 
 async def fetch(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, str], bytes]:
@@ -99,7 +109,8 @@ async def test_a_signed_link_from_an_http_answer_opens_the_pdf_and_a_tampered_on
             async with http.post(f"{local}/slack/events", data=body, headers=slack_headers(body)) as response:
                 assert response.status == 200
             await wait_until(lambda: slack.thread(CHANNEL, "1800.1"))
-            link = answer_link(slack, "1800.1").replace(PUBLIC.rstrip("/"), local)  # the proxy in front of Folio
+            view = answer_link(slack, "1800.1").replace(PUBLIC.rstrip("/"), local)  # the proxy in front of Folio
+            link = await pdf_behind(http, view)
             file = link.split("?")[0].rsplit("/", 1)[1]
 
             status, headers, content = await fetch(http, link)
@@ -141,9 +152,9 @@ async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
             await wait_until(lambda: (socket.connected and ports) or server.done())
             await asyncio.to_thread(socket.send_event, mention("1800.2"))
             await wait_until(lambda: slack.thread(CHANNEL, "1800.2"))
-            link = answer_link(slack, "1800.2").replace(PUBLIC.rstrip("/"), f"http://127.0.0.1:{ports[0]}")
+            view = answer_link(slack, "1800.2").replace(PUBLIC.rstrip("/"), f"http://127.0.0.1:{ports[0]}")
             async with aiohttp.ClientSession() as http:
-                status, headers, content = await fetch(http, link)
+                status, headers, content = await fetch(http, await pdf_behind(http, view))
         finally:
             stop.set()
             assert await server == 0

@@ -87,7 +87,7 @@ def test_a_csv_file_is_a_table_whose_passages_repeat_the_header(
     [hit] = search(capsys, "toner stock")
     assert (hit["file"], hit["page"], hit["tabular"]) == ("stock.csv", None, True)
     assert hit["text"] == "Item | Stock\nStaplers | 14\nToner | 3"
-    assert hit["context"] == "stock | sheet stock"
+    assert hit["context"] == "stock | sheet stock, rows 2-3"  # the rows a citation names
 
 
 def test_table_passages_hold_whole_rows_under_the_header() -> None:
