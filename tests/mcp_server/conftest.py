@@ -136,9 +136,10 @@ async def serving() -> AsyncIterator[Served]:
 
 
 @asynccontextmanager
-async def agent(url: str, token: str | None) -> AsyncIterator[Client]:
-    """The official MCP client over Streamable HTTP, sending `token` as its bearer token."""
+async def agent(url: str, token: str | None, *, mode: str = "auto") -> AsyncIterator[Client]:
+    """The official MCP client over Streamable HTTP, sending `token` as its bearer token; `mode` "legacy": the
+    initialize handshake of protocol versions before 2026 (a session id, which a stateful server would pin)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
             yield client
