@@ -80,3 +80,8 @@ def test_a_token_for_a_name_or_a_bad_duration_is_refused(capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         main(["access", "token", "create", "--user", ANA, "--expires", "forever"])
     assert "90d or 12h" in capsys.readouterr().err
+
+
+def test_folio_mcp_without_a_token_says_how_to_get_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp"]) == 2
+    assert "folio access token create --user" in capsys.readouterr().err
