@@ -91,10 +91,6 @@ class JwtChecker:
             return None
         return _email_of(claims, self._oidc.email_claim)
 
-    def check_keys(self) -> int:
-        """How many signing keys the JWKS URL serves now (blocking: `folio doctor`); raises when it does not answer."""
-        return len(self._keys.get_jwk_set(refresh=True).keys)
-
 
 def _email_of(claims: dict[str, object], claim: str) -> tuple[str, int] | None:
     email, verified = claims.get(claim), claims.get("email_verified", True)
