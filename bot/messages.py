@@ -761,4 +761,6 @@ MCP_OIDC_PARTIAL = (
 
 def bad_duration(text: str) -> str:
     return f"{text!r} is not a duration: write it as a number of days or hours, e.g. 90d or 12h (at most 366d)."
+
+
 MCP_TIMED_OUT = "The answer took too long and was stopped: ask a narrower question, or use search_documents."

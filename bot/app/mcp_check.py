@@ -50,7 +50,11 @@ async def mcp_check(settings: Settings) -> Check:
     try:
         keys = await asyncio.to_thread(_fetch_keys, jwks)
     except jwt.PyJWKClientError as exc:
-        return Check("mcp", "fail", f"on at {url}, but the identity provider's keys at {jwks} did not load: {exc}",
-                     "check FOLIO_OIDC_JWKS_URL (the provider's jwks_uri, from its .well-known/openid-configuration)")
+        return Check(
+            "mcp",
+            "fail",
+            f"on at {url}, but the identity provider's keys at {jwks} did not load: {exc}",
+            "check FOLIO_OIDC_JWKS_URL (the provider's jwks_uri, from its .well-known/openid-configuration)",
+        )
     return Check("mcp", "ok", f"on at {url}; sign-in by {settings.folio_oidc_issuer} ({keys} signing keys)",
                  facts={"url": url, "oidc": True, "keys": keys})  # fmt: skip

@@ -50,9 +50,7 @@ def scopes(mcp: McpFolio) -> SharedSpaces:
     return SharedSpaces(PersonScopes(mcp.policy, mcp.access), mcp.policy, mcp.access.organisation)
 
 
-async def mcp_request(
-    mcp: McpFolio, person: Person, *, question: str = "", tags: tuple[Tag, ...] = ()
-) -> TurnRequest:
+async def mcp_request(mcp: McpFolio, person: Person, *, question: str = "", tags: tuple[Tag, ...] = ()) -> TurnRequest:
     """A request of `person` through an agent: a new thread each time (the server keeps no session)."""
     thread_ts = f"{int(time.time())}.{secrets.randbelow(1_000_000):06d}"
     return TurnRequest(

@@ -52,7 +52,9 @@ def outcome_of(error: FolioError) -> str:
 
 def _result(model: BaseModel, text: str) -> CallToolResult:
     """Structured content (for programs) plus the same as readable text (for the model)."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json"))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
+    )
 
 
 @dataclass(frozen=True)

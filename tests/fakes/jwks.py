@@ -89,7 +89,9 @@ class FakeIdentityProvider:
 
     def hmac_with_public_key(self, email: str = "ana@example.com") -> str:
         """HS256 keyed with the served public key's PEM: the algorithm-confusion attack."""
-        pem = self.key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        pem = self.key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
         header = _b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": KID}).encode())
         body = _b64(json.dumps(self.claims(email)).encode())
         signature = hmac.new(pem, f"{header}.{body}".encode(), hashlib.sha256).digest()

@@ -37,7 +37,9 @@ async def test_the_tools_are_described_for_a_model(idp: FakeIdentityProvider) ->
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == {"search_documents", "read_page", "ask"}
     assert all(len(tool.description or "") > 80 for tool in tools.values())
-    assert tools["search_documents"].output_schema and "passages" in tools["search_documents"].output_schema["properties"]
+    assert (
+        tools["search_documents"].output_schema and "passages" in tools["search_documents"].output_schema["properties"]
+    )
     assert tools["search_documents"].input_schema["properties"]["tags"]["description"]
 
 
