@@ -25,7 +25,7 @@ DESCRIPTION = (
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "access", help="show what a Slack user may search in direct messages, and why",
+        "access", help="show what a Slack user may search in direct messages, and why; manage tokens",
         description=DESCRIPTION, formatter_class=HelpFormatter,
         epilog="examples:\n  folio access U0123ABCD\n  folio access token create --user U0123ABCD --expires 90d\n"
         "  folio access token list\n  folio access token revoke TOKEN_ID   (see `folio access token --help`)",

@@ -15,8 +15,7 @@ from bot.cli.common import HelpFormatter
 from bot.config import Settings
 from bot.config.channels import is_user_id
 from bot.errors import InvalidInput
-from bot.mcp.services import tokens_of
-from bot.store.tokens import MAX_DAYS, TokenRecord
+from bot.store.tokens import MAX_DAYS, TokenRecord, tokens_of
 
 EPILOG = """\
 examples:

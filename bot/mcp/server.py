@@ -25,7 +25,7 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,7 @@ from bot.mcp.tools import PageText, SearchResult, read_page, search_documents
 from bot.mcp.turn import ask_as_agent
 
 Who = Callable[[Context], Awaitable[Person]]  # the person a tool call acts for
+MAX_REQUEST_BYTES = 1 << 20  # one JSON-RPC message of an agent: a question is at most a few thousand characters
 
 
 def outcome_of(error: FolioError) -> str:
@@ -160,9 +161,10 @@ class McpHttp:
         )  # fmt: skip
         app = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, transport_security=security,
+            max_request_body_size=MAX_REQUEST_BYTES,
         )  # fmt: skip
         metadata = urlsplit(str(build_resource_metadata_url(self.url))).path  # type: ignore[arg-type]
-        return asgi_routes(app, paths=(MCP_PATH, metadata), max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)
+        return asgi_routes(app, paths=(MCP_PATH, metadata), max_body=MAX_REQUEST_BYTES)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

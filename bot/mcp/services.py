@@ -18,7 +18,7 @@ from bot.config import ChannelPolicy, Settings
 from bot.errors import ConfigurationError
 from bot.mcp.identity import JwtChecker, Oidc, PersonVerifier
 from bot.store import ConversationStore
-from bot.store.tokens import FolioTokens
+from bot.store.tokens import FolioTokens, tokens_of
 from bot.store.traces import TraceStore
 from bot.store.usage import UsageStore
 from bot.turns.budget import Budget, Limits
@@ -47,12 +47,6 @@ def mcp_url(settings: Settings) -> str | None:
     if settings.folio_public_url:
         return settings.folio_public_url.rstrip("/") + MCP_PATH
     return None
-
-
-def tokens_of(store: ConversationStore) -> FolioTokens:
-    """The Folio tokens in the store's Redis."""
-    redis, prefix = store.keyspace("tokens")
-    return FolioTokens(redis, prefix=prefix)
 
 
 @dataclass(frozen=True, kw_only=True)

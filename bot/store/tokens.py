@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
+from bot.store.conversations import ConversationStore
 from bot.store.errors import redis_errors
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,12 @@ class FolioTokens:
                     await self._redis.hdel(self._key, field)
                     return _record(value)
         return None
+
+
+def tokens_of(store: ConversationStore) -> FolioTokens:
+    """The Folio tokens in the store's Redis (`{prefix}:tokens`)."""
+    redis, prefix = store.keyspace("tokens")
+    return FolioTokens(redis, prefix=prefix)
 
 
 def _record(raw: bytes | str | None) -> TokenRecord | None:

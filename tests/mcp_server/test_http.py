@@ -138,3 +138,23 @@ def _initialize() -> dict:
 
 def _call(tool: str, arguments: dict) -> dict:
     return {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+async def test_the_persons_rate_cap_applies_to_agents(
+    idp: FakeIdentityProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FOLIO_USER_QUESTIONS_PER_MINUTE", "2")
+    async with serving() as served, agent(served.mcp, idp.token("ana@example.com")) as client:
+        calls = [await client.call_tool("search_documents", {"query": "refund window"}) for _ in range(3)]
+        other = await client.call_tool("read_page", {"document": "refund_policy_2025.pdf", "page": 1})
+    assert [call.is_error for call in calls] == [False, False, True]
+    assert "faster than 2 questions a minute" in calls[2].content[0].text
+    assert other.is_error  # the same cap, whichever tool
+
+
+async def test_an_oversized_request_is_refused_before_it_is_read(idp: FakeIdentityProvider) -> None:
+    async with serving() as served, httpx2.AsyncClient() as http:
+        headers = {**_accept(), "Authorization": f"Bearer {idp.token()}"}
+        body = _call("search_documents", {"query": "x" * 2_000_000})
+        refused = await http.post(served.mcp, json=body, headers=headers)
+    assert refused.status_code == 413
