@@ -3,12 +3,18 @@ provider, and exactly the access each person has in a direct message with Folio.
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx2
 import pytest
 
 from bot import messages
+from bot.cli.serve import serve
+from bot.config import load_settings
 from tests.fakes.jwks import FakeIdentityProvider
+from tests.fakes.slack_api import FakeSlack, FakeSocketMode
 from tests.mcp_server.conftest import agent, serving
+from tests.slack.harness import wait_until
 
 pytestmark = pytest.mark.usefixtures("environment")
 
@@ -158,3 +164,19 @@ async def test_an_oversized_request_is_refused_before_it_is_read(idp: FakeIdenti
         body = _call("search_documents", {"query": "x" * 2_000_000})
         refused = await http.post(served.mcp, json=body, headers=headers)
     assert refused.status_code == 413
+
+
+async def test_socket_mode_serves_agents_on_port(idp: FakeIdentityProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeSlack() as slack, FakeSocketMode(slack) as socket:
+        slack.emails["ana@example.com"] = "U0ANA0001"
+        monkeypatch.setenv("SLACK_API_URL", slack.base_url)
+        monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
+        stop, ports = asyncio.Event(), []
+        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop,
+                                           started=ports.append))  # fmt: skip
+        await wait_until(lambda: (socket.connected and ports) or server.done())
+        async with agent(f"http://127.0.0.1:{ports[0]}/mcp", idp.token("ana@example.com")) as client:
+            found = await client.call_tool("search_documents", {"query": "workplace safety"})
+        stop.set()
+        assert await server == 0
+    assert not found.is_error and found.structured_content["containers"] == ["handbook"]
