@@ -11,11 +11,14 @@ the client goes away, the app hears `http.disconnect`.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from aiohttp import web
 from starlette.types import ASGIApp, Message
+
+log = logging.getLogger(__name__)
 
 ASGI_VERSION = {"version": "3.0", "spec_version": "2.3"}
 
@@ -37,7 +40,12 @@ async def call_asgi(app: ASGIApp, request: web.Request, *, max_body: int) -> web
     if body is None:
         return web.Response(status=413, text=f"request body over {max_body} bytes\n")
     exchange = _Exchange(request, body)
-    await app(_scope(request), exchange.receive, exchange.send)
+    try:
+        await app(_scope(request), exchange.receive, exchange.send)
+    except Exception:  # Starlette answers an error (500, or the app's handler) before it raises it again
+        if not exchange.started:
+            raise
+        log.warning("the MCP app failed after answering %s", request.path, exc_info=True)
     return await exchange.finish()
 
 
@@ -92,6 +100,10 @@ class _Exchange:
             if not message.get("more_body", False):
                 await self._response.write_eof()
                 self._done.set()
+
+    @property
+    def started(self) -> bool:
+        return self._response is not None
 
     async def finish(self) -> web.StreamResponse:
         self._done.set()

@@ -13,6 +13,7 @@ token stops working at once).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from bot import messages, metrics
 from bot.errors import ConfigurationError, FolioError, InvalidInput, NotConnected, OverLimit, Refused
@@ -39,6 +42,8 @@ from bot.mcp.scope import mcp_request
 from bot.mcp.services import MCP_PATH, McpFolio, allowed_hosts, mcp_url, oidc_of
 from bot.mcp.tools import PageText, SearchResult, read_page, search_documents
 from bot.mcp.turn import ask_as_agent
+
+log = logging.getLogger(__name__)
 
 Who = Callable[[Context], Awaitable[Person]]  # the person a tool call acts for
 MAX_REQUEST_BYTES = 1 << 20  # one JSON-RPC message of an agent: a question is at most a few thousand characters
@@ -163,6 +168,7 @@ class McpHttp:
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, transport_security=security,
             max_request_body_size=MAX_REQUEST_BYTES,
         )  # fmt: skip
+        app.add_exception_handler(Exception, unavailable)  # Starlette's outermost handler: before its plain 500
         metadata = urlsplit(str(build_resource_metadata_url(self.url))).path  # type: ignore[arg-type]
         return asgi_routes(app, paths=(MCP_PATH, metadata), max_body=MAX_REQUEST_BYTES)
 
@@ -171,6 +177,16 @@ class McpHttp:
         """The SDK's session manager, while the routes serve (call `routes()` first)."""
         async with self.server.session_manager.run():
             yield
+
+
+async def unavailable(request: Request, exc: Exception) -> Response:
+    """What a request gets when checking its token failed on the way (Redis or Slack could not be asked): 503 with
+    the sentence saying so, never a 401 that would send the person to sign in again."""
+    if isinstance(exc, FolioError):
+        log.warning("MCP request refused for now: %s", exc)
+        return JSONResponse({"error": "temporarily_unavailable", "error_description": str(exc)}, status_code=503)
+    log.error("MCP request failed", exc_info=exc)
+    return JSONResponse({"error": "server_error"}, status_code=500)
 
 
 async def serve_stdio(mcp: McpFolio, *, token: str) -> None:

@@ -8,6 +8,7 @@ import json
 
 import httpx2
 import pytest
+from prometheus_client import REGISTRY
 
 from bot.cli import main
 from tests.fakes.jwks import FakeIdentityProvider
@@ -31,6 +32,9 @@ async def usage_rows(capsys: pytest.CaptureFixture[str], by: str) -> dict[str, d
 async def test_ask_returns_checked_citations_and_is_counted_for_the_person(
     idp: FakeIdentityProvider, fake_model: FakeResponses, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    turns = ("folio_surface_turns_total", {"surface": "mcp", "outcome": "answered"})
+    calls = ("folio_mcp_calls_total", {"tool": "ask", "outcome": "ok"})
+    metrics_before = [REGISTRY.get_sample_value(*sample) or 0 for sample in (turns, calls)]
     before_user = (await usage_rows(capsys, "user")).get(ANA)
     before_surface = (await usage_rows(capsys, "surface")).get("mcp")
     fake_model.script(tools(search("refund window annual plans")),
@@ -50,6 +54,7 @@ async def test_ask_returns_checked_citations_and_is_counted_for_the_person(
     assert after_user["turns"] == (before_user["turns"] if before_user else 0) + 1
     assert after_user["model_calls"] == (before_user["model_calls"] if before_user else 0) + 2
     assert after_surface["turns"] == (before_surface["turns"] if before_surface else 0) + 1
+    assert [REGISTRY.get_sample_value(*sample) for sample in (turns, calls)] == [n + 1 for n in metrics_before]
 
 
 async def test_a_folio_token_acts_as_its_person_until_revoked(capsys: pytest.CaptureFixture[str]) -> None:

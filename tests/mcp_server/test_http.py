@@ -180,3 +180,14 @@ async def test_socket_mode_serves_agents_on_port(idp: FakeIdentityProvider, monk
         stop.set()
         assert await server == 0
     assert not found.is_error and found.structured_content["containers"] == ["handbook"]
+
+
+async def test_slack_down_while_signing_in_is_503_saying_so_not_401(
+    idp: FakeIdentityProvider, slack: FakeSlack
+) -> None:
+    slack.fail("users.lookupByEmail", "internal_error", times=5)
+    async with serving() as served, httpx2.AsyncClient() as http:
+        headers = {**_accept(), "Authorization": f"Bearer {idp.token('ben@example.com')}"}
+        answered = await http.post(served.mcp, json=_call("search_documents", {"query": "refund"}), headers=headers)
+    assert answered.status_code == 503
+    assert answered.json()["error_description"] == messages.ACCESS_UNKNOWN
