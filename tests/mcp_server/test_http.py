@@ -191,3 +191,11 @@ async def test_slack_down_while_signing_in_is_503_saying_so_not_401(
         answered = await http.post(served.mcp, json=_call("search_documents", {"query": "refund"}), headers=headers)
     assert answered.status_code == 503
     assert answered.json()["error_description"] == messages.ACCESS_UNKNOWN
+
+
+async def test_a_request_for_another_host_is_refused(idp: FakeIdentityProvider) -> None:
+    """DNS rebinding: a page of another site that resolves its own name to Folio's address reaches no tool."""
+    async with serving() as served, httpx2.AsyncClient() as http:
+        headers = {**_accept(), "Authorization": f"Bearer {idp.token()}", "Host": "evil.example"}
+        refused = await http.post(served.mcp, json=_call("search_documents", {"query": "refund"}), headers=headers)
+    assert refused.status_code in (400, 403, 421)
