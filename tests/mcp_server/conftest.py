@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -94,7 +95,11 @@ def environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, indexed_data: Path, slack: FakeSlack, fake_model: FakeResponses,
     idp: FakeIdentityProvider, redis_url: str,
 ) -> Path:  # fmt: skip
-    """The settings of a Folio serving agents, in the environment; returns the data folder."""
+    """The settings of a Folio serving agents, in the environment; returns the data folder. The session's Redis
+    forgets what Slack said in earlier tests (`folio serve` keeps its caches under the fixed prefix `folio`)."""
+    with redis.Redis.from_url(redis_url) as client:
+        for key in client.scan_iter("folio:access:*"):
+            client.delete(key)
     data = tmp_path / "data"
     shutil.copytree(indexed_data, data)
     (tmp_path / "channels.yaml").write_text(POLICY)
