@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx2
+import jwt
 import pytest
 
 from bot import messages
@@ -199,3 +200,17 @@ async def test_a_request_for_another_host_is_refused(idp: FakeIdentityProvider) 
         headers = {**_accept(), "Authorization": f"Bearer {idp.token()}", "Host": "evil.example"}
         refused = await http.post(served.mcp, json=_call("search_documents", {"query": "refund"}), headers=headers)
     assert refused.status_code in (400, 403, 421)
+
+
+async def test_tokens_naming_unknown_keys_do_not_make_folio_hammer_the_identity_provider(
+    idp: FakeIdentityProvider,
+) -> None:
+    async with serving() as served, httpx2.AsyncClient() as http:
+        for n in range(6):
+            token = jwt.encode(idp.claims("ana@example.com"), "x" * 32, algorithm="HS256", headers={"kid": f"k{n}"})
+            forged = jwt.encode(idp.claims("ana@example.com"), idp.key, algorithm="RS256", headers={"kid": f"r{n}"})
+            for bad in (token, forged):
+                headers = {**_accept(), "Authorization": f"Bearer {bad}"}
+                refused = await http.post(served.mcp, json=_call("search_documents", {"query": "x"}), headers=headers)
+                assert refused.status_code == 401
+    assert idp.fetches <= 2  # PyJWT refetches the key set for an unknown key id at most every 30 s
