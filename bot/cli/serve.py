@@ -164,6 +164,8 @@ async def serve(
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
         agents = McpHttp.of(McpFolio.of(folio)) if settings.folio_mcp else None  # /mcp: FOLIO_MCP=true
+        if agents is not None and not shared:
+            logs.say(f"Folio serves agents (MCP) at {agents.url}")
         extra = [*(documents.routes() if documents else ()), *(agents.routes() if agents else ())]
         app_token = settings.slack_app_token
         port_serves = bool(extra) or app_token is None  # something listens on PORT
