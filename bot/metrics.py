@@ -52,6 +52,12 @@ CITATIONS_REMOVED = Counter("folio_citations_removed", "Citation markers removed
 SLACK_ERRORS = Counter("folio_slack_api_errors", "Slack Web API calls that failed, by method and error",
                        ["method", "error"])  # fmt: skip
 DUPLICATES = Counter("folio_duplicate_deliveries", "Repeated deliveries dropped (Slack retries, twin events)", ["kind"])
+SURFACE_TURNS = Counter("folio_surface_turns", "Turns finished, by surface (slack, mcp, terminal) and outcome",
+                        ["surface", "outcome"])  # fmt: skip
+MCP_CALLS = Counter("folio_mcp_calls", "MCP tool calls, by tool and outcome (ok, refused, invalid, failed)",
+                    ["tool", "outcome"])  # fmt: skip
+MCP_AUTH = Counter("folio_mcp_auth", "MCP requests by how the bearer token was taken (folio, oidc, refused)",
+                   ["result"])  # fmt: skip
 LOCK_WAIT_SECONDS = Histogram("folio_lock_wait_seconds", "Time a turn waited for its thread's lock",
                               buckets=FAST_BUCKETS + (60, 120))  # fmt: skip
 WAITING_FOR_ADMISSION = Gauge(
@@ -101,10 +107,12 @@ class TurnFigures:
     citations_removed: int
     input_tokens: int
     output_tokens: int
+    surface: str = "slack"
 
 
 def turn_finished(figures: TurnFigures) -> None:
     TURNS.labels(figures.outcome, figures.profile).inc()
+    SURFACE_TURNS.labels(figures.surface, figures.outcome).inc()
     TURN_SECONDS.labels(figures.profile).observe(figures.seconds)
     if figures.first_feedback is not None:
         FIRST_FEEDBACK_SECONDS.observe(figures.first_feedback)
@@ -114,6 +122,16 @@ def turn_finished(figures: TurnFigures) -> None:
     CITATIONS_REMOVED.inc(figures.citations_removed)
     TOKENS.labels("input").inc(figures.input_tokens)
     TOKENS.labels("output").inc(figures.output_tokens)
+
+
+def mcp_call(tool: str, outcome: str) -> None:
+    """One MCP tool call ended: ok, refused (scope, budget, outsider), invalid (bad input) or failed."""
+    MCP_CALLS.labels(tool, outcome).inc()
+
+
+def mcp_auth(result: str) -> None:
+    """A bearer token was taken (`folio`, `oidc`) or refused (`refused`)."""
+    MCP_AUTH.labels(result).inc()
 
 
 def cached_tokens(count: int) -> None:

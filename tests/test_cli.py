@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "feedback",
     "usage",
     "trace",
+    "mcp",
 )
 
 

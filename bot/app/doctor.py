@@ -33,6 +33,7 @@ from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_
 from bot.agent.wire import NotAResponse
 from bot.app import Folio, builders, open_folio
 from bot.app.health import unreachable_parts
+from bot.app.mcp_check import mcp_check
 from bot.app.redis_client import RedisOptions
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.sharing import sharing_check
@@ -84,6 +85,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
         checks.append(await _azure_search_check(settings, folio))
         checks += await _slack_checks(settings, manifest, policy)
         checks.append(links_check(settings))
+        checks.append(await mcp_check(settings))
         checks.append(await asyncio.to_thread(converters_check, settings))
     return checks
 

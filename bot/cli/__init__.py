@@ -30,12 +30,13 @@ COMMANDS = {
     "ask": ("bot.cli.ask", "answer one question, citing the page of every claim"),
     "chat": ("bot.cli.chat", "a conversation in the terminal (follow-up questions keep the context)"),
     "serve": ("bot.cli.serve", "run Folio in Slack (a terminal chat when Slack is not configured)"),
-    "access": ("bot.cli.access", "show what a Slack user may search in direct messages, and why"),
+    "access": ("bot.cli.access", "show what a Slack user may search in direct messages, and why; manage tokens"),
     "doctor": ("bot.cli.doctor", "check that every part is wired right, with what to do when one is not"),
     "eval": ("bot.cli.eval", "score answers (or retrieval) on a golden file"),
     "feedback": ("bot.cli.feedback", "list (or export as golden lines) the feedback on answers"),
-    "usage": ("bot.cli.usage", "tokens, model calls and searches by day, channel, user or profile"),
+    "usage": ("bot.cli.usage", "tokens, model calls and searches by day, channel, user, profile or surface"),
     "trace": ("bot.cli.trace", "why a thread's answers said what they said"),
+    "mcp": ("bot.cli.mcp", "serve MCP on stdin/stdout for one person's agent (FOLIO_MCP_TOKEN)"),
 }
 
 DESCRIPTION = """\
@@ -61,6 +62,7 @@ examples:
   folio feedback --since 2026-11-01  # what people said of answers; `folio feedback export FILE` for eval
   folio usage --by user            # tokens, model calls and searches per person (cost with a price table)
   folio trace THREAD_LINK          # why each answer of a thread said what it said
+  folio access token create --user U0123ABCD --expires 90d   # a token for an agent (`folio mcp`, /mcp)
 
 run `folio COMMAND --help` for the options of one command.
 """

@@ -1,4 +1,5 @@
-"""`folio access USER_ID`: what that person may search in direct messages and the assistant, and which rule said so."""
+"""`folio access USER_ID`: what that person may search in direct messages and the assistant, and which rule said so.
+`folio access token create|list|revoke`: tokens for agents (bot.cli.tokens)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from bot import messages
 from bot.access import Grant
 from bot.app import open_folio
+from bot.cli import tokens
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import ChannelPolicy, Settings
 from bot.config.channels import is_user_id
@@ -23,15 +25,23 @@ DESCRIPTION = (
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "access", help="show what a Slack user may search in direct messages, and why",
-        description=DESCRIPTION, epilog="example:\n  folio access U0123ABCD", formatter_class=HelpFormatter,
+        "access", help="show what a Slack user may search in direct messages, and why; manage tokens",
+        description=DESCRIPTION, formatter_class=HelpFormatter,
+        epilog="examples:\n  folio access U0123ABCD\n  folio access token create --user U0123ABCD --expires 90d\n"
+        "  folio access token list\n  folio access token revoke TOKEN_ID   (see `folio access token --help`)",
     )  # fmt: skip
-    parser.add_argument("user", metavar="USER_ID", help="a Slack user ID (U0123ABCD; profile > ... > Copy member ID)")
+    parser.add_argument("user", metavar="USER_ID", help="a Slack user ID (U0123ABCD; profile > ... > Copy member ID), "
+                        "or `token` to create, list or revoke tokens for agents")  # fmt: skip
+    parser.add_argument("words", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # after `token`
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Look the person up and print the answer."""
+    """Look the person up and print the answer (or manage tokens: `folio access token ...`)."""
+    if args.user == "token":
+        return tokens.run(settings_from(args), args.words)
+    if args.words:
+        raise InvalidInput(f"`folio access` takes one user ID; {' '.join(args.words)!r} is more.")
     print(asyncio.run(access_report(settings_from(args), args.user)))
     return 0
 

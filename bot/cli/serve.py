@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
 import aiohttp
@@ -32,9 +32,11 @@ from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
+from bot.mcp.server import McpHttp
+from bot.mcp.services import McpFolio
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
-from bot.slack.site import ops_routes, running_site
+from bot.slack.site import Listening, ops_routes, running_site
 from bot.tasks import finish_or_hand_back
 
 if TYPE_CHECKING:
@@ -161,18 +163,27 @@ async def serve(
         documents = DocumentServer.for_links(folio.links)  # None unless FOLIO_PUBLIC_URL is set
         if not folio.links.reach_people:
             log.warning("citations carry no links: set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL")
+        agents = McpHttp.of(McpFolio.of(folio)) if settings.folio_mcp else None  # /mcp: FOLIO_MCP=true
+        if agents is not None and not shared:
+            logs.say(f"Folio serves agents (MCP) at {agents.url}")
+        extra = [*(documents.routes() if documents else ()), *(agents.routes() if agents else ())]
         app_token = settings.slack_app_token
-        port_serves = documents is not None or app_token is None  # something listens on PORT
+        port_serves = bool(extra) or app_token is None  # something listens on PORT
         intake: list[Callable[[], Awaitable[None]]] = []  # what takes events: stopped first on the way out
         async with AsyncExitStack() as running:
             running.enter_context(_settled_heap())
             metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
             await running.enter_async_context(metrics_site)
-            if app_token is not None:
+            if agents is not None:
+                await running.enter_async_context(agents.running())
+            if app_token is not None and agents is not None:
+                # Socket Mode needs no HTTP server, but agents and signed document links do: serve them on PORT.
+                await running.enter_async_context(_agents_site(extra, host, port, started, ready, shared))
+            elif app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
                 await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
             else:
-                application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
+                application = web_app(app, *extra, ready=ready)
                 announce = None if shared else LISTENING
                 site = running_site(application, host, port, announce=announce, started=started, shared=shared)
                 intake.append((await running.enter_async_context(site)).stop_taking)
@@ -267,6 +278,18 @@ async def _metrics_site(
     site = running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared)
     async with site:
         yield
+
+
+def _agents_site(
+    routes: list[web.RouteDef], host: str, port: int, started: Callable[[int], None] | None, ready: ReadyCheck,
+    shared: bool,
+) -> AbstractAsyncContextManager[Listening]:  # fmt: skip
+    """In Socket Mode: /mcp (and the document links) with /healthz, /readyz and /metrics on PORT."""
+    application = web.Application()
+    application.add_routes(routes)
+    application.add_routes(ops_routes(ready))
+    announce = None if shared else "Folio serves agents (MCP) on {url}/mcp"
+    return running_site(application, host, port, announce=announce, started=started, shared=shared)
 
 
 async def check_bot_token(client: AsyncWebClient, api_url: str) -> str | None:

@@ -21,13 +21,13 @@ examples:
   folio usage --by user --since 2026-11-01
   folio usage --by channel --json"""
 
-BY = ("day", "channel", "user", "profile", "workspace")
+BY = ("day", "channel", "user", "profile", "workspace", "surface")
 COLUMNS = ("turns", "model calls", "searches", "input", "cached", "output")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "usage", help="tokens, model calls and searches by day, channel, user or profile", epilog=EPILOG,
+        "usage", help="tokens, model calls and searches by day, channel, user, profile or surface", epilog=EPILOG,
         formatter_class=HelpFormatter,
         description="Print what Folio spent, counted in Redis by every replica: turns, model calls, searches and "
         "tokens, with an estimated cost when FOLIO_PRICE_PER_MTOK_IN and FOLIO_PRICE_PER_MTOK_OUT are set.",

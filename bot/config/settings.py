@@ -139,6 +139,15 @@ class Settings(BaseSettings):
         0.0, ge=0, le=60, description="seconds /readyz answers 503 on SIGTERM before Folio stops taking events"
     )
 
+    # MCP: agents (Claude, Cursor, VS Code) as the person who signed in (see docs/mcp.md)
+    folio_mcp: bool = Field(False, description="serve MCP (Streamable HTTP) at /mcp inside `folio serve`")
+    folio_mcp_url: str | None = Field(None, description="the public URL of /mcp (default: FOLIO_PUBLIC_URL + /mcp)")
+    folio_mcp_token: SecretStr | None = Field(None, description="`folio mcp` (stdio): a Folio token for one person")
+    folio_oidc_issuer: str | None = Field(None, description="the identity provider's issuer (the tokens' iss)")
+    folio_oidc_audience: str | None = Field(None, description="the tokens' aud: the app ID or URI Folio has there")
+    folio_oidc_jwks_url: str | None = Field(None, description="the identity provider's signing keys (JWKS) URL")
+    folio_oidc_email_claim: str = Field("email", description="the claim naming the person's e-mail (Entra ID: upn)")
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:

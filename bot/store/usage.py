@@ -8,7 +8,7 @@ Keys (under the prefix `ConversationStore.keyspace("usage")` gives, default `fol
 Redis Cluster (issue 23): each script touches one key; `rows` pipelines one key per command without a transaction
 (the days are in several slots); `spent` is one HMGET of one key.
 
-dimension: workspace, channel, user, profile; metric: turns, calls, searches, tokens (input + output: what budgets
+dimension: workspace, channel, user, profile, surface (slack, mcp, terminal); metric: turns, calls, searches, tokens (input + output: what budgets
 count), and per model `in:MODEL`, `cached:MODEL`, `out:MODEL` (what the price table prices).
 """
 
@@ -27,7 +27,7 @@ from redis.asyncio.cluster import RedisCluster
 from bot.store import scripts
 from bot.store.conversations import redis_errors
 
-DIMENSIONS = ("workspace", "channel", "user", "profile")
+DIMENSIONS = ("workspace", "channel", "user", "profile", "surface")
 
 # KEYS[1]: the day's hash; ARGV: its time to live (seconds), the number of dimensions D, D field prefixes
 # ("user|U0123|"), then metric, amount, metric, amount, ... Every prefix gets every metric: few arguments to send.
@@ -79,6 +79,7 @@ class TurnUsage:
     channel: str
     user: str
     profile: str
+    surface: str = "slack"
     calls: int = 0
     searches: int = 0
     models: Mapping[str, ModelTokens] = field(default_factory=dict)
@@ -89,7 +90,7 @@ class TurnUsage:
 
     def prefixes(self) -> list[str]:
         """The hash field prefix of each dimension this turn counts under."""
-        values = (self.workspace, self.channel, self.user, self.profile)
+        values = (self.workspace, self.channel, self.user, self.profile, self.surface)
         return [f"{dimension}|{value}|" for dimension, value in zip(DIMENSIONS, values)]
 
     def metrics(self) -> dict[str, int]:

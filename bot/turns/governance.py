@@ -96,7 +96,7 @@ class GovernedRecorder(TurnRecorder):
         thread, answer = self.request.thread, self.answer
         return TurnUsage(
             workspace=thread.team, channel=thread.channel, user=self.request.user,
-            profile=answer.profile if answer else (self.request.profile or "fast"),
+            profile=answer.profile if answer else (self.request.profile or "fast"), surface=self.request.surface,
             calls=self.model_calls, searches=self.search_count,
             models={model: spent for model, spent in self.tokens.items() if model},
         )  # fmt: skip

@@ -145,4 +145,5 @@ class TurnRecorder(TurnObserver):
             phases=phases,
             question=self.request.question if self.content else None,
             answer=answer.text if self.content and answer else None,
+            surface=self.request.surface,
         )

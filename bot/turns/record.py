@@ -60,6 +60,7 @@ class TurnRecord:
     phases: Phases
     question: str | None = None
     answer: str | None = None
+    surface: str = "slack"  # slack, mcp, terminal
 
     def fields(self) -> dict[str, Any]:
         """The record as JSON-ready fields (what FOLIO_LOG_FORMAT=json prints under "turn")."""
@@ -82,7 +83,7 @@ class TurnRecord:
             f"scope={'|'.join(self.containers) or '-'}", f"tags={'|'.join(self.tags) or '-'}",
             f"model_calls={self.model_calls}", f"searches={searches}", f"shown={self.sources_shown}",
             f"cited={self.sources_cited}", f"removed={self.citations_removed}",
-            f"tokens={self.input_tokens}/{self.output_tokens}", f"ms={phases}",
+            f"tokens={self.input_tokens}/{self.output_tokens}", f"ms={phases}", f"surface={self.surface}",
         ]  # fmt: skip
         if self.question is not None:
             parts.append(f"question={self.question!r}")
@@ -96,6 +97,7 @@ class TurnRecord:
             first_feedback=self.phases.first_feedback,
             searches=tuple((search.seconds, search.failed) for search in self.searches),
             citations_removed=self.citations_removed, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            surface=self.surface,
         )  # fmt: skip
 
 

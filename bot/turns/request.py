@@ -32,6 +32,7 @@ class TurnRequest:
     delivery: str | None = None  # the delivery's identity (Slack's event or trigger): the dedupe key end to end
     asker_team: str | None = None  # the asker's workspace as the event named it (Slack's `user_team`), if it did
     files: tuple[SharedFile, ...] = ()  # files shared with the question (Slack: the message's `files`)
+    surface: str = "slack"  # where the question came from: slack, mcp (an agent), terminal; counted in usage
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -40,7 +41,7 @@ class TurnRequest:
             "thread": [thread.team, thread.channel, thread.thread_ts], "question": self.question, "user": self.user,
             "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
             "root_is_ours": self.root_is_ours, "delivery": self.delivery, "asker_team": self.asker_team,
-            **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
+            "surface": self.surface, **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
         })  # fmt: skip
 
     @classmethod
@@ -52,6 +53,6 @@ class TurnRequest:
             thread=ThreadKey(team=team, channel=channel, thread_ts=thread_ts), question=data["question"],
             user=data["user"], is_dm=data["is_dm"], tags=tuple(Tag.parse(tag) for tag in data["tags"]),
             profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
-            asker_team=data.get("asker_team"),
+            asker_team=data.get("asker_team"), surface=data.get("surface", "slack"),
             files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
         )  # fmt: skip

@@ -17,6 +17,7 @@
         slack.add_user("U0GUEST01", team="T0PARTNER")        # a person of another organisation (users.info)
         file = slack.add_file("contract.pdf", data, user="U1")  # served by files.info and its url_private_download
         slack.downloads                                      # (file id, whether the bot token came with it)
+        slack.emails["ana@example.com"] = "U0ALICE01"        # served by users.lookupByEmail (users:read.email)
 
 It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
 token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
@@ -56,7 +57,7 @@ PARTNER = "T0PARTNER"  # another organisation's workspace (Slack Connect)
 # What an install from manifest.yaml grants (tests of missing scopes pass fewer).
 GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
            "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write",
-           "files:read")  # fmt: skip
+           "files:read", "users:read.email")  # fmt: skip
 BOT_USER = "UFOLIOBOT"
 BOT_ID = "BFOLIO01"
 
@@ -138,6 +139,8 @@ class FakeSlack:
         self.hostile: dict[str, Callable[[Json, Json], Json]] = {}
         self.shared_with: dict[str, list[str]] = {}  # channel -> the other organisations' teams it is shared with
         self.user_teams: dict[str, str] = {}  # user -> their home team, when not this workspace
+        self.emails: dict[str, str] = {}  # e-mail address -> user ID, for users.lookupByEmail
+        self.deactivated: set[str] = set()  # users whose account is deactivated (users.* say deleted: true)
         self.modals: list[Json] = []  # views opened with views.open, in order
         self.homes: dict[str, Json] = {}  # user -> their Home tab as last published (views.publish)
         self.home_tab = True  # the manifest's home_tab_enabled: False makes views.publish answer not_enabled
@@ -422,6 +425,17 @@ class FakeSlack:
                    "is_ultra_restricted": False, "is_bot": False, "is_app_user": False, "updated": 1700000000,
                    "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
         return {"ok": True, "user": profile}
+
+    def _users_lookupByEmail(self, params: Json) -> Json:  # noqa: N802 - Slack's method name
+        """Slack's answer: the user object, or users_not_found; missing_scope without users:read.email."""
+        if "users:read.email" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "users:read.email"}
+        user = self.emails.get(str(params.get("email", "")).lower())
+        if user is None:
+            return {"ok": False, "error": "users_not_found"}
+        team = self.user_teams.get(user, TEAM)
+        return {"ok": True, "user": {"id": user, "team_id": team, "name": user.lower(), "deleted": user in self.deactivated,
+                                     "is_bot": False, "profile": {"email": params.get("email")}}}  # fmt: skip
 
     def _conversations_open(self, params: Json) -> Json:
         """The bot's DM with one person: the same channel every time (`D` + the user ID's tail)."""

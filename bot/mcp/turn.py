@@ -1,0 +1,28 @@
+"""An agent's question as the one turn (bot.turns): the same lock, scope, refusals, budgets, agent, checked
+citations, usage counters and trace as a question in Slack, with nothing shown along the way.
+
+    answer = await ask_as_agent(mcp, request)   # request: bot.mcp.scope.mcp_request(..., question=...)
+
+This is the one place an MCP call enters a turn: when turns get one durable door for every surface, this function
+is what points at it.
+"""
+
+from __future__ import annotations
+
+from bot.mcp.scope import scopes
+from bot.mcp.services import McpFolio
+from bot.models import Answer
+from bot.turns import SilentView, TurnRequest, TurnServices, answer
+from bot.turns.governance import GovernedRecorder
+
+
+async def ask_as_agent(mcp: McpFolio, request: TurnRequest) -> Answer:
+    """Answer `request` as a turn of surface "mcp": counted against the person's budgets, recorded and traced."""
+    folio = mcp.folio
+    services = TurnServices(
+        model=folio.model, retriever=folio.retriever, options=folio.options, conversations=mcp.store,
+        scopes=scopes(mcp), timeout=folio.turn_timeout, admit=folio.tasks.gate.wait_for_room, guard=mcp.budget.check,
+    )  # fmt: skip
+    observer = GovernedRecorder(request, content=mcp.settings.folio_log_content, ledger=mcp.ledger,
+                                spawn=folio.tasks.spawn)  # fmt: skip
+    return await answer(request, services=services, view=SilentView(), observer=observer)
