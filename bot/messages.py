@@ -724,6 +724,7 @@ def not_a_thread(text: str) -> str:
 def since_in_future(since: str, today: str) -> str:
     return f"--since {since} is in the future; usage is counted up to today ({today}, UTC)."
 
+
 # "Search what only I can see": a click its value does not entitle (bot.slack.private)
 PRIVATE_REFUSED = (
     "This private answer is only for the person who asked the question, while they can still read its channel. "
