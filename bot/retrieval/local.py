@@ -109,6 +109,11 @@ class LocalRetriever:
         pairs = list(dict.fromkeys(files))
         return await self._run(lambda db: sql.still_indexed(db, pairs)) if pairs else set()
 
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        """The text the index holds now under each of these passages' ids (absent: no longer held)."""
+        ids = list(dict.fromkeys(chunk.id for chunk in shown))
+        return await self._run(lambda db: sql.passage_texts(db, ids)) if ids else {}
+
     async def files(self, container: str) -> list[IndexedFile]:
         """Every file of `container`, by name, with its passages, pages, tags, date and source."""
         return await self._run(lambda db: sql.files(db, container))

@@ -74,6 +74,9 @@ class RecordingRetriever(Retriever):
     async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
         return await self.inner.still_indexed(files)
 
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        return await self.inner.passage_texts(shown)
+
 
 def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
     """Slack's request signature: v0=HMAC-SHA256(secret, "v0:{timestamp}:{body}")."""
