@@ -62,4 +62,6 @@ async def forget_removed(conversation: Conversation, index: SearchIndex) -> bool
 def still_stands(chunk: Chunk, held: Mapping[str, str]) -> bool:
     """Whether the index still holds `chunk` as it was shown (`held`: id -> the text it holds now)."""
     now = held.get(chunk.id)
-    return now is not None and passage_fingerprint(now) == chunk.fingerprint
+    if now is None:
+        return False
+    return now == chunk.text or passage_fingerprint(now) == chunk.fingerprint  # the same words, spaced otherwise
