@@ -99,7 +99,7 @@ class ModelReply:
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=_count(usage, "input_tokens"),
             output_tokens=_count(usage, "output_tokens"),
-            cached_tokens=_cached(usage),
+            cached_tokens=min(_cached(usage), _count(usage, "input_tokens")),  # part of the input, never more
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
