@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from bot.models import Chunk, Citation, display_name
+from bot.models import Chunk, Citation, CitedPassage, display_name
 
 # Anything a reader could take for a source marker: an opening bracket (ASCII, full-width, CJK or mathematical), S
 # (or a letter that looks like it) and a number in any case, spacing, width or script, up to the closing bracket on
@@ -178,7 +178,13 @@ def citation_for(chunk: Chunk, *, label: int, link_for: LinkFor) -> Citation:
         kind=kind_of(chunk),
         url=link_for(chunk),
         rows=place.label if (place := chunk.table_place) else None,
+        passages=(relied_on(chunk),),
     )
+
+
+def relied_on(chunk: Chunk) -> CitedPassage:
+    """The passage a citation of `chunk` relies on, as it was shown."""
+    return CitedPassage(id=chunk.id, fingerprint=chunk.fingerprint)
 
 
 def labels_for(
@@ -199,6 +205,9 @@ def labels_for(
         key = (chunk.file, chunk.cited_page, place.label if place else None)  # each sheet's rows: a label of their own
         if key not in citations:
             citations[key] = citation_for(chunk, label=len(citations) + 1, link_for=link_for)
+        elif (passage := relied_on(chunk)) not in citations[key].passages:  # another passage of the same page
+            cited = citations[key]
+            citations[key] = cited.model_copy(update={"passages": (*cited.passages, passage)})
         label = citations[key].label
         if label not in labels:
             labels.append(label)

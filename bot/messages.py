@@ -914,3 +914,19 @@ def bad_duration(text: str) -> str:
 
 
 MCP_TIMED_OUT = "The answer took too long and was stopped: ask a narrower question, or use search_documents."
+
+
+# "Search what only I can see": a click its value does not entitle (bot.slack.private)
+PRIVATE_REFUSED = (
+    "This private answer is only for the person who asked the question, while they can still read its channel. "
+    "Ask your own question with a mention or `/ask` to get one."
+)
+
+
+# Redis TLS options in REDIS_URL (bot.app.redis_client)
+def redis_tls_in_url(names: list[str]) -> str:
+    return (
+        f"REDIS_URL sets {', '.join(names)}: Folio takes TLS (the certificate check, the CA file) only from "
+        "REDIS_TLS_VERIFY and REDIS_TLS_CA_FILE, which a URL option would silently override. Remove it from "
+        "REDIS_URL and set REDIS_TLS_CA_FILE (or, for tests only, REDIS_TLS_VERIFY=false) instead."
+    )

@@ -5,6 +5,7 @@ Frozen pydantic models, so that they validate on the way in and serialise to JSO
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -172,6 +173,13 @@ def table_context(context: str, place: TablePlace) -> str:
     return f"{context} | {place.label}"
 
 
+def passage_fingerprint(text: str) -> str:
+    """A short, stable fingerprint of a passage's text (runs of whitespace count as one space): whether the index
+    still holds a passage as it was shown. Pure; kept per citation (`CitedPassage`) and compared before every
+    follow-up turn (bot.ingest.lifecycle.forget_removed)."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:24]
+
+
 class Chunk(_Value):
     """A passage of one document page, as indexed and as returned by a search."""
 
@@ -203,6 +211,20 @@ class Chunk(_Value):
     def in_scope(self, scope: Scope) -> bool:
         return scope.allows(self.container, self.tags)
 
+    @property
+    def fingerprint(self) -> str:
+        """Its text's `passage_fingerprint`."""
+        return passage_fingerprint(self.text)
+
+
+class CitedPassage(_Value):
+    """One passage a citation relied on, as it was shown: its id in the index and its text's fingerprint. With the
+    citation's container, file and page, what a thread checks the index against (changed text is forgotten) and what
+    a watch of cited pages compares."""
+
+    id: str
+    fingerprint: str
+
 
 class Citation(_Value):
     """One reference as a person sees it: label [n] pointing at a document page."""
@@ -222,6 +244,10 @@ class Citation(_Value):
         if self.rows:
             return f" · {self.rows}"
         return f", page {self.page}" if self.page is not None else ""
+
+    # What the claims citing it relied on (none in records made before). Rolling upgrades: a release before this
+    # field forbids it, as with `Conversation.model_items`: upgrade every replica before serving from this one.
+    passages: tuple[CitedPassage, ...] = ()
 
 
 class MarkerSpan(_Value):
@@ -303,6 +329,14 @@ class ThreadFile(_Value):
     at: str = Field(default_factory=utc_now)
 
 
+def _rested_on(citation: Citation, documents: set[tuple[str, str]], passages: set[str]) -> bool:
+    """Whether a citation rested on a forgotten source: on one of its passages where it kept them, else (records made
+    before citations kept them) on its document."""
+    if citation.passages:
+        return any(passage.id in passages for passage in citation.passages)
+    return (citation.container, citation.file) in documents
+
+
 class Conversation(BaseModel):
     """A Slack thread (or terminal chat): everything needed to continue it or delete it.
 
@@ -378,17 +412,18 @@ class Conversation(BaseModel):
         and labels are neither kept nor sent to the model again. True when any were forgotten."""
         outside = [ref for ref, chunk in self.sources.items() if gone(chunk)]
         documents = {(self.sources[ref].container, self.sources[ref].file) for ref in outside}
+        passages = {self.sources[ref].id for ref in outside}
         for ref in outside:
             del self.sources[ref]
         if outside:
             self.last_response_id = None
             self.model_items = []  # they hold the forgotten passages; the next turn restates the turns kept
-            self._set_aside(documents)
+            self._set_aside(documents, passages)
         return bool(outside)
 
-    def _set_aside(self, documents: set[tuple[str, str]]) -> None:
+    def _set_aside(self, documents: set[tuple[str, str]], passages: set[str]) -> None:
         for index, turn in enumerate(self.turns):
-            if any((citation.container, citation.file) in documents for citation in turn.citations):
+            if any(_rested_on(citation, documents, passages) for citation in turn.citations):
                 self.turns[index] = turn.model_copy(update={"answer": "", "citations": (), "set_aside": True})
                 self.answers_set_aside = True
 

@@ -9,9 +9,9 @@ directory   the per-turn decision (the viewed channel, the person's grant, or to
 from bot.access.directory import Access, AssistantThread, ScopeChoice
 from bot.access.membership import Memberships
 from bot.access.organisation import Organisation
-from bot.access.rules import MAX_PROMPTS, Grant, grant_for, prompts_for
+from bot.access.rules import MAX_PROMPTS, Grant, grant_for, outsider_dm_scope, prompts_for
 
 __all__ = [
     "MAX_PROMPTS", "Access", "AssistantThread", "Grant", "Memberships", "Organisation", "ScopeChoice", "grant_for",
-    "prompts_for",
+    "outsider_dm_scope", "prompts_for",
 ]  # fmt: skip

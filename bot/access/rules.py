@@ -62,3 +62,15 @@ def prompts_for(policy: ChannelPolicy, containers: Iterable[str]) -> tuple[Promp
         title, message = messages.default_prompt(container)
         chosen.extend(policy.prompts.get(container) or (Prompt(title=title, message=message),))
     return tuple(dict.fromkeys(chosen))[:MAX_PROMPTS]
+
+
+def outsider_dm_scope(policy: ChannelPolicy, user: str) -> Scope | None:
+    """What a person of another organisation may search in a DM (the rule bot.turns.boundary applies to their
+    turns): only the containers an `access: users:` rule names for them, or the `dm:` rule's when it says
+    `external: allow` and there are no access rules; None: nothing (they are refused)."""
+    named = policy.access.users.get(user) if policy.access is not None else None
+    if named:
+        return Scope(containers=tuple(named))
+    if policy.access is None and policy.dm is not None and policy.dm.external == "allow":
+        return policy.dm.scope()
+    return None

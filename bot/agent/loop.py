@@ -199,7 +199,7 @@ async def _finish(turn: TurnState, text: str, final_id: str) -> Answer:
     body = body or messages.NOT_IN_DOCUMENTS
     flagged = _labels_of(written_by_documents(text, known), rendered, known)
     if turn.options.verify_citations and rendered.citations:
-        flagged += await unsupported_labels(turn.model, turn.options, rendered, known)
+        flagged += await unsupported_labels(turn, rendered, known)
     if flagged:
         log.warning("citations not confirmed: %s", flagged)
         notices.append(messages.unverified(sorted(set(flagged))))

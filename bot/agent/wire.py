@@ -99,7 +99,7 @@ class ModelReply:
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=_count(usage, "input_tokens"),
             output_tokens=_count(usage, "output_tokens"),
-            cached_tokens=_cached(usage),
+            cached_tokens=min(_cached(usage), _count(usage, "input_tokens")),  # part of the input, never more
             has_usage=usage is not None,
             error=str(error.get("message") or "no detail") if error else None,
             incomplete_reason=incomplete.get("reason") if incomplete else None,
@@ -107,15 +107,21 @@ class ModelReply:
         )
 
 
+# No model's context and output come near this: a count beyond it is a broken server's, and must not reach the usage
+# counters (one reply reporting ~2**63 would overflow the day's Redis counter for everyone).
+MAX_CALL_TOKENS = 100_000_000
+
+
 def _count(usage: Json | None, key: str) -> int:
-    """A token count of `usage`: 0 when absent; MalformedReply when it is not a whole number of tokens."""
+    """A token count of `usage`: 0 when absent; MalformedReply when it is not a whole number of tokens one call can
+    have (negative, fractional, or past MAX_CALL_TOKENS)."""
     value = usage.get(key) if usage else None
     if value is None:
         return 0
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise MalformedReply(f"usage.{key} is {_glimpse(value)!r}, not a number of tokens")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CALL_TOKENS:
+        raise MalformedReply(f"usage.{key} is {_glimpse(value)!r}, not a number of tokens one call can use")
     return value
 
 

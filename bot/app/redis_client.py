@@ -8,7 +8,9 @@ Its pipelines send to every node at once; its MULTI/EXEC must stay in one slot, 
 (bot.store.keys: a thread's keys share the thread's hash tag).
 
 TLS: `rediss://` verifies the server's certificate against the system's CAs, or REDIS_TLS_CA_FILE; only
-REDIS_TLS_VERIFY=false turns the check off (a warning says so at start).
+REDIS_TLS_VERIFY=false turns the check off (a warning says so at start, and doctor says "TLS without certificate
+check"). redis-py lets URL query options (`?ssl_cert_reqs=none`) override the arguments given beside the URL, so a
+URL naming any `ssl_*` option is refused: the check cannot be off while doctor says "TLS".
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from bot import messages
 from bot.config import Settings
@@ -109,7 +111,11 @@ def blocking_client(url: str, options: RedisOptions = RedisOptions()) -> SyncRed
 
 
 def _tls(url: str, options: RedisOptions) -> dict[str, Any]:
-    """redis-py's TLS arguments for a `rediss://` URL (none for any other: a plain connection takes none)."""
+    """redis-py's TLS arguments for a `rediss://` URL (none for any other: a plain connection takes none);
+    ConfigurationError for a URL whose query would override them."""
+    named = sorted(name for name in parse_qs(urlsplit(url).query) if name.lower().startswith("ssl"))
+    if named:
+        raise ConfigurationError(messages.redis_tls_in_url(named))
     if urlsplit(url).scheme != "rediss":
         return {}
     if not options.verify:

@@ -11,6 +11,14 @@ from collections.abc import Iterable
 from bot.store.feedback import FeedbackRecord
 
 _MARKER = re.compile(r"\s*\[\d+\]")  # the answer's own [n] labels: the truth cites pages instead
+# Characters that str.splitlines() (and many editors and tools) take for a line end, which json.dumps with
+# ensure_ascii=False leaves raw: a person's comment holding one would split its JSON line in two.
+_LINE_ENDS = re.compile("[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
+
+
+def _one_line(data: dict[str, object]) -> str:
+    """`data` as JSON on exactly one line, whichever tool splits it (JSON escapes for any line-ending character)."""
+    return _LINE_ENDS.sub(lambda found: f"\\u{ord(found[0]):04x}", json.dumps(data, ensure_ascii=False))
 
 
 def golden_line(record: FeedbackRecord) -> str:
@@ -21,9 +29,8 @@ def golden_line(record: FeedbackRecord) -> str:
     if record.rating == "helpful" and record.pages:
         cited = " ".join(f"[{page}]" for page in record.pages)
         truth = f"{_MARKER.sub('', record.answer).strip()} {cited}"
-        return json.dumps({"question": record.question, "truth": truth, "feedback": feedback}, ensure_ascii=False)
-    return json.dumps({"question": record.question, "truth": "", "review": True, "feedback": feedback},
-                      ensure_ascii=False)  # fmt: skip
+        return _one_line({"question": record.question, "truth": truth, "feedback": feedback})
+    return _one_line({"question": record.question, "truth": "", "review": True, "feedback": feedback})
 
 
 def golden_lines(records: Iterable[FeedbackRecord]) -> list[str]:

@@ -63,7 +63,9 @@ def load_golden(path: Path) -> list[GoldenQuestion]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"Cannot read the golden file {path} ({exc.strerror}). Check the path.") from exc
-    return parse_golden(text.splitlines(), source=str(path))
+    # JSON lines end at "\n" (and "\r\n") only: splitlines() would also split at U+2028 and the like, which JSON
+    # allows raw inside a string
+    return parse_golden(text.split("\n"), source=str(path))
 
 
 def _parse_line(text: str, *, number: int, source: str) -> GoldenQuestion | None:

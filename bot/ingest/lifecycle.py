@@ -3,16 +3,17 @@
 `folio remove` names the files; `folio index PATH --prune` removes the files of a container that came from PATH and
 are no longer there (`pipeline.gone_files`). Links posted before then answer 410 Gone (see `DocumentStore.remove`),
 and a thread that cited one forgets it on its next turn (`forget_removed`): its passages, and the earlier answers
-that cited it, which are set aside (`Conversation.forget`).
+that cited it, which are set aside (`Conversation.forget`). A passage re-indexed with other words is forgotten the
+same way: what a thread shows must still stand in the index as it was shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from bot.models import Conversation, display_name, utc_now
+from bot.models import Chunk, Conversation, display_name, passage_fingerprint, utc_now
 from bot.retrieval import IndexedFile, IndexWriter, SearchIndex
 
 if TYPE_CHECKING:
@@ -49,10 +50,19 @@ async def remove_files(
 
 
 async def forget_removed(conversation: Conversation, index: SearchIndex) -> bool:
-    """Forget the sources of a conversation whose document was taken out since they were shown: a follow-up cannot
-    cite a removed document, nor the model quote it from its context (see `Conversation.forget`)."""
-    cited = {(chunk.container, chunk.file) for chunk in conversation.sources.values()}
-    if not cited:
+    """Forget the sources of a conversation that no longer stand in the index as they were shown: their document
+    was taken out, or re-indexed without that text (the passage's words decide, not the file name). A follow-up
+    then cannot cite them, nor the model quote them from its context (see `Conversation.forget`)."""
+    shown = list(conversation.sources.values())
+    if not shown:
         return False
-    held = await index.still_indexed(cited)
-    return conversation.forget(lambda chunk: (chunk.container, chunk.file) not in held)
+    held = await index.passage_texts(shown)
+    return conversation.forget(lambda chunk: not still_stands(chunk, held))
+
+
+def still_stands(chunk: Chunk, held: Mapping[str, str]) -> bool:
+    """Whether the index still holds `chunk` as it was shown (`held`: id -> the text it holds now)."""
+    now = held.get(chunk.id)
+    if now is None:
+        return False
+    return now == chunk.text or passage_fingerprint(now) == chunk.fingerprint  # the same words, spaced otherwise

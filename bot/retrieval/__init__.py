@@ -97,6 +97,11 @@ class SearchIndex(Retriever, IndexWriter, Protocol):
         removed since."""
         ...
 
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        """The text the index holds now under each of these passages' ids (a passage no longer held is absent): a
+        thread's earlier sources may have been re-indexed with other words since."""
+        ...
+
     async def close(self) -> None:
         """Release connections and files; the backend reopens them on next use."""
         ...

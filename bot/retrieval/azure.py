@@ -32,7 +32,7 @@ from bot.retrieval.azure_schema import (
     tags_of,
 )  # fmt: skip
 from bot.retrieval.embedders import Embedder
-from bot.retrieval.filters import file_filter, one_of, scope_filter, tag_term
+from bot.retrieval.filters import file_filter, one_of, passage_filters, scope_filter, tag_term
 
 CANDIDATES = 50  # nearest neighbours per vector query; the semantic ranker also reranks the top 50
 BATCH = 500  # documents per upload request (the service takes up to 1000 or 16 MB)
@@ -148,6 +148,17 @@ class AzureSearchRetriever:
                 raise _unavailable(exc) from exc
             held.update((container, str(facet["value"])) for facet in facets.get("file") or ())
         return held
+
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        """The text the index holds now under each of these passages' ids (absent: no longer held): one query per
+        container, narrowed to the files and pages shown (the key field is not filterable)."""
+        wanted = {chunk.id for chunk in shown}
+        texts: dict[str, str] = {}
+        for where in passage_filters(shown).values():
+            documents = self._all_documents(filter=where, select=["id", "content"])
+            texts.update({doc["id"]: str(doc.get("content") or "") async for doc in documents
+                          if doc["id"] in wanted})  # fmt: skip
+        return texts
 
     async def count(self, container: str) -> int:
         """How many chunks `container` holds (0 when the index does not exist yet)."""

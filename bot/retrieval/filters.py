@@ -11,9 +11,11 @@ after it is AND-ed to it, so no tag value can widen a search beyond its containe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bot import messages
 from bot.errors import InvalidInput
-from bot.models import TAG_KEY, Scope, Tag
+from bot.models import TAG_KEY, Chunk, Scope, Tag
 
 # Index fields a filter may name. Anything else is a programming error, not user input.
 FILTERABLE = frozenset({"container", "file", "tags", "page", "tabular", "doc_date"})
@@ -71,3 +73,20 @@ def scope_filter(scope: Scope) -> str:
 def file_filter(container: str, file: str) -> str:
     """The chunks of one file in one container."""
     return f"{equals('container', container)} and {equals('file', file)}"
+
+
+def passage_filters(shown: Iterable[Chunk]) -> dict[str, str]:
+    """Container -> the filter of the files and pages these passages came from (for reading them back)."""
+    files: dict[str, set[str]] = {}
+    pages: dict[str, set[int | None]] = {}
+    for chunk in shown:
+        files.setdefault(chunk.container, set()).add(chunk.file)
+        pages.setdefault(chunk.container, set()).add(chunk.page)
+    return {container: " and ".join([scope_filter(Scope(container=container)),
+                                     one_of("file", tuple(sorted(files[container]))), _pages(pages[container])])
+            for container in files}  # fmt: skip
+
+
+def _pages(pages: set[int | None]) -> str:
+    said = [f"page eq {page}" if page is not None else "page eq null" for page in sorted(pages, key=lambda p: p or 0)]
+    return "(" + " or ".join(said) + ")"

@@ -113,6 +113,11 @@ class LocalRetriever:
         """Every passage of one file in reading order (a file shared in a thread, read whole)."""
         return [row.chunk(0.0) for row in await self._run(lambda db: sql.file_rows(db, container, file))]
 
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        """The text the index holds now under each of these passages' ids (absent: no longer held)."""
+        ids = list(dict.fromkeys(chunk.id for chunk in shown))
+        return await self._run(lambda db: sql.passage_texts(db, ids)) if ids else {}
+
     async def files(self, container: str) -> list[IndexedFile]:
         """Every file of `container`, by name, with its passages, pages, tags, date and source."""
         return await self._run(lambda db: sql.files(db, container))

@@ -154,6 +154,19 @@ def still_indexed(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> s
     return {(container, file) for container, file in rows}
 
 
+_IDS_A_QUERY = 500  # well under SQLite's limit of bound variables
+
+
+def passage_texts(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """id -> text of the passages of `ids` the index holds: one seek of the id's unique index each."""
+    texts: dict[str, str] = {}
+    for start in range(0, len(ids), _IDS_A_QUERY):
+        part = ids[start : start + _IDS_A_QUERY]
+        marks = ", ".join("?" for _ in part)
+        texts.update(db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", part).fetchall())
+    return texts
+
+
 def containers(db: sqlite3.Connection) -> dict[str, int]:
     """Container -> passages, for every container holding any, by name."""
     rows = db.execute("SELECT container, count(*) FROM chunks GROUP BY container ORDER BY container").fetchall()

@@ -19,6 +19,7 @@ from bot import messages
 from bot.access import Access, prompts_for
 from bot.app import Folio
 from bot.errors import FolioError, NotConnected
+from bot.slack.outsiders import stranger
 from bot.slack.render import escape
 from bot.store import ThreadKey
 
@@ -29,8 +30,7 @@ TITLE_CHARS = 80  # a thread title is a line in Slack's history list, not the wh
 
 async def greet(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
     """A new assistant thread: say what Folio searches for this person here, and offer prompts for it."""
-    containers = await _searchable(folio, thread, user)
-    text = messages.assistant_greeting(None if containers is None else [escape(name) for name in containers])
+    text, containers = await _welcome(folio, thread, user)
     try:
         greeting = await client.chat_postMessage(channel=thread.channel, thread_ts=thread.thread_ts, text=text)
         if folio.access is not None:  # deleting the conversation deletes the greeting too
@@ -43,13 +43,30 @@ async def greet(folio: Folio, client: AsyncWebClient, thread: ThreadKey, user: s
 
 async def offer_prompts(folio: Folio, client: AsyncWebClient, *, team: str, channel: str, user: str) -> None:
     """agent_view: the person opened Folio's Messages tab; prompts for what they may search there (no thread_ts)."""
-    containers = await _searchable(folio, ThreadKey(team=team, channel=channel, thread_ts="-"), user)
+    _, containers = await _welcome(folio, ThreadKey(team=team, channel=channel, thread_ts="-"), user)
     if not containers:
         return
     try:
         await _offer(folio, client, channel=channel, thread_ts=None, containers=containers)
     except SlackApiError as exc:
         log.info("suggested prompts refused in %s: %s", channel, exc.response.get("error"))
+
+
+async def _welcome(folio: Folio, thread: ThreadKey, user: str) -> tuple[str, tuple[str, ...]]:
+    """The greeting, and the containers to offer prompts for: none for a person of another organisation (the
+    policy's prompts are written for this one), who hears only what they may search, if anything."""
+    try:
+        outsider = await stranger(folio, team=thread.team, user=user)
+    except FolioError as exc:  # Slack cannot say who they are: name nothing
+        log.info("greeting without containers for %s: %s", user, exc)
+        return messages.assistant_greeting(None), ()
+    if outsider is not None:
+        if outsider.dm_scope is None:
+            return messages.OUTSIDER_REFUSED, ()
+        return messages.assistant_greeting([escape(name) for name in outsider.dm_scope.containers]), ()
+    containers = await _searchable(folio, thread, user)
+    names = None if containers is None else [escape(name) for name in containers]
+    return messages.assistant_greeting(names), containers or ()
 
 
 async def name_thread(access: Access, client: AsyncWebClient, thread: ThreadKey, user: str, question: str) -> None:

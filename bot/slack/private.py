@@ -3,9 +3,11 @@ rule does not is offered, after a channel answer and only to them (an ephemeral 
 privately: in their DM with Folio, linking back to the thread, from the union of the channel's scope and theirs.
 
     offer(folio, client, request)           after a channel turn: the offer, when the asker's access is wider
-    answer_privately(folio, client, user, value)   the button: a new DM thread, its one turn
+    answer_privately(folio, client, click)  the button: checked (`entitled`), then a new DM thread, its one turn
 
-The offer names nothing the channel cannot see; the answer never goes to the channel.
+The offer names nothing the channel cannot see; the answer never goes to the channel. The button's value names a
+thread and a turn, and a value can be forged: every click is checked against who clicked (the asker of that turn
+only, while they can read that channel, and only while their access still reaches further), never the value.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from bot.models import Scope, Tag
 from bot.slack.failures import describe_failure
 from bot.slack.render import render_private_offer
 from bot.slack.services import SlackFolio
-from bot.slack.thread_actions import tell
 from bot.slack.turns import services, view_for
 from bot.store import ThreadKey
 from bot.turns import TurnRecorder, TurnRequest, answer
@@ -90,29 +91,82 @@ class PrivateScope:
         return TurnScope(Scope(containers=containers, tags=tags), messages.BASIS_PRIVATE)
 
 
-async def answer_privately(folio: SlackFolio, client: AsyncWebClient, user: str, value: str) -> None:
-    """The button: the question of that answer, asked again in the person's DM, from the wider scope."""
-    data = json.loads(value)
-    team, channel, thread_ts = data["thread"]
-    asked_in = ThreadKey(team=team, channel=channel, thread_ts=thread_ts)
+@dataclass(frozen=True, kw_only=True)
+class Click:
+    """One click on the offer's button: who clicked, in which workspace and channel (Slack's signed payload says),
+    and the button's value (what the click claims: a thread and a turn; never trusted)."""
+
+    user: str
+    team: str
+    channel: str
+    value: str
+
+
+def read_value(value: str) -> tuple[ThreadKey, int] | None:
+    """The thread and turn a button value names, or None when it is not the offer's shape."""
     try:
-        conversation = await folio.store.load(asked_in)
-        turn = int(data["turn"])
-        gone = conversation is None or not 0 <= turn < len(conversation.turns)
-        if gone or not await wider(folio, team, channel, user):  # access narrowed since the offer: no answer
-            await tell(client, asked_in, user, messages.CONVERSATION_GONE)
-            return
-        assert conversation is not None
-        question = conversation.turns[turn].question
-        dm = (await client.conversations_open(users=user))["channel"]["id"]
-        link = (await client.chat_getPermalink(channel=channel, message_ts=thread_ts))["permalink"]
+        data = json.loads(value)
+        team, channel, thread_ts = data["thread"]
+        turn = data["turn"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(isinstance(part, str) and part for part in (team, channel, thread_ts)) or type(turn) is not int:
+        return None
+    return ThreadKey(team=team, channel=channel, thread_ts=thread_ts), turn
+
+
+async def entitled(folio: SlackFolio, click: Click) -> tuple[ThreadKey, str] | str:
+    """Checked on every click, whatever the value says: the thread asked in and its question, when the clicker is
+    the asker of that turn, can still read that channel, and may still read more than it searches; otherwise the
+    sentence to show them. Nothing is loaded from a channel the clicker cannot read."""
+    named = read_value(click.value)
+    if named is None or named[0].team != click.team:  # another workspace's thread: never theirs to name
+        return messages.PRIVATE_REFUSED
+    asked_in, turn = named
+    if asked_in.channel[:1] not in {"C", "G"}:
+        return messages.PRIVATE_REFUSED
+    if not await folio.access.memberships.can_read(asked_in.team, asked_in.channel, click.user):
+        return messages.PRIVATE_REFUSED
+    conversation = await folio.store.load(asked_in)
+    if conversation is None or not 0 <= turn < len(conversation.turns):
+        return messages.CONVERSATION_GONE
+    if conversation.turns[turn].asked_by != click.user:
+        return messages.PRIVATE_REFUSED
+    if not await wider(folio, asked_in.team, asked_in.channel, click.user):  # access narrowed since the offer
+        return messages.PRIVATE_REFUSED
+    return asked_in, conversation.turns[turn].question
+
+
+async def answer_privately(folio: SlackFolio, client: AsyncWebClient, click: Click) -> None:
+    """The button: the question of that answer, asked again in the person's DM, from the wider scope."""
+    try:
+        checked = await entitled(folio, click)
+    except Exception as error:
+        checked = describe_failure(error)
+    if isinstance(checked, str):
+        log.warning("private answer refused to %s for %.200r", click.user, click.value)
+        await _refuse(client, click, checked)
+        return
+    asked_in, question = checked
+    try:
+        dm = (await client.conversations_open(users=click.user))["channel"]["id"]
+        link = (await client.chat_getPermalink(channel=asked_in.channel, message_ts=asked_in.thread_ts))["permalink"]
         root = await client.chat_postMessage(channel=dm, text=messages.private_root(link, question))
     except Exception as error:
-        await tell(client, asked_in, user, describe_failure(error))
+        await _refuse(client, click, describe_failure(error))
         return
-    request = TurnRequest(thread=ThreadKey(team=team, channel=dm, thread_ts=str(root["ts"])), question=question,
-                          user=user, is_dm=True)  # fmt: skip
-    await _run(folio, request, channel)
+    # root_is_ours: Folio's first DM message quotes the question; deleting the conversation deletes it too
+    request = TurnRequest(thread=ThreadKey(team=asked_in.team, channel=dm, thread_ts=str(root["ts"])),
+                          question=question, user=click.user, is_dm=True, root_is_ours=True)  # fmt: skip
+    await _run(folio, request, asked_in.channel)
+
+
+async def _refuse(client: AsyncWebClient, click: Click, text: str) -> None:
+    """Say it where the person clicked (a channel they are in), never in the channel the value names."""
+    try:
+        await client.chat_postEphemeral(channel=click.channel, user=click.user, text=text)
+    except Exception:  # Slack failing too: there is nowhere else to say it
+        log.exception("could not tell %s in %s: %s", click.user, click.channel, text)
 
 
 async def _run(folio: SlackFolio, request: TurnRequest, channel: str) -> None:

@@ -58,12 +58,19 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
 """)
 
 # KEYS due, turn; ARGV delivery, consumer, lease_ms. {owner, request, reply, attempt, shown} once claimed, else {}.
+# A damaged record must not fail the claim (a script error fails the whole pipeline: no record of anyone would be
+# taken over): a turn key that is not a hash is dropped; an attempt that is not a number counts as the first.
 _CLAIM = Script("""
 local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) > now then return {} end
-if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) return {} end
-local attempt = redis.call('HINCRBY', KEYS[2], 'attempt', 1)
+if redis.call('TYPE', KEYS[2])['ok'] ~= 'hash' then
+  redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('DEL', KEYS[2]) return {}
+end
+local before = tonumber(redis.call('HGET', KEYS[2], 'attempt'))
+if not before or before ~= math.floor(before) or before < 0 or before > 1000000 then before = 1 end
+local attempt = before + 1
+redis.call('HSET', KEYS[2], 'attempt', attempt)
 local owner = ARGV[2] .. '#' .. attempt
 redis.call('HSET', KEYS[2], 'owner', owner)
 redis.call('ZADD', KEYS[1], now + ARGV[3], ARGV[1])

@@ -28,6 +28,10 @@ from bot.store import scripts
 from bot.store.conversations import redis_errors
 
 DIMENSIONS = ("workspace", "channel", "user", "profile", "surface")
+# What one turn may add to one counter. The model wire already refuses token counts no call can have; this bound
+# keeps any other path (a new surface, a bug) from pushing a day's counter near 2**63, where every later HINCRBY of
+# that field fails and nobody is counted (or budgeted) for the rest of the day.
+MAX_AMOUNT = 10**12
 
 # KEYS[1]: the day's hash; ARGV: its time to live (seconds), the number of dimensions D, D field prefixes
 # ("user|U0123|"), then metric, amount, metric, amount, ... Every prefix gets every metric: few arguments to send.
@@ -98,7 +102,7 @@ class TurnUsage:
         metrics: dict[str, int] = {"turns": 1, "calls": self.calls, "searches": self.searches, "tokens": self.tokens}
         for model, spent in self.models.items():
             metrics.update({f"in:{model}": spent.input, f"cached:{model}": spent.cached, f"out:{model}": spent.output})
-        return {metric: amount for metric, amount in metrics.items() if amount}
+        return {metric: min(amount, MAX_AMOUNT) for metric, amount in metrics.items() if amount > 0}
 
 
 @dataclass

@@ -104,12 +104,19 @@ def _usage(response: dict) -> dict:
     return {**response, "usage": {**response["usage"], "input_tokens": "many", "output_tokens": "lots"}}
 
 
+def _huge_usage(response: dict) -> dict:
+    return {**response, "usage": {**response["usage"], "input_tokens": 2**63 - 1, "output_tokens": 2**63}}
+
+
 HOSTILE_STREAMS = {  # issue 18, item 9: what a broken proxy or a hostile server sent
     "response.created without response": _without("response.created", "response"),
     "output_item.done without item": _without("response.output_item.done", "item"),
     "a data line that is not JSON": lambda e: "{not json" if e["type"] == "response.output_text.delta" else e,
     "non-numeric token counts": lambda e: (
         {**e, "response": _usage(e["response"])} if e["type"] == "response.completed" else e
+    ),
+    "token counts past any context (2**63)": lambda e: (
+        {**e, "response": _huge_usage(e["response"])} if e["type"] == "response.completed" else e
     ),
 }
 
@@ -127,10 +134,11 @@ async def test_a_malformed_model_stream_is_a_named_failure_with_the_search_only_
     assert "malformed" in caplog.text
 
 
+@pytest.mark.parametrize("usage", [_usage, _huge_usage], ids=["non-numeric", "2**63"])
 async def test_a_plain_reply_with_non_numeric_token_counts_gets_the_search_only_answer_too(
-    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation
+    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation, usage
 ) -> None:
-    fake_model.script(tools(search("notice period")), mangled(reply("One month [S1]."), _usage))
+    fake_model.script(tools(search("notice period")), mangled(reply("One month [S1]."), usage))
 
     answer, _ = await run(model, options, conversation, stream=False)
 

@@ -139,3 +139,15 @@ async def test_a_fast_trickle_is_read_many_tokens_at_a_time(
     tokens = len(text.split())
     assert written(events) == answer.text
     assert 3 < pieces < tokens / 2, pieces  # one a token before
+
+
+def test_token_counts_are_bounded_and_sane_before_they_are_counted() -> None:
+    """A reply reporting ~2**63 tokens would overflow the day's Redis counters; cached tokens are part of the input."""
+    base = {"id": "resp_1", "status": "completed", "output": []}
+    with pytest.raises(MalformedReply, match="usage.input_tokens"):
+        ModelReply.read({**base, "usage": {"input_tokens": 2**63 - 1, "output_tokens": 1}})
+    with pytest.raises(MalformedReply, match="usage.output_tokens"):
+        ModelReply.read({**base, "usage": {"input_tokens": 1, "output_tokens": 10**9}})
+    odd = ModelReply.read({**base, "usage": {"input_tokens": 100, "output_tokens": 5,
+                                             "input_tokens_details": {"cached_tokens": 900}}})  # fmt: skip
+    assert (odd.input_tokens, odd.cached_tokens, odd.output_tokens) == (100, 100, 5)

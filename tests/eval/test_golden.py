@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from bot.errors import InvalidInput
+from bot.evaluation.feedback_export import golden_lines
 from bot.evaluation.golden import load_golden, parse_golden
+from bot.store.feedback import FeedbackRecord
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 
@@ -62,3 +65,26 @@ def test_a_missing_or_empty_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(InvalidInput, match="holds no questions"):
         load_golden(tmp_path / "empty.jsonl")
+
+
+SEPARATORS = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"  # what str.splitlines() also ends a line at
+
+
+def test_a_feedback_comment_with_unicode_line_separators_keeps_the_exported_file_readable(tmp_path: Path) -> None:
+    """A 👎 comment holding U+2028 (pasted from a web page) made the whole exported golden file unreadable."""
+    common = {"at": "2026-12-01T10:00:00+00:00", "team": "T1", "channel": "C1", "thread_ts": "1.0", "turn": 0}
+    liked = FeedbackRecord(**common, user="U1", rating="helpful", question=f"Notice{SEPARATORS}period?",
+                           answer="One month [1].", citations=({"file": "h.pdf", "page": 3},))  # fmt: skip
+    disliked = FeedbackRecord(**common, user="U2", rating="not_helpful", question="Notice period?",
+                              answer="One month [1].", reason="other", comment=f"old{SEPARATORS}policy")  # fmt: skip
+    exported = tmp_path / "feedback.jsonl"
+    exported.write_text(
+        "".join(line + "\n" for line in golden_lines([liked, disliked])), encoding="utf-8"
+    )  # as `folio feedback export`
+
+    [question] = load_golden(exported)
+
+    assert question.question == f"Notice{SEPARATORS}period?" and question.pages == ("h.pdf#page=3",)
+    assert len(exported.read_text(encoding="utf-8").splitlines()) == 2  # one line per record, for any reader
+    review = json.loads(exported.read_text(encoding="utf-8").splitlines()[1])
+    assert review["feedback"]["comment"] == f"old{SEPARATORS}policy"

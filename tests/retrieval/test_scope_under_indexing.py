@@ -108,3 +108,23 @@ async def test_both_backends_say_which_files_a_thread_cited_are_still_indexed(
         cited = [("public", "handbook.pdf"), ("public", "old.pdf"), ("secret", "salaries.pdf"), ("secret", "x.pdf")]
         assert await backend.still_indexed(cited) == {("public", "handbook.pdf"), ("secret", "salaries.pdf")}
         assert await backend.still_indexed([]) == set()
+
+
+async def test_both_backends_give_back_the_text_they_hold_now_for_passages_a_thread_was_shown(
+    pair: tuple[LocalRetriever, LocalRetriever], azure: AzureSearchRetriever
+) -> None:
+    serving, indexer = pair
+    for backend, writer in ((serving, indexer), (azure, azure)):
+        before = passages("public", "handbook.pdf", 3, "annual leave days") + passages("secret", "x.pdf", 1, "pay")
+        await writer.replace_file("public", "handbook.pdf", "v1", before[:3])
+        await writer.replace_file("secret", "x.pdf", "v1", before[3:])
+        shown = [before[0], before[2], before[3]]  # pages 1 and 3 of the handbook, and x.pdf's page
+        after = passages("public", "handbook.pdf", 2, "annual leave days")  # page 3 gone, same ids for 1 and 2
+        after[0] = after[0].model_copy(update={"text": "annual leave is agreed per contract"})
+        await writer.replace_file("public", "handbook.pdf", "v2", after)
+        await writer.delete_file("secret", "x.pdf")
+
+        held = await backend.passage_texts(shown)
+
+        assert held == {before[0].id: "annual leave is agreed per contract"}  # the one still there, as it is now
+        assert await backend.passage_texts([]) == {}

@@ -74,6 +74,9 @@ class RecordingRetriever(Retriever):
     async def still_indexed(self, files: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
         return await self.inner.still_indexed(files)
 
+    async def passage_texts(self, shown: Collection[Chunk]) -> dict[str, str]:
+        return await self.inner.passage_texts(shown)
+
     def __getattr__(self, name: str) -> Any:  # writing and listing (files shared in threads): the index itself
         return getattr(self.inner, name)
 

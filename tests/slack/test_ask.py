@@ -67,12 +67,15 @@ async def test_a_channel_default_tag_cannot_be_swapped_for_another(harness: Harn
 
 
 async def test_help_and_an_empty_ask_explain_the_syntax_and_this_channels_filters(harness: Harness) -> None:
-    for text in ("help", ""):
-        status, body = await harness.command(text)
+    for text in ("help", ""):  # answered after the ack (whether the person is of another organisation may ask Slack)
+        status, _ = await harness.command(text)
+        await harness.settle()
+        body = harness.slack.calls_of("response_url")[-1]["text"]
         assert status == 200 and "/ask [key:value ...] [--thorough] your question" in body
         assert "`department`, `year`" in body and "*benefits*" in body
-    _, body = await harness.command("help", channel=LOCKED)
-    assert "not connected" in body
+    await harness.command("help", channel=LOCKED)
+    await harness.settle()
+    assert "not connected" in harness.slack.calls_of("response_url")[-1]["text"]
 
 
 async def test_an_unconnected_channel_says_how_an_admin_connects_it(harness: Harness) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.redis_client import RedisOptions
+from bot.app.redis_client import RedisOptions, redis_client
 from bot.cli import main
+from bot.errors import ConfigurationError
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.redis_cluster import ThreeNodeCluster
@@ -70,6 +71,26 @@ def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trust
     )
     assert unchecked["status"] == "ok"
     assert unchecked["summary"].startswith(f"REDIS_URL {tls_redis.url} (single server, TLS without certificate check)")
+
+
+@pytest.mark.parametrize("query", ["ssl_cert_reqs=none", "ssl_check_hostname=false", "ssl_ca_certs=/tmp/any.pem",
+                                   "db=0&SSL_CERT_REQS=optional"])  # fmt: skip
+def test_tls_options_in_the_url_are_refused_naming_the_settings_that_say_them(
+    query: str, tls_redis: TlsRedis, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """redis-py lets URL query options override the arguments given beside the URL: `?ssl_cert_reqs=none` turned
+    the certificate check off while doctor said "TLS". Folio's TLS settings are REDIS_TLS_VERIFY / _CA_FILE only."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("REDIS_URL", f"{tls_redis.url}?{query}")
+
+    redis = doctor_redis(capsys)
+
+    assert redis["status"] == "fail" and "TLS" in redis["summary"]
+    assert "REDIS_TLS_VERIFY" in redis["summary"] and "REDIS_TLS_CA_FILE" in redis["summary"]
+    with pytest.raises(ConfigurationError):
+        redis_client(f"{tls_redis.url}?{query}", RedisOptions(ca_file=tls_redis.ca_file))
 
 
 @pytest.mark.slow

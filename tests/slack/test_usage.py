@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 
 from bot import metrics
 from bot.cli import main
+from bot.turns.trace import Trace
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
@@ -183,3 +184,40 @@ async def test_a_channel_budget_in_channels_yaml_stops_the_channel_whoever_asks(
 
     assert "Covered in network." in app.texts(first)[0] and len(fake_model.requests) == 1
     assert app.texts(second)[0].startswith("This channel has used today's Folio budget of 400 tokens")
+
+
+async def test_citation_checks_and_think_harder_are_counted_once_each(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> None:
+    """FOLIO_VERIFY_CITATIONS: each cited page costs one more model call; it is spent, so it is counted (usage,
+    budgets, traces), as is the whole of a "Think harder" turn."""
+    metered = Metered()
+
+    def answer_or_check(request: Request) -> Step:
+        if str(request.body.get("input", "")).startswith("Does the passage below support the claim?"):
+            with metered.lock:
+                metered.input, metered.output, metered.calls = metered.input + 77, metered.output + 1, metered.calls + 1
+            return Step(text="SUPPORTED", input_tokens=77, output_tokens=1)
+        return metered(request)
+
+    fake_model.respond_with(answer_or_check)
+    prefix = f"verify-{uuid.uuid4().hex[:8]}"
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix,
+                           folio_verify_citations=True) as app:  # fmt: skip
+        ts = await app.mention("Is out of network care covered?")
+        await app.settle()
+        [answer] = slack.thread(CHANNEL, ts)
+        await app.click("folio_think_harder", thread_ts=ts, message_ts=answer.ts)
+        await app.settle()
+        today = datetime.now(timezone.utc).date()
+        [row] = await app.folio.ledger.usage.rows(since=today, until=today, by="user")
+        assert app.folio.ledger.traces is not None
+        traces = [Trace.from_json(text) for text in await app.folio.ledger.traces.all(app.thread_key(ts))]
+
+    checks = [r for r in fake_model.requests if str(r.body.get("input", "")).startswith("Does the passage")]
+    assert len(checks) == 2  # one cited page, two answers
+    assert (row.turns, row.calls) == (2, metered.calls) == (2, 6)
+    assert (row.input, row.output) == (metered.input, metered.output)
+    assert "Covered in network" in app.texts(ts)[-1]
+    traced = [step.tokens for trace in traces for step in trace.steps if step.tokens]
+    assert len(traced) == 6 and sum(t[0] + t[2] for t in traced) == metered.input + metered.output

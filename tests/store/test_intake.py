@@ -56,3 +56,30 @@ async def test_a_handed_back_record_is_claimable_at_once_with_what_it_showed(sto
 
     (claimed,) = await store.intake.claim("b", limit=10)
     assert claimed.shown == "1700000000.000200" and claimed.attempt == 1  # a hand-back is not a failed attempt
+
+
+async def test_a_damaged_record_does_not_stop_every_other_claim(redis_url: str) -> None:
+    """One record with a non-numeric attempt (or not a record at all) used to fail every claim ("Redis is not
+    reachable"), so no dead worker's turn was taken over for a day."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(redis_url)
+    store = ConversationStore(redis, prefix="test-intake-damaged", lock_lease_seconds=0.3)
+    try:
+        for delivery in ("message:d1", "message:d2", "message:d3"):
+            assert await _accept(store, delivery)
+        tag = "{test-intake-damaged:intake}"
+        await redis.hset(f"{tag}:turn:message:d1", "attempt", "one")  # damaged by hand, a bug or a restore
+        await redis.hset(f"{tag}:turn:message:d2", "attempt", "1.5")
+        await redis.delete(f"{tag}:turn:message:d3")
+        await redis.set(f"{tag}:turn:message:d3", "not a hash")
+        await asyncio.sleep(0.5)  # every worker died
+
+        claimed = {c.delivery: c for c in await store.intake.claim("b", limit=10)}
+
+        assert claimed["message:d2"].attempt == 2 and claimed["message:d2"].request == '{"q": 1}'
+        assert claimed["message:d1"].attempt > 1  # runs again, counted: a damaged count never resets the limit
+        assert "message:d3" not in claimed
+        assert await store.intake.claim("c", limit=10) == []  # and the unreadable one does not come back forever
+    finally:
+        await store.close()

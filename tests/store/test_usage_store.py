@@ -73,3 +73,21 @@ async def test_a_workspaces_latest_answers_are_its_own_newest_first_and_bounded(
                       (threads[-3], f'{{"n": {len(threads) - 3}}}')]  # fmt: skip
     assert await redis.zcard(f"{traces._prefix}-recent:T1") == RECENT_KEPT
     assert await redis.ttl(f"{traces._prefix}-recent:T1") > 0
+
+
+async def test_an_absurd_token_count_cannot_overflow_the_days_counters_for_everyone(redis_url: str) -> None:
+    """One turn reporting ~2**63 tokens (a broken model server) must not leave the workspace's counter where every
+    later HINCRBY overflows: nobody counted, every budget refusing."""
+    redis = Redis.from_url(redis_url)
+    usage = UsageStore(redis, prefix=f"test-{uuid.uuid4().hex[:8]}:usage", retention_days=1)
+    absurd = TurnUsage(workspace="T1", channel="C1", user="U9", profile="fast", calls=1,
+                       models={"gpt-5-mini": ModelTokens(input=2**63 - 1, output=2**63 - 1)})  # fmt: skip
+
+    await usage.add(absurd, day=DAY)
+    await usage.add(absurd, day=DAY)
+    await usage.add(TURN, day=DAY)
+
+    [alice] = await usage.spent(DAY, [("user", "U1")])
+    [workspace] = await usage.spent(DAY, [("workspace", "T1")])
+    assert alice == 790 and 790 < workspace < 2**63 - 1
+    await redis.aclose()

@@ -16,10 +16,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.config import ChannelPolicy, narrow
-from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
+from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected, Refused
 from bot.models import Scope, Tag
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.consumer import start_turn
+from bot.slack.outsiders import Outsider, allows_outsiders, channel_refusal, stranger
 from bot.slack.render import escape, render_question
 from bot.slack.services import SlackFolio
 from bot.slack.turns import TurnRequest, describe_failure
@@ -48,12 +49,10 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
             return
         try:
             parsed = parse_ask(command.get("text") or "", tag_keys=policy.tag_keys)
-            if parsed.wants_help and by_asker:
+            if parsed.wants_help:  # after the ack: whether the person is of another organisation may ask Slack
                 await ack()
-                folio.tasks.spawn(_tell(respond, _dm_help(folio, team=team, channel=channel, user=user)), name="help")
-                return
-            if parsed.wants_help:
-                await ack(response_type="ephemeral", text=help_text(policy, channel, is_dm=is_dm))
+                folio.tasks.spawn(_tell(respond, _help(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
+                                  name="help")  # fmt: skip
                 return
             if len(parsed.question) > folio.options.max_question_chars:  # refused before it is restated publicly
                 limit = folio.options.max_question_chars
@@ -78,9 +77,26 @@ def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
     return messages.ask_help(list(policy.tag_keys), [str(tag) for tag in rule.tags], rule.container)
 
 
+async def _help(folio: SlackFolio, *, team: str, channel: str, user: str, is_dm: bool) -> str:
+    """`/ask help`: the syntax, and what is searched here; to a person of another organisation, only what they
+    may search (a channel whose rule allows them, their own DM scope), else the refusal."""
+    policy = folio.channel_policy()
+    outsider = await stranger(folio, team=team, user=user)
+    if outsider is not None and (is_dm or not allows_outsiders(folio, channel)):
+        if not is_dm or outsider.dm_scope is None:
+            return messages.OUTSIDER_REFUSED
+        return messages.ask_help(list(policy.tag_keys), [], escape(", ".join(outsider.dm_scope.containers)))
+    if is_dm:
+        return await _dm_help(folio, team=team, channel=channel, user=user)
+    return help_text(policy, channel, is_dm=False)
+
+
 async def access_text(folio: SlackFolio, *, team: str, channel: str, user: str, is_dm: bool) -> str:
     """`/ask access`: what this channel searches (in a channel), and what the person may search in a DM."""
     policy = folio.channel_policy()
+    outsider = await stranger(folio, team=team, user=user)
+    if outsider is not None:
+        return _outsider_access(folio, outsider, channel=channel, is_dm=is_dm)
     lines = [] if is_dm else [_channel_line(policy, channel)]
     if policy.access is not None:
         try:
@@ -94,6 +110,17 @@ async def access_text(folio: SlackFolio, *, team: str, channel: str, user: str, 
     else:
         lines.append(messages.DM_NOT_CONNECTED)
     return "\n".join(lines)
+
+
+def _outsider_access(folio: SlackFolio, outsider: Outsider, *, channel: str, is_dm: bool) -> str:
+    """`/ask access` for a person of another organisation: a channel's line only where its rule allows them, and
+    the containers named for them; nothing else of the policy."""
+    lines = [] if is_dm or not allows_outsiders(folio, channel) else [_channel_line(folio.channel_policy(), channel)]
+    if outsider.dm_scope is None:
+        return "\n".join([*lines, messages.OUTSIDER_REFUSED])
+    return "\n".join(
+        [*lines, *messages.access_lines([escape(c) for c in outsider.dm_scope.containers], [messages.BASIS_NAMED])]
+    )
 
 
 def _channel_line(policy: ChannelPolicy, channel: str) -> str:
@@ -119,6 +146,11 @@ async def _asker_scope(folio: SlackFolio, *, team: str, channel: str, user: str,
     """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters; InvalidInput
     for a filter outside it, as in a channel."""
     thread, policy = ThreadKey(team=team, channel=channel, thread_ts="-"), folio.channel_policy()
+    outsider = await stranger(folio, team=team, user=user)
+    if outsider is not None:  # only what their turn could search (bot.turns.boundary), else nothing is restated
+        if outsider.dm_scope is None:
+            raise Refused(messages.OUTSIDER_REFUSED)
+        return narrow(outsider.dm_scope, tags, allowed_keys=policy.tag_keys)
     chosen = await scope_for_turn(policy, folio.access, thread=thread, user=user, is_dm=True, narrowing=())
     return narrow(chosen.scope, tags, allowed_keys=policy.tag_keys)
 
@@ -142,6 +174,8 @@ async def _ask_in_channel(
     try:
         if scope is None:  # a DM where the asker's access decides
             scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)
+        elif refusal := await channel_refusal(folio, team=team, channel=channel, user=user):
+            raise Refused(refusal)  # said to the asker alone: the restatement would name the container to all
         message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
         posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts(),

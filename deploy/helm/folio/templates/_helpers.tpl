@@ -42,6 +42,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if not (has .Values.slack.mode (list "http" "socket")) -}}
 {{- fail "slack.mode must be http or socket" -}}
 {{- end -}}
+{{- if and .Values.redis.auth.password (not (regexMatch "^[A-Za-z0-9._~-]+$" (toString .Values.redis.auth.password))) -}}
+{{- fail "redis.auth.password may hold only letters, digits and - _ . ~ (it is part of Folio's REDIS_URL)" -}}
+{{- end -}}
 {{- if and (not .Values.redis.bundled) (not .Values.secret.existingSecret) (not (hasKey .Values.secret.values "REDIS_URL")) -}}
 {{- fail "redis.bundled is false: put REDIS_URL (redis://:PASSWORD@HOST:6379/0) in secret.values or in secret.existingSecret" -}}
 {{- end -}}
@@ -56,8 +59,9 @@ envFrom:
       name: {{ include "folio.secretName" . }}
 {{- if .Values.redis.bundled }}
 env:
-  - name: REDIS_URL
-    value: redis://{{ include "folio.fullname" . }}-redis:6379/0
+  {{- include "folio.redisPasswordEnv" (list . "REDIS_PASSWORD") | nindent 2 }}
+  - name: REDIS_URL  # Kubernetes expands $(REDIS_PASSWORD), defined above: the password stays in its Secret
+    value: redis://:$(REDIS_PASSWORD)@{{ include "folio.fullname" . }}-redis:6379/0
 {{- end }}
 {{- end -}}
 
@@ -69,4 +73,27 @@ env:
 {{- else }}
   emptyDir: {}
 {{- end }}
+{{- end -}}
+
+{{/* The bundled Redis's password: the operator's Secret, or the chart's. */}}
+{{- define "folio.redisSecretName" -}}
+{{- .Values.redis.auth.existingSecret | default (printf "%s-redis" (include "folio.fullname" .)) -}}
+{{- end -}}
+
+{{- define "folio.redisSecretKey" -}}
+{{- if .Values.redis.auth.existingSecret -}}
+{{- .Values.redis.auth.existingSecretKey -}}
+{{- else -}}
+redis-password
+{{- end -}}
+{{- end -}}
+
+{{/* An env entry (list $ NAME) reading the bundled Redis's password from its Secret. */}}
+{{- define "folio.redisPasswordEnv" -}}
+{{- $root := index . 0 -}}
+- name: {{ index . 1 }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "folio.redisSecretName" $root }}
+      key: {{ include "folio.redisSecretKey" $root }}
 {{- end -}}
