@@ -18,11 +18,16 @@ Each source of the sources file with its last sync (as `folio sync` recorded it 
 how many files the source holds, how many were indexed, unchanged, unreadable (with why) and removed, and when the
 next run is due (with `folio sync --every`). --json prints a list of objects with the same fields."""
 
+EPILOG = """\
+examples:
+  folio sources                       # one paragraph per source
+  folio sources --json                # name, last_run, files, indexed, unchanged, unreadable, removed, next_run"""
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "sources", help="what the last sync of each source did, and when the next runs", description=DESCRIPTION,
-        formatter_class=HelpFormatter,
+        epilog=EPILOG, formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("--sources", type=Path, metavar="FILE", help="the sources file (default: FOLIO_SOURCES)")
     parser.add_argument("--json", action="store_true", help="a JSON list, one object per source")
