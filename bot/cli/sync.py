@@ -13,6 +13,8 @@ from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 
+from prometheus_client import start_http_server
+
 from bot import messages
 from bot.app import Folio, builders, open_folio, open_store
 from bot.app.changes import documents_changed
@@ -80,6 +82,9 @@ async def _serve(settings: Settings, path: Path, sources: SourcesFile, args: arg
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
+    if args.every is not None and settings.folio_metrics_port is not None:
+        # folio_source_files{source,state} and last-success times, for Prometheus (a thread of prometheus-client)
+        start_http_server(settings.folio_metrics_port)
     code = 0
     while True:
         code = await _sync_all(settings, path, sources, args, stop)
@@ -194,7 +199,7 @@ def _print(spec: SourceSpec, status: SourceStatus) -> None:
         removed=status.removed, skipped=status.skipped,
     )  # fmt: skip
     result = f"{counts}; {messages.SOURCE_STOPPED}" if status.stopped else counts
-    print(messages.source_line(name=spec.name, container=spec.container, result=result))
+    print(messages.source_line(name=spec.name, container=spec.container, result=result), flush=True)
 
 
 def duration(text: str) -> float:
