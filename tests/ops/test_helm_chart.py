@@ -55,7 +55,9 @@ def test_every_manifest_is_valid_kubernetes(values: Path | None) -> None:
 def test_the_examples_cover_both_modes_the_autoscaler_both_indexing_kinds_and_both_redis_choices() -> None:
     rendered = [render(example(path)) for path in EXAMPLES]
     kinds = {manifest["kind"] for manifests in rendered for manifest in manifests}
-    assert {"HorizontalPodAutoscaler", "Job", "CronJob", "StatefulSet"} <= kinds
+    assert {"HorizontalPodAutoscaler", "CronJob", "StatefulSet"} <= kinds
+    components = {m["metadata"]["labels"].get("app.kubernetes.io/component") for ms in rendered for m in ms}
+    assert "sync" in components  # the syncer (issue 33) in one example, a nightly `folio index` in the other
     modes = {example(path)["slack"]["mode"] for path in EXAMPLES}
     assert modes == {"http", "socket"}
 
@@ -64,7 +66,7 @@ def test_the_examples_cover_both_modes_the_autoscaler_both_indexing_kinds_and_bo
 def test_the_deployment_probes_health_outlasts_the_drain_and_reads_secrets_by_reference(values: Path | None) -> None:
     given = example(values) if values else {}
     manifests = render(given)
-    [deployment] = by_kind(manifests, "Deployment")
+    [deployment] = [m for m in by_kind(manifests, "Deployment") if m["metadata"]["name"] == "folio"]  # not the syncer
     pod = deployment["spec"]["template"]["spec"]
     [folio] = pod["containers"]
 
@@ -102,6 +104,7 @@ def test_the_channel_policy_is_mounted_where_folio_reads_it() -> None:
         ({"terminationGracePeriodSeconds": 30}, "terminationGracePeriodSeconds must be above 30"),
         ({"redis": {"bundled": False}}, "put REDIS_URL (redis://:PASSWORD@HOST:6379/0) in secret.values"),
         ({"index": {"enabled": True}}, "index.enabled needs index.documents.existingClaim"),
+        ({"data": {"persistence": {"accessModes": ["ReadWriteMany"]}}}, "SQLite on a shared (NFS) volume"),
     ],
 )
 def test_values_that_would_deploy_something_broken_are_refused_naming_the_value(values: dict, said: str) -> None:
