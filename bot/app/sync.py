@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from bot.retrieval import SearchIndex
 
 _LIST_BATCH = 500  # listed entries compared with the state at once
+FETCH_BATCH = 200  # changed files fetched by one rclone process
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,12 +163,12 @@ async def _fetch_and_index(
     spec: SourceSpec, pending: list[Pending], gone: list[Held], targets: SyncTargets, options: SyncOptions,
     run: int, tally: Tally, stop: Callable[[], bool],
 ) -> bool:  # fmt: skip
-    """Fetch and index `pending` a batch at a time; True when a stop came before all were done."""
-    size = max(options.jobs * 2, 4)
-    for start in range(0, len(pending), size):
+    """Fetch `pending` FETCH_BATCH files at a time (one rclone process each) and index them; True when a stop came
+    before all were done."""
+    for start in range(0, len(pending), FETCH_BATCH):
         if stop():
             return True
-        batch = pending[start : start + size]
+        batch = pending[start : start + FETCH_BATCH]
         into = options.staging / spec.name / str(start)
         complaint = await fetch(spec, [item.entry.path for item in batch], into, base=options.base,
                                 rclone=options.rclone)  # fmt: skip
@@ -175,8 +176,10 @@ async def _fetch_and_index(
         for item in batch:
             ready.append(await _arrived(spec, item, into, options, complaint, targets.state, run, tally))
         fetched = [item for item in ready if item is not None]
-        await index_batch(spec, _matched_renames(fetched, gone), targets, options, run, tally)
+        stopped = await index_batch(spec, _matched_renames(fetched, gone), targets, options, run, tally, stop)
         shutil.rmtree(into, ignore_errors=True)
+        if stopped:
+            return True
     return False
 
 
@@ -230,6 +233,7 @@ def _matched_renames(fetched: list[Pending], gone: list[Held]) -> list[Pending]:
 
 
 def _same_object(held: Held, item: Pending) -> bool:
+    """The provider's object ID decides when both have one; without, the same content makes the same object."""
     if held.identity and item.entry.identity:
         return held.identity == item.entry.identity
     return bool(held.document) and held.content == item.content

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.ingest.kinds import stored_name
+from bot.ingest.kinds import OFFICE, stored_name, suffix
 from bot.ingest.pipeline import FileEvent, IndexReport, OnFile, index_files
 from bot.models import DocumentChange
 from bot.sources.listing import Entry
@@ -16,6 +17,8 @@ from bot.sources.state import Held
 
 if TYPE_CHECKING:
     from bot.app.sync import SyncOptions, SyncTargets, Tally
+
+TEXT_CALL = 64  # files of other kinds (PDF, text, mail) a pipeline call takes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,19 +34,37 @@ class Pending:
 
 
 async def index_batch(
-    spec: SourceSpec, batch: list[Pending], targets: SyncTargets, options: SyncOptions, run: int, tally: Tally
-) -> None:
-    """Index the fetched files of one batch (one pipeline call per set of tags and distinct names) and record each."""
+    spec: SourceSpec, batch: list[Pending], targets: SyncTargets, options: SyncOptions, run: int, tally: Tally,
+    stop: Callable[[], bool],
+) -> bool:  # fmt: skip
+    """Index the fetched files of one batch and record each: one pipeline call per set of tags and distinct names,
+    a few files at a time so that a stop (checked between calls) waits for little. True when a stop came."""
     for group in _groups(spec, batch):
-        outcome: dict[str, str] = {}
-        told = _noting(outcome, targets.on_file)
-        report = await index_files(
-            [item.file for item in group if item.file is not None], targets.index, container=spec.container,
-            tags=spec.tags_for(group[0].entry.path), documents=targets.documents, on_file=told, jobs=options.jobs,
-            max_chars=options.max_chars, converters=options.converters,
-        )  # fmt: skip
-        for item in group:
-            _record(spec, item, outcome.get(_name(item), "failed"), report, targets, run, tally)
+        for files in _calls(group, jobs=options.jobs):
+            if stop():
+                return True
+            outcome: dict[str, str] = {}
+            report = await index_files(
+                [item.file for item in files if item.file is not None], targets.index, container=spec.container,
+                tags=spec.tags_for(files[0].entry.path), documents=targets.documents,
+                on_file=_noting(outcome, targets.on_file), jobs=options.jobs, max_chars=options.max_chars,
+                converters=options.converters,
+            )  # fmt: skip
+            for item in files:
+                _record(spec, item, outcome.get(_name(item), "failed"), report, targets, run, tally)
+    return False
+
+
+def _calls(group: list[Pending], *, jobs: int) -> list[list[Pending]]:
+    """Files a pipeline call takes: `jobs` x 2 of those LibreOffice converts (seconds each), TEXT_CALL of the rest
+    (each call lists the container once, so calls of one file would make a first sync of 20,000 files slow)."""
+    slow = [item for item in group if suffix(_name(item)) in OFFICE]
+    quick = [item for item in group if suffix(_name(item)) not in OFFICE]
+    return [*_split(slow, max(jobs * 2, 2)), *_split(quick, TEXT_CALL)]
+
+
+def _split(items: list[Pending], size: int) -> list[list[Pending]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def _noting(outcome: dict[str, str], on_file: OnFile) -> OnFile:

@@ -6,7 +6,8 @@
     rclone copy REMOTE DEST --files-from-raw LIST                 the changed files of one batch, one process
 
 An entry's `identity` is what survives a rename: the provider's object ID when it gives one (Drive, OneDrive, Box),
-the inode of a local file, else nothing (then a rename is matched by content hash). Credentials stay in rclone's own
+else nothing (then a rename is matched by content hash; a local file's inode is no identity, since the next file
+created takes a deleted one's). Credentials stay in rclone's own
 config and environment, which the rclone process inherits; nothing here passes one on a command line.
 """
 
@@ -98,9 +99,8 @@ def _walk_folder(spec: SourceSpec, root: Path) -> Iterator[Entry]:
             if item.is_dir(follow_symlinks=False):
                 stack.append(path)
             elif item.is_file(follow_symlinks=False):
-                status = item.stat(follow_symlinks=False)
-                identity = f"inode:{status.st_dev}:{status.st_ino}"
-                yield Entry(path=path, size=status.st_size, modified=str(status.st_mtime_ns), identity=identity)
+                status = item.stat(follow_symlinks=False)  # no identity: an inode is reused by the next file made
+                yield Entry(path=path, size=status.st_size, modified=str(status.st_mtime_ns))
 
 
 async def _list_remote(spec: SourceSpec, rclone: Rclone) -> AsyncIterator[Entry]:
