@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.sync import SyncOptions, SyncTargets, sync_source
 from bot.cli import main
-from bot.models import Scope, Tag
+from bot.models import DocumentChange, Scope, Tag
+from bot.retrieval.local import LocalRetriever
+from bot.sources.listing import Rclone
+from bot.sources.spec import SourceSpec
+from bot.sources.state import SyncState
 from tests.sources.conftest import indexed, search, write_sources
 
 SOURCES = """\
@@ -166,3 +171,35 @@ def test_a_bad_sources_file_names_the_file_and_line(
     err = capsys.readouterr().err
     assert "sources.yaml" in err and said in err
     assert "secret_access_key=K" not in err
+
+
+async def test_a_sync_hands_on_typed_document_changes_and_a_rename_keeps_its_identity(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _write(docs / "a.md", "Alpha policy: trains for short trips.")
+    _write(docs / "b.md", "Beta policy: the canteen opens at eight.")
+    index, state = LocalRetriever(tmp_path / "index.sqlite"), SyncState(tmp_path / "state.db")
+    spec = SourceSpec(name="s", from_="docs", container="team")
+    options = SyncOptions(base=tmp_path, staging=tmp_path / "staging", rclone=Rclone(program="rclone"))
+    targets = SyncTargets(index=index, documents=None, state=state)
+
+    async def sync() -> list[DocumentChange]:
+        _, changes = await sync_source(spec, targets=targets, options=options, stop=lambda: False, previous=None)
+        return changes
+
+    try:
+        first = {change.document: change for change in await sync()}
+        assert {change.kind for change in first.values()} == {"added"}
+        os.rename(docs / "a.md", docs / "c.md")
+        (docs / "b.md").unlink()
+        _write(docs / "d.md", "Delta policy: parking is free after six.")
+        changes = {change.document: change for change in await sync()}
+        assert {(c.kind, c.document, c.previous_name) for c in changes.values()} == {
+            ("changed", "c.md", "a.md"), ("removed", "b.md", None), ("added", "d.md", None),
+        }  # fmt: skip
+        assert changes["c.md"].identity == first["a.md"].identity
+        assert changes["c.md"].old_version == changes["c.md"].new_version == first["a.md"].new_version
+        assert changes["b.md"].old_version == first["b.md"].new_version and changes["b.md"].new_version is None
+        assert await sync() == []  # nothing changed: nothing to hand on
+    finally:
+        state.close()
+        await index.close()
