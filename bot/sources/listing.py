@@ -29,6 +29,7 @@ from bot.sources.spec import SourceSpec
 # Hash types by preference when a provider gives several (rclone names them in lsjson's "Hashes").
 _HASHES = ("sha256", "sha1", "md5", "quickxor", "dropbox", "whirlpool", "crc32")
 _STDERR_CHARS = 600  # of rclone's own message, in an error
+_USERINFO = re.compile(r"(\w+://)[^/@\s]+@")  # user:password@ in a URL
 IGNORED = re.compile(r"(^|/)(\.[^/]*)$")  # hidden files, as `folio index` leaves them out
 
 
@@ -53,6 +54,12 @@ class Rclone:
 
     program: str
     timeout: float = 600.0  # seconds one listing or one batch of fetches may take
+
+
+def safe_path(path: str) -> bool:
+    """Whether `path` is a relative path inside the source, one line long."""
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and ".." not in parts and not any(c in path for c in "\r\n\0")
 
 
 def glob_pattern(pattern: str) -> re.Pattern[str]:
@@ -129,14 +136,18 @@ async def _list_remote(spec: SourceSpec, rclone: Rclone) -> AsyncIterator[Entry]
 
 
 def parse_line(line: str) -> Entry | None:
-    """One item of `rclone lsjson` output (it writes `[`, then one object a line ending in `,`, then `]`)."""
+    """One item of `rclone lsjson` output (it writes `[`, then one object a line ending in `,`, then `]`). A path
+    that would leave the source (`..`, absolute) or cannot be named on a line (a line break) is not an entry: what
+    a hostile server lists must not make Folio read a file outside its staging folder."""
     text = line.strip().rstrip(",")
     if not text.startswith("{"):
         return None
     item = json.loads(text)
-    if item.get("IsDir"):
+    if item.get("IsDir") or not safe_path(str(item.get("Path", ""))):
         return None
-    hashes = {str(kind).lower(): str(value) for kind, value in (item.get("Hashes") or {}).items() if value}
+    # rclone names hashes "md5", "sha1", "quickxor" (older releases "MD5", "SHA-1"): one spelling here
+    hashes = {str(kind).lower().replace("-", ""): str(value) for kind, value in (item.get("Hashes") or {}).items()
+              if value}  # fmt: skip
     kind = next((kind for kind in _HASHES if kind in hashes), min(hashes, default=""))
     return Entry(
         path=str(item["Path"]), size=int(item.get("Size", -1)), modified=str(item.get("ModTime", "")),
@@ -180,10 +191,11 @@ async def _start(command: list[str], spec: SourceSpec) -> asyncio.subprocess.Pro
 
 
 def _said(stderr: bytes) -> str:
-    """rclone's last error lines, short: what an operator needs to fix the remote."""
+    """rclone's last error lines, short: what an operator needs to fix the remote (a password in a URL hidden)."""
     lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     wanted = [line for line in lines if "ERROR" in line or "CRITICAL" in line or "Failed" in line] or lines
-    return " / ".join(wanted[-3:])[-_STDERR_CHARS:] or "no message"
+    said = " / ".join(wanted[-3:])[-_STDERR_CHARS:] or "no message"
+    return _USERINFO.sub(r"\1***@", said)
 
 
 @lru_cache(maxsize=1)

@@ -106,6 +106,8 @@ class SourceSpec(BaseModel):
         expecting_value = False
         for option in options:
             if expecting_value:
+                if option.startswith("-"):
+                    raise ValueError(f"{option!r} is not a value (an option needs one after it)")
                 expecting_value = False
                 continue
             flag = option.split("=", 1)[0]
