@@ -762,3 +762,10 @@ def source_busy(name: str) -> str:
 
 def known_bad_skipped(name: str, why: str) -> str:
     return f"{name}: not read again, unchanged since it failed ({why}); --retry-failed tries it again"
+
+
+def source_name_taken(document: str, *, source: str, path: str) -> str:
+    return (
+        f"{document} is already the name of {path} (source {source}) in this container; rename one of them, then "
+        "run `folio sync --retry-failed`"
+    )

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from bot import messages, metrics
 from bot.app.sync_files import Pending, index_batch
 from bot.ingest.converters import Converters
-from bot.ingest.kinds import SUPPORTED, suffix
+from bot.ingest.kinds import SUPPORTED, stored_name, suffix
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.pipeline import OnFile
 from bot.models import DocumentChange, utc_now
@@ -176,7 +176,8 @@ async def _fetch_and_index(
         for item in batch:
             ready.append(await _arrived(spec, item, into, options, complaint, targets.state, run, tally))
         fetched = [item for item in ready if item is not None]
-        stopped = await index_batch(spec, _matched_renames(fetched, gone), targets, options, run, tally, stop)
+        named = _unclashed(spec, _matched_renames(fetched, gone), gone, targets.state, run, tally)
+        stopped = await index_batch(spec, named, targets, options, run, tally, stop)
         shutil.rmtree(into, ignore_errors=True)
         if stopped:
             return True
@@ -206,6 +207,33 @@ async def _arrived(
             tally.unreadable += 1
             return None
     return Pending(entry=item.entry, held=held, settings=item.settings, file=path, content=content)
+
+
+def _unclashed(
+    spec: SourceSpec, items: list[Pending], gone: list[Held], state: SyncState, run: int, tally: Tally
+) -> list[Pending]:
+    """The files whose document name no other file of a source holds in the container (a file gone this run, or
+    the file itself before, may): fetched copies do not stay, so the pipeline cannot see the other file itself, and
+    one would silently replace the other. A clash is recorded as unreadable, with what to do."""
+    leaving = {(spec.name, held.path) for held in gone}
+    kept = []
+    for item in items:
+        name = stored_name(item.file.name if item.file is not None else "")
+        others = [
+            h for h in state.holders(spec.container, name) if h != (spec.name, item.entry.path) and h not in leaving
+        ]
+        if not others:
+            kept.append(item)
+            continue
+        source, path = others[0]
+        state.record(spec.name, Held(
+            path=item.entry.path, size=item.entry.size, modified=item.entry.modified, hash=item.entry.hash,
+            identity=item.entry.identity, settings=item.settings, content=item.content,
+            document=item.held.document if item.held else "", state="unreadable",
+            reason=messages.source_name_taken(name, source=source, path=path),
+        ), run)  # fmt: skip
+        tally.unreadable += 1
+    return kept
 
 
 def _relisted(held: Held, entry: Entry) -> Held:

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS files (
     identity TEXT NOT NULL, settings TEXT NOT NULL, content TEXT NOT NULL, document TEXT NOT NULL,
     state TEXT NOT NULL, reason TEXT NOT NULL, seen INTEGER NOT NULL, PRIMARY KEY (source, path));
 CREATE INDEX IF NOT EXISTS files_seen ON files (source, seen);
-CREATE INDEX IF NOT EXISTS files_document ON files (source, document);
+CREATE INDEX IF NOT EXISTS files_by_document ON files (document);
 CREATE TABLE IF NOT EXISTS runs (source TEXT PRIMARY KEY, status TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS known_bad (
     container TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL, reason TEXT NOT NULL,
@@ -107,6 +107,13 @@ class SyncState:
             "SELECT 1 FROM files WHERE source = ? AND seen = ? AND document = ? LIMIT 1", (source, run, document)
         ).fetchone()
         return row is not None
+
+    def holders(self, container: str, document: str) -> list[tuple[str, str]]:
+        """(source, path) of every file of any source indexed as `document` in `container`."""
+        rows = self._db.execute(
+            "SELECT source, path, settings FROM files WHERE document = ? AND state = 'indexed'", (document,)
+        )
+        return [(source, path) for source, path, settings in rows if settings.split("|", 1)[0] == container]
 
     def forget(self, source: str, path: str) -> None:
         with self._db:

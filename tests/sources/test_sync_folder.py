@@ -203,3 +203,18 @@ async def test_a_sync_hands_on_typed_document_changes_and_a_rename_keeps_its_ide
     finally:
         state.close()
         await index.close()
+
+
+def test_a_second_file_of_one_name_is_refused_not_swapped_in(
+    sync_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_sources(sync_env, SOURCES)
+    _write(sync_env / "docs" / "emea" / "travel.md", "EMEA travel: book trains.")
+    assert main(["sync"]) == 0
+    _write(sync_env / "docs" / "apac" / "travel.md", "APAC travel: book flights.")
+    assert main(["sync"]) == 0
+    assert "apac/travel.md: travel.md is already the name of emea/travel.md" in capsys.readouterr().err
+    assert "EMEA" in search("travel", Scope(container="team"))[0].text
+    (sync_env / "docs" / "emea" / "travel.md").unlink()
+    assert main(["sync", "--retry-failed"]) == 0
+    assert "APAC" in search("travel", Scope(container="team"))[0].text
