@@ -8,7 +8,9 @@ import logging
 import re
 import signal
 import sys
-from contextlib import AsyncExitStack
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -129,7 +131,7 @@ async def _sync_all(
                         print(messages.source_busy(spec.name), file=sys.stderr)
                         continue
                     targets = _targets(folio, state)
-                    with targets_progress(targets) as progress_targets:
+                    with _with_progress(targets) as progress_targets:
                         status, made = await sync_source(spec, targets=progress_targets, options=options,
                                                          stop=partial(_halted, stop, lost),
                                                          previous=previous.get(spec.name))  # fmt: skip
@@ -158,25 +160,15 @@ def _targets(folio: Folio, state: SyncState) -> SyncTargets:
     return SyncTargets(index=folio.retriever, documents=folio.documents, state=state)
 
 
-class targets_progress:  # noqa: N801  (used as a context manager, named like one)
+@contextmanager
+def _with_progress(targets: SyncTargets) -> Iterator[SyncTargets]:
     """The targets with a progress bar on a terminal (one line per file in a log), as `folio index` shows."""
-
-    def __init__(self, targets: SyncTargets) -> None:
-        self._progress = IndexProgress(0)
-        self._targets = targets
-
-    def __enter__(self) -> SyncTargets:
-        self._progress.__enter__()
-        progress = self._progress
+    with IndexProgress(0) as progress:
 
         def total(count: int) -> None:
-            progress.total = count
+            progress.total = count  # known once the listing is compared
 
-        return SyncTargets(index=self._targets.index, documents=self._targets.documents, state=self._targets.state,
-                           on_file=progress, on_total=total)  # fmt: skip
-
-    def __exit__(self, *exc: object) -> None:
-        self._progress.__exit__(*exc)
+        yield replace(targets, on_file=progress, on_total=total)
 
 
 def _with_next_run(status: SourceStatus, every: float | None, state: SyncState) -> SourceStatus:
