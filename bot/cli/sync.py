@@ -25,8 +25,8 @@ from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.index import MAX_JOBS
 from bot.cli.progress import IndexProgress
 from bot.config import Settings
-from bot.errors import ConfigurationError
-from bot.models import DocumentChange
+from bot.errors import ConfigurationError, FolioError
+from bot.models import DocumentChange, utc_now
 from bot.sources.listing import Rclone, default_program
 from bot.sources.spec import SourcesFile, SourceSpec, load_sources
 from bot.sources.state import SyncState
@@ -130,11 +130,13 @@ async def _sync_all(
                     if not mine:
                         print(messages.source_busy(spec.name), file=sys.stderr)
                         continue
-                    targets = _targets(folio, state)
-                    with _with_progress(targets) as progress_targets:
-                        status, made = await sync_source(spec, targets=progress_targets, options=options,
-                                                         stop=partial(_halted, stop, lost),
-                                                         previous=previous.get(spec.name))  # fmt: skip
+                    try:
+                        with _with_progress(_targets(folio, state)) as targets:
+                            status, made = await sync_source(spec, targets=targets, options=options,
+                                                             stop=partial(_halted, stop, lost),
+                                                             previous=previous.get(spec.name))  # fmt: skip
+                    except FolioError as exc:  # the index or a store failed this source: the next may fare better
+                        status, made = _failed(spec, str(exc), previous.get(spec.name), state), []
                 results.append(_with_next_run(status, args.every, state))
                 changes.extend(made)
                 _print(spec, status)
@@ -142,6 +144,15 @@ async def _sync_all(
     finally:
         state.close()
     return exit_status(results, strict=args.strict)
+
+
+def _failed(spec: SourceSpec, error: str, previous: SourceStatus | None, state: SyncState) -> SourceStatus:
+    status = SourceStatus(
+        name=spec.name, container=spec.container, last_run=utc_now(), finished=utc_now(), error=error,
+        last_success=previous.last_success if previous else None,
+    )  # fmt: skip
+    state.save_status(status)
+    return status
 
 
 def _halted(*events: asyncio.Event) -> bool:
