@@ -218,3 +218,12 @@ def test_a_second_file_of_one_name_is_refused_not_swapped_in(
     (sync_env / "docs" / "emea" / "travel.md").unlink()
     assert main(["sync", "--retry-failed"]) == 0
     assert "APAC" in search("travel", Scope(container="team"))[0].text
+
+
+def test_tags_edited_in_the_sources_file_reach_every_document_of_the_source(sync_env: Path) -> None:
+    write_sources(sync_env, SOURCES)
+    _write(sync_env / "docs" / "leave.md", "Annual leave is twenty-five days.")
+    assert main(["sync"]) == 0
+    write_sources(sync_env, SOURCES.replace("{department: ops}", "{department: people, year: 2026}"))
+    assert main(["sync"]) == 0
+    assert indexed("team") == {"leave.md": ("department:people", "year:2026")}
