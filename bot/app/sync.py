@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot import messages, metrics
-from bot.app.sync_files import Pending, index_batch
+from bot.app.sync_files import Pending, container_of, index_batch
 from bot.ingest.converters import Converters
 from bot.ingest.kinds import SUPPORTED, stored_name, suffix
 from bot.ingest.lifecycle import remove_files
@@ -79,6 +79,7 @@ class Tally:
     skipped: int = 0
     failures: list[str] = field(default_factory=list)  # "path: why" of files this run could not fetch
     renamed: set[str] = field(default_factory=set)  # paths of gone files whose successor was indexed
+    moved_out: list[Held] = field(default_factory=list)  # indexed into a container the source no longer names
     changes: list[DocumentChange] = field(default_factory=list)
 
 
@@ -108,6 +109,7 @@ async def sync_source(
         stopped = await _fetch_and_index(spec, list(pending.values()), gone, targets, options, run, tally, stop)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    await _remove_moved_out(tally, targets)
     if not stopped:
         await _remove_gone(spec, gone, targets, run, tally)
     return _finish(spec, status, targets.state, tally, stopped=stopped), tally.changes
@@ -284,6 +286,19 @@ async def _remove_gone(spec: SourceSpec, gone: list[Held], targets: SyncTargets,
             tally.changes.append(DocumentChange(
                 container=spec.container, document=held.document, identity=held.identity or held.content,
                 kind="removed", old_version=held.content,
+            ))  # fmt: skip
+
+
+async def _remove_moved_out(tally: Tally, targets: SyncTargets) -> None:
+    """Take documents out of the container a source filled before its `container:` was changed."""
+    for container in sorted({container_of(held) for held in tally.moved_out}):
+        names = {held.document for held in tally.moved_out if container_of(held) == container}
+        files = [held for held in await targets.index.files(container) if held.file in names]
+        await remove_files(targets.index, targets.documents, files)
+        for held in files:
+            tally.changes.append(DocumentChange(
+                container=container, document=held.file, identity=held.source or held.file, kind="removed",
+                old_version=held.fingerprint,
             ))  # fmt: skip
 
 

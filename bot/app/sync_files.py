@@ -112,6 +112,9 @@ def _record(
         tally.indexed += 1
         if item.renamed_from is not None:
             tally.renamed.add(item.renamed_from.path)
+        if held is not None and held.document and container_of(held) != spec.container:
+            tally.moved_out.append(held)  # the source now fills another container: the old one loses it
+            before = None
         tally.changes.append(_change(spec, document, identity, before, item))
         reason = ""
     else:
@@ -123,6 +126,11 @@ def _record(
         settings=item.settings, content=item.content, document=document,
         state="unreadable" if reason else "indexed", reason=reason,
     ), run)  # fmt: skip
+
+
+def container_of(held: Held) -> str:
+    """The container a file was indexed into (the first part of its settings)."""
+    return held.settings.split("|", 1)[0]
 
 
 def _change(spec: SourceSpec, document: str, identity: str, before: Held | None, item: Pending) -> DocumentChange:

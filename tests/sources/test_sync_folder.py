@@ -227,3 +227,12 @@ def test_tags_edited_in_the_sources_file_reach_every_document_of_the_source(sync
     write_sources(sync_env, SOURCES.replace("{department: ops}", "{department: people, year: 2026}"))
     assert main(["sync"]) == 0
     assert indexed("team") == {"leave.md": ("department:people", "year:2026")}
+
+
+def test_a_source_moved_to_another_container_leaves_the_old_one(sync_env: Path) -> None:
+    write_sources(sync_env, SOURCES)
+    _write(sync_env / "docs" / "leave.md", "Annual leave is twenty-five days.")
+    assert main(["sync"]) == 0
+    write_sources(sync_env, SOURCES.replace("container: team", "container: people"))
+    assert main(["sync"]) == 0
+    assert (indexed("team"), set(indexed("people"))) == ({}, {"leave.md"})
