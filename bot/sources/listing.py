@@ -30,7 +30,9 @@ from bot.sources.spec import SourceSpec
 _HASHES = ("sha256", "sha1", "md5", "quickxor", "dropbox", "whirlpool", "crc32")
 _STDERR_CHARS = 600  # of rclone's own message, in an error
 _USERINFO = re.compile(r"(\w+://)[^/@\s]+@")  # user:password@ in a URL
-IGNORED = re.compile(r"(^|/)(\.[^/]*)$")  # hidden files, as `folio index` leaves them out
+# Not documents: hidden files (as `folio index` leaves them out), Office's lock and owner files (~$Report.docx,
+# .~lock.Report.docx#), Windows' thumbnail caches and folder settings. Never listed, so never fetched or indexed.
+IGNORED = re.compile(r"(^|/)\.|(^|/)(~\$[^/]*|Thumbs\.db|desktop\.ini)$", re.IGNORECASE)
 
 
 class SourceUnavailable(FolioError):
@@ -101,7 +103,7 @@ def _walk_folder(spec: SourceSpec, root: Path) -> Iterator[Entry]:
             raise SourceUnavailable(f"source {spec.name}: {root / relative} cannot be listed ({exc.strerror})") from exc
         for item in found:
             path = f"{relative}/{item.name}" if relative else item.name
-            if item.name.startswith(".") or item.is_symlink() or excluded(path, patterns):
+            if IGNORED.search(item.name) or item.is_symlink() or excluded(path, patterns):
                 continue
             if item.is_dir(follow_symlinks=False):
                 stack.append(path)
@@ -122,7 +124,7 @@ async def _list_remote(spec: SourceSpec, rclone: Rclone) -> AsyncIterator[Entry]
         async with asyncio.timeout(rclone.timeout):
             async for line in process.stdout:
                 entry = parse_line(line.decode("utf-8", "replace"))
-                if entry is not None and not IGNORED.search(entry.path):
+                if entry is not None:
                     yield entry
             code = await process.wait()
     except TimeoutError:
@@ -143,7 +145,8 @@ def parse_line(line: str) -> Entry | None:
     if not text.startswith("{"):
         return None
     item = json.loads(text)
-    if item.get("IsDir") or not safe_path(str(item.get("Path", ""))):
+    path = str(item.get("Path", ""))
+    if item.get("IsDir") or not safe_path(path) or IGNORED.search(path):
         return None
     # rclone names hashes "md5", "sha1", "quickxor" (older releases "MD5", "SHA-1"): one spelling here
     hashes = {str(kind).lower().replace("-", ""): str(value) for kind, value in (item.get("Hashes") or {}).items()

@@ -51,3 +51,9 @@ def test_an_option_cannot_smuggle_another_as_its_value() -> None:
     with pytest.raises(ValidationError, match="is not a value"):
         SourceSpec.model_validate({"name": "a", "from": "x:y", "container": "c",
                                    "rclone_options": ["--max-depth", "--config=/tmp/evil.conf"]})  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["~$avel Policy 2026.docx", "Team/~$Q3.pptx", "Team/.~lock.Q3.pptx#", "a/Thumbs.db",
+                                  ".DS_Store", "Team/.hidden.pdf", ".git/x/a.pdf"])  # fmt: skip
+def test_office_lock_files_and_system_files_are_not_listed(path: str) -> None:
+    assert parse_line(_line(path)) is None
