@@ -769,3 +769,14 @@ def source_name_taken(document: str, *, source: str, path: str) -> str:
         f"{document} is already the name of {path} (source {source}) in this container; rename one of them, then "
         "run `folio sync --retry-failed`"
     )
+
+
+def source_undeclared(name: str, files: int) -> str:
+    return (
+        f"source {name} is no longer in the sources file; the documents of its {files} files stay indexed: "
+        f"`folio sync --forget {name}` removes them"
+    )
+
+
+def source_forgotten(name: str, removed: int) -> str:
+    return f"{name}: forgotten, {removed} documents removed"

@@ -302,6 +302,22 @@ async def _remove_moved_out(tally: Tally, targets: SyncTargets) -> None:
             ))  # fmt: skip
 
 
+async def forget_source(name: str, targets: SyncTargets) -> list[DocumentChange]:
+    """Remove the documents a source no longer in the sources file put in the index, and forget it."""
+    by_container: dict[str, set[str]] = {}
+    for held in targets.state.all_files(name):
+        if held.document:
+            by_container.setdefault(container_of(held), set()).add(held.document)
+    changes = []
+    for container, names in sorted(by_container.items()):
+        files = [held for held in await targets.index.files(container) if held.file in names]
+        await remove_files(targets.index, targets.documents, files)
+        changes += [DocumentChange(container=container, document=held.file, identity=held.source or held.file,
+                                   kind="removed", old_version=held.fingerprint) for held in files]  # fmt: skip
+    targets.state.drop(name)
+    return changes
+
+
 def _finish(spec: SourceSpec, status: SourceStatus, state: SyncState, tally: Tally, *, stopped: bool) -> SourceStatus:
     known = state.unreadable(spec.name, limit=MAX_NAMED)
     done = status.model_copy(update={

@@ -20,7 +20,7 @@ from prometheus_client import start_http_server
 from bot import messages
 from bot.app import Folio, builders, open_folio, open_store
 from bot.app.changes import documents_changed
-from bot.app.sync import SyncOptions, SyncTargets, sync_source
+from bot.app.sync import SyncOptions, SyncTargets, forget_source, sync_source
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.index import MAX_JOBS
 from bot.cli.progress import IndexProgress
@@ -67,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", type=_jobs, default=1, metavar="N", help=f"read N files at once (up to {MAX_JOBS})")
     parser.add_argument("--retry-failed", action="store_true", help="read files that failed before again")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any file could not be read, too")
+    parser.add_argument(
+        "--forget", metavar="SOURCE", action="append", default=[],
+        help="remove the documents of a source taken out of the sources file, and forget it (repeatable)",
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -122,6 +126,9 @@ async def _sync_all(
             store = await stack.enter_async_context(open_store(settings))
             redis, prefix = store.keyspace("sources")
             previous = state.statuses()
+            if args.forget:
+                return await _forget(args.forget, sources, _targets(folio, state))
+            _tell_undeclared(sources, state)
             for spec in sources.named(args.names):
                 if stop.is_set():
                     break
@@ -153,6 +160,28 @@ def _failed(spec: SourceSpec, error: str, previous: SourceStatus | None, state: 
     )  # fmt: skip
     state.save_status(status)
     return status
+
+
+async def _forget(names: list[str], sources: SourcesFile, targets: SyncTargets) -> int:
+    """`--forget`: only sources the file no longer declares, so a typo cannot empty a live one."""
+    declared = {spec.name for spec in sources.sources}
+    for name in names:
+        if name in declared:
+            raise ConfigurationError(f"source {name} is in the sources file; take it out first, then --forget it")
+    changes = []
+    for name in names:
+        removed = await forget_source(name, targets)
+        print(messages.source_forgotten(name, len(removed)))
+        changes += removed
+    await documents_changed(changes)
+    return 0
+
+
+def _tell_undeclared(sources: SourcesFile, state: SyncState) -> None:
+    declared = {spec.name for spec in sources.sources}
+    for name, files in sorted(state.sources().items()):
+        if name not in declared:
+            print(f"folio: {messages.source_undeclared(name, files)}", file=sys.stderr)
 
 
 def _halted(*events: asyncio.Event) -> bool:

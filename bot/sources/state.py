@@ -119,6 +119,21 @@ class SyncState:
         with self._db:
             self._db.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, path))
 
+    def sources(self) -> dict[str, int]:
+        """Every source the state holds files of, with how many."""
+        return dict(self._db.execute("SELECT source, COUNT(*) FROM files GROUP BY source").fetchall())
+
+    def all_files(self, source: str) -> Iterator[Held]:
+        cursor = self._db.execute("SELECT * FROM files WHERE source = ?", (source,))
+        while rows := cursor.fetchmany(_BATCH):
+            yield from map(_held, rows)
+
+    def drop(self, source: str) -> None:
+        """Forget a source: its files and its last status."""
+        with self._db:
+            self._db.execute("DELETE FROM files WHERE source = ?", (source,))
+            self._db.execute("DELETE FROM runs WHERE source = ?", (source,))
+
     def unreadable(self, source: str, *, limit: int) -> list[str]:
         """`path: why` for the source's files that could not be read, first `limit` by path."""
         rows = self._db.execute(

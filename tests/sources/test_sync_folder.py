@@ -236,3 +236,22 @@ def test_a_source_moved_to_another_container_leaves_the_old_one(sync_env: Path) 
     write_sources(sync_env, SOURCES.replace("container: team", "container: people"))
     assert main(["sync"]) == 0
     assert (indexed("team"), set(indexed("people"))) == ({}, {"leave.md"})
+
+
+def test_a_source_taken_out_of_the_file_is_named_and_forget_removes_its_documents(
+    sync_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_sources(sync_env, SOURCES + "  - {name: other, from: more, container: team}\n")
+    _write(sync_env / "docs" / "leave.md", "Annual leave is twenty-five days.")
+    _write(sync_env / "more" / "canteen.md", "The canteen opens at eight.")
+    assert main(["sync"]) == 0
+    write_sources(sync_env, SOURCES)
+    capsys.readouterr()
+    assert main(["sync"]) == 0
+    assert "source other is no longer in the sources file" in capsys.readouterr().err
+    assert main(["sync", "--forget", "handbook"]) == 2  # still declared: refused
+    assert main(["sync", "--forget", "other"]) == 0
+    assert set(indexed("team")) == {"leave.md"}
+    capsys.readouterr()
+    main(["sync"])
+    assert "no longer in the sources file" not in capsys.readouterr().err
