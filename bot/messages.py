@@ -930,3 +930,60 @@ def redis_tls_in_url(names: list[str]) -> str:
         "REDIS_TLS_VERIFY and REDIS_TLS_CA_FILE, which a URL option would silently override. Remove it from "
         "REDIS_URL and set REDIS_TLS_CA_FILE (or, for tests only, REDIS_TLS_VERIFY=false) instead."
     )
+
+
+# Sources (`folio sync`, `folio sources`): what an operator reads about each source.
+def source_listed_empty(name: str, where: str, held: int) -> str:
+    return (
+        f"source {name}: {where} listed no files, though {held} were indexed from it; nothing was removed. If the "
+        f"source really is empty now, remove its documents with `folio remove` (or fix `from:` in the sources file)."
+    )
+
+
+def source_not_fetched(why: str) -> str:
+    return f"could not be fetched ({why}); tried again next run"
+
+
+def source_line(*, name: str, container: str, result: str) -> str:
+    return f"{name} -> {container}: {result}"
+
+
+def source_counts(*, files: int, indexed: int, unchanged: int, unreadable: int, removed: int, skipped: int) -> str:
+    parts = [f"{files} files", f"{indexed} indexed", f"{unchanged} unchanged", f"{unreadable} unreadable",
+             f"{removed} removed"]  # fmt: skip
+    return ", ".join(parts + ([f"{skipped} skipped"] if skipped else []))
+
+
+def source_failed(name: str, error: str) -> str:
+    return f"{name}: NOT LISTED: {error}"
+
+
+SOURCE_STOPPED = "stopped before the end (removals wait for the next run)"
+SOURCES_NONE = "No sources are declared: write a sources file (see docs/sources.md), or set FOLIO_SOURCES to its path."
+SOURCE_NEVER_RUN = "never synced"
+
+
+def source_busy(name: str) -> str:
+    return f"{name}: another `folio sync` is syncing this source now; skipped this time"
+
+
+def known_bad_skipped(name: str, why: str) -> str:
+    return f"{name}: not read again, unchanged since it failed ({why}); --retry-failed tries it again"
+
+
+def source_name_taken(document: str, *, source: str, path: str) -> str:
+    return (
+        f"{document} is already the name of {path} (source {source}) in this container; rename one of them, then "
+        "run `folio sync --retry-failed`"
+    )
+
+
+def source_undeclared(name: str, files: int) -> str:
+    return (
+        f"source {name} is no longer in the sources file; the documents of its {files} files stay indexed: "
+        f"`folio sync --forget {name}` removes them"
+    )
+
+
+def source_forgotten(name: str, removed: int) -> str:
+    return f"{name}: forgotten, {removed} documents removed"

@@ -146,3 +146,23 @@ def exposition() -> tuple[bytes, str]:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+# Sources (`folio sync`): each source's files by state after its last run, and when it last listed whole.
+SOURCE_FILES = Gauge(
+    "folio_source_files", "Files of each source after its last sync, by state", ["source", "state"],
+    multiprocess_mode="livemax",
+)  # fmt: skip
+SOURCE_LAST_SUCCESS = Gauge(
+    "folio_source_last_success_timestamp_seconds", "When each source was last listed whole (Unix time)", ["source"],
+    multiprocess_mode="livemax",
+)  # fmt: skip
+SOURCE_STATES = ("files", "indexed", "unchanged", "unreadable", "removed", "skipped")
+
+
+def source_synced(source: str, *, counts: tuple[int, ...], last_success: float | None) -> None:
+    """A sync of `source` ended: `counts` in the order of SOURCE_STATES."""
+    for state, count in zip(SOURCE_STATES, counts):
+        SOURCE_FILES.labels(source, state).set(count)
+    if last_success is not None:
+        SOURCE_LAST_SUCCESS.labels(source).set(last_success)

@@ -449,3 +449,17 @@ class Conversation(BaseModel):
         if answer.final_response_id:
             self.last_response_id = answer.final_response_id
         return turn
+
+
+class DocumentChange(_Value):
+    """One document that a sync, an index or a remove run added, changed or removed: what the watch (threads whose
+    cited passages changed) consumes. `identity` survives a rename (the provider's ID, else the first content hash
+    or the path it came from); a rename is kind "changed" with `previous_name`."""
+
+    container: str
+    document: str  # the name people see (as the index holds it)
+    identity: str
+    kind: Literal["added", "changed", "removed"]
+    old_version: str | None = None  # content hash or fingerprint before; None when added
+    new_version: str | None = None  # after; None when removed
+    previous_name: str | None = None  # the name it had before a rename

@@ -15,6 +15,8 @@ SUBCOMMANDS = (
     "index",
     "list",
     "remove",
+    "sync",
+    "sources",
     "search",
     "ask",
     "chat",

@@ -37,6 +37,7 @@ from bot.app.mcp_check import mcp_check
 from bot.app.redis_client import RedisOptions
 from bot.app.redis_server import EmbeddedRedis, running_socket
 from bot.app.sharing import sharing_check
+from bot.app.sources_check import sources_checks
 from bot.app.verdicts import (
     Check,
     ContainerFigures,
@@ -87,6 +88,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
         checks.append(links_check(settings))
         checks.append(await mcp_check(settings))
         checks.append(await asyncio.to_thread(converters_check, settings))
+        checks += await sources_checks(settings)
     return checks
 
 

@@ -26,6 +26,8 @@ COMMANDS = {
     "index": ("bot.cli.index", "index documents into a container"),
     "list": ("bot.cli.list", "list the indexed documents"),
     "remove": ("bot.cli.remove", "remove indexed documents"),
+    "sync": ("bot.cli.sync", "sync the sources of the sources file into the index"),
+    "sources": ("bot.cli.sources", "what the last sync of each source did, and when the next runs"),
     "search": ("bot.cli.search", "search the documents of a container (no model involved)"),
     "ask": ("bot.cli.ask", "answer one question, citing the page of every claim"),
     "chat": ("bot.cli.chat", "a conversation in the terminal (follow-up questions keep the context)"),
@@ -51,6 +53,7 @@ Tags are written key=value in every command (key:value works too, as in Slack's 
 EPILOG = """\
 examples:
   folio index ./contracts --container legal --tag department=legal
+  folio sync                       # every source of sources.yaml: new, changed and gone files
   folio list --container legal
   folio remove old-contract.pdf --container legal
   folio search "payment terms" --container legal --json

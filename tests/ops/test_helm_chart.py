@@ -63,7 +63,9 @@ def test_every_manifest_is_valid_kubernetes(values: Path | None) -> None:
 def test_the_examples_cover_both_modes_the_autoscaler_both_indexing_kinds_and_both_redis_choices() -> None:
     rendered = [render(example(path)) for path in EXAMPLES]
     kinds = {manifest["kind"] for manifests in rendered for manifest in manifests}
-    assert {"HorizontalPodAutoscaler", "Job", "CronJob", "StatefulSet"} <= kinds
+    assert {"HorizontalPodAutoscaler", "CronJob", "StatefulSet"} <= kinds
+    components = {m["metadata"]["labels"].get("app.kubernetes.io/component") for ms in rendered for m in ms}
+    assert "sync" in components  # the syncer (issue 33) in one example, a nightly `folio index` in the other
     modes = {example(path)["slack"]["mode"] for path in EXAMPLES}
     assert modes == {"http", "socket"}
 
@@ -72,7 +74,7 @@ def test_the_examples_cover_both_modes_the_autoscaler_both_indexing_kinds_and_bo
 def test_the_deployment_probes_health_outlasts_the_drain_and_reads_secrets_by_reference(values: Path | None) -> None:
     given = example(values) if values else {}
     manifests = render(given)
-    [deployment] = by_kind(manifests, "Deployment")
+    [deployment] = [m for m in by_kind(manifests, "Deployment") if m["metadata"]["name"] == "folio"]  # not the syncer
     pod = deployment["spec"]["template"]["spec"]
     [folio] = pod["containers"]
 
@@ -96,7 +98,7 @@ def test_the_deployment_probes_health_outlasts_the_drain_and_reads_secrets_by_re
 
 def test_the_channel_policy_is_mounted_where_folio_reads_it() -> None:
     manifests = render({"channels": "channels:\n  C0HANDBOOK:\n    container: handbook\n"})
-    [deployment] = by_kind(manifests, "Deployment")
+    [deployment] = [m for m in by_kind(manifests, "Deployment") if m["metadata"]["name"] == "folio"]  # not the syncer
     pod = deployment["spec"]["template"]["spec"]
     [mount] = [mount for mount in pod["containers"][0]["volumeMounts"] if mount["mountPath"] == "/config"]
     [volume] = [volume for volume in pod["volumes"] if volume["name"] == mount["name"]]
@@ -112,6 +114,7 @@ def test_the_channel_policy_is_mounted_where_folio_reads_it() -> None:
         ({"terminationGracePeriodSeconds": 30}, "terminationGracePeriodSeconds must be above 30"),
         ({"redis": {"bundled": False}}, "put REDIS_URL (redis://:PASSWORD@HOST:6379/0) in secret.values"),
         ({"index": {"enabled": True}}, "index.enabled needs index.documents.existingClaim"),
+        ({"data": {"persistence": {"accessModes": ["ReadWriteMany"]}}}, "SQLite on a shared (NFS) volume"),
     ],
 )
 def test_values_that_would_deploy_something_broken_are_refused_naming_the_value(values: dict, said: str) -> None:
@@ -159,7 +162,7 @@ def test_the_bundled_redis_asks_for_a_password_that_folio_reads_from_a_secret(va
     [secret] = [m for m in by_kind(manifests, "Secret") if m["metadata"]["name"] == secret_name]
     password = secret["stringData"][key]
     assert len(password) >= 32 and password.isalnum()
-    [deployment] = by_kind(manifests, "Deployment")
+    [deployment] = [m for m in by_kind(manifests, "Deployment") if m["metadata"]["name"] == "folio"]  # not the syncer
     workloads = [deployment["spec"]["template"]["spec"]] + [
         (job["spec"].get("jobTemplate", {}).get("spec") or job["spec"])["template"]["spec"]
         for job in by_kind(manifests, "Job") + by_kind(manifests, "CronJob")
@@ -205,7 +208,9 @@ def labels_match(selector: dict, labels: dict) -> bool:
 
 
 def test_only_folios_pods_may_reach_the_bundled_redis() -> None:
-    manifests = render(example(CHART / "examples" / "http.yaml"))  # serve pods and the index Job
+    manifests = render(
+        example(CHART / "examples" / "http.yaml") | {"index": {"enabled": True, "documents": {"existingClaim": "docs"}}}
+    )
     statefulset, _ = redis_parts(manifests)
     [policy] = by_kind(manifests, "NetworkPolicy")
     spec = policy["spec"]
@@ -218,9 +223,9 @@ def test_only_folios_pods_may_reach_the_bundled_redis() -> None:
     def admitted(labels: dict) -> bool:
         return any(labels_match(peer["podSelector"], labels) for peer in rule["from"])
 
-    [deployment] = by_kind(manifests, "Deployment")
+    deployments = by_kind(manifests, "Deployment")  # serve and the syncer (its lease lives in Redis)
     [job] = by_kind(manifests, "Job")
-    assert admitted(deployment["spec"]["template"]["metadata"]["labels"])
+    assert len(deployments) == 2 and all(admitted(d["spec"]["template"]["metadata"]["labels"]) for d in deployments)
     assert admitted(job["spec"]["template"]["metadata"]["labels"])
     other = {"app.kubernetes.io/name": "folio", "app.kubernetes.io/instance": "other-release",
              "app.kubernetes.io/component": "serve"}  # fmt: skip
@@ -238,7 +243,7 @@ async def test_the_rendered_redis_refuses_strangers_and_folios_rendered_url_gets
     _, container = redis_parts(manifests)
     [secret] = [m for m in by_kind(manifests, "Secret") if m["metadata"]["name"] == "folio-redis"]
     env = {"REDIS_PASSWORD": secret["stringData"]["redis-password"]}
-    [deployment] = by_kind(manifests, "Deployment")
+    [deployment] = [m for m in by_kind(manifests, "Deployment") if m["metadata"]["name"] == "folio"]  # not the syncer
     url = expanded(env_of(deployment["spec"]["template"]["spec"]["containers"][0])["REDIS_URL"]["value"], env)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -39,6 +39,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.index.enabled (not .Values.index.documents.existingClaim) -}}
 {{- fail "index.enabled needs index.documents.existingClaim: the PersistentVolumeClaim holding the documents" -}}
 {{- end -}}
+{{- if and .Values.sync.enabled (not .Values.sync.sources) -}}
+{{- fail "sync.enabled needs sync.sources: the sources file (docs/sources.md)" -}}
+{{- end -}}
+{{- if and .Values.data.persistence.enabled (has "ReadWriteMany" .Values.data.persistence.accessModes) (not (hasKey .Values.settings "AZURE_SEARCH_ENDPOINT")) (not .Values.data.persistence.allowSharedSQLite) -}}
+{{- fail "data.persistence.accessModes ReadWriteMany with the local index puts SQLite on a shared (NFS) volume, where its locks are unsafe: use ReadWriteOnce (serve and sync on one node), or Azure AI Search (settings.AZURE_SEARCH_ENDPOINT) for several nodes" -}}
+{{- end -}}
 {{- if not (has .Values.slack.mode (list "http" "socket")) -}}
 {{- fail "slack.mode must be http or socket" -}}
 {{- end -}}
@@ -62,6 +68,27 @@ env:
   {{- include "folio.redisPasswordEnv" (list . "REDIS_PASSWORD") | nindent 2 }}
   - name: REDIS_URL  # Kubernetes expands $(REDIS_PASSWORD), defined above: the password stays in its Secret
     value: redis://:$(REDIS_PASSWORD)@{{ include "folio.fullname" . }}-redis:6379/0
+{{- end }}
+{{- end -}}
+
+{{/* The local index is one SQLite file on a ReadWriteOnce volume: every pod that mounts it (serve replicas, the
+     syncer, the index Job) runs on the node of the first, so SQLite's locks work (they do not over NFS). With Azure
+     AI Search (settings.AZURE_SEARCH_ENDPOINT) or another access mode, pods spread as the scheduler likes. */}}
+{{- define "folio.colocated" -}}
+{{- if and .Values.data.persistence.enabled (has "ReadWriteOnce" .Values.data.persistence.accessModes) (not (hasKey .Values.settings "AZURE_SEARCH_ENDPOINT")) }}
+affinity:
+  podAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            {{- include "folio.selectorLabels" . | nindent 12 }}
+            app.kubernetes.io/component: serve
+        topologyKey: kubernetes.io/hostname
+{{- else }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
