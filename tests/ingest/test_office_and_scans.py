@@ -128,7 +128,7 @@ def test_a_fact_only_in_the_spreadsheet_is_cited_as_a_table(folio: Path, capsys:
         "Region | Product | Units | Unit price\nNorth | Widget | 120 | 2.5\nSouth | Widget | 80 | 2.5\n"
         "North | Gadget | 15 | 19.99\nEast | Sprocket | 42 | 7.25\nWest | Gadget | 30 | 19.99"
     )
-    assert hit["context"] == "orders.xlsx | sheet Orders" and hit["tabular"] is True
+    assert hit["context"] == "orders.xlsx | sheet Orders, rows 2-6" and hit["tabular"] is True  # rows: the citation
 
 
 def test_a_fact_only_in_the_scanned_page_is_found_by_ocr(folio: Path, capsys: pytest.CaptureFixture[str]) -> None:
