@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 
 ANCHOR_WORDS = 8  # the opening and closing words a link carries (a passage this short or shorter travels whole)
-ANCHOR_CHARS = 120  # and never more characters than this each, however long its words
+ANCHOR_CHARS = 80  # and never more characters than this each (a link of ten citations must fit a Slack message)
 MIN_LETTERS = 12  # fewer letters than this could stand anywhere: never located
 _SLACK = 0.1  # the span found may differ from the passage's length by this share (spacing, a dropped footer mark)
 

@@ -31,6 +31,7 @@ async def test_a_pdf_citation_opens_its_page_with_the_passage_highlighted_and_no
         quoted = unescape(re.search(r"<blockquote>(.*?)</blockquote>", page, re.S).group(1))
         assert " ".join(quoted.split()) == " ".join(chunk.text.split())  # the passage as text, for a screen reader
         assert messages.VIEWER_NOT_LOCATED not in page
+        assert len(site.links.link_for(chunk).removeprefix(site.base)) < 300  # ten of them fit one Slack message
 
         status, headers, png = await site.get(image_url(site, page))
         assert (status, headers["Content-Type"]) == (200, "image/png")
