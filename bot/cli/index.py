@@ -19,6 +19,7 @@ from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
+from bot.ingest.converters import Converters
 from bot.ingest.kinds import stored_name
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.parsing import stamp_of
@@ -90,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
     check_tag_keys(scope)
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
-    memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
-    files, known_bad = unchanged_failures(memory, container, collected.files, retry=args.retry_failed)
+    memory = SyncState(builders.data_dir(settings) / "sources" / "state.db")  # the data folder made private first
+    converters = builders.converters(settings, ocr=args.ocr)
+    reading = _reading(converters)
+    files, known_bad = unchanged_failures(memory, container, collected.files, retry=args.retry_failed, reading=reading)
 
     async def go() -> IndexReport:
         async with open_folio(settings) as folio:
@@ -100,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 report = await index_files(
                     files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
                     date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    jobs=args.jobs, converters=builders.converters(settings, ocr=args.ocr),
+                    jobs=args.jobs, converters=converters,
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(go())
-        remember_failures(memory, container, files, report.failed)
+        remember_failures(memory, container, files, report.failed, reading=reading)
     finally:
         memory.close()
     report.notes.extend(known_bad)
@@ -151,29 +154,37 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
     return shlex.join([*words, *extra])
 
 
+def _reading(converters: Converters) -> str:
+    """How files are read this run, as far as it decides whether one can be: OCR's mode and whether OCR and
+    LibreOffice are installed. A file that failed is tried again when this changes (`--ocr force`, OCR installed)."""
+    office = converters.find(converters.soffice) is not None
+    return f"ocr={converters.ocr},{'ready' if converters.ocr_ready() else 'absent'};office={office}"
+
+
 def unchanged_failures(
-    memory: SyncState, container: str, files: list[Path], *, retry: bool
+    memory: SyncState, container: str, files: list[Path], *, retry: bool, reading: str
 ) -> tuple[list[Path], list[str]]:
-    """(the files to read, a note for each left out): a file that failed before, with the same bytes, is not read
-    (converted, OCR'd) again unless `retry`; only files with such a record are hashed here."""
+    """(the files to read, a note for each left out): a file that failed before, with the same bytes and read the
+    same way (`_reading`), is not read (converted, OCR'd) again unless `retry`; only files with such a record are
+    hashed here."""
     keep, notes = [], []
     for path in files:
         known = None if retry else memory.known_bad(container, source_of(path))
-        if known is not None and _content(path) == known[0]:
+        if known is not None and f"{_content(path)}|{reading}" == known[0]:
             notes.append(messages.known_bad_skipped(path.name, known[1]))
         else:
             keep.append(path)
     return keep, notes
 
 
-def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str]) -> None:
-    """Remember each file that failed this run by its content (and forget those that were read)."""
+def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str], *, reading: str) -> None:
+    """Remember each file that failed this run by its content and how it was read (and forget those that were read)."""
     why = {line.partition(":")[0]: line.partition(":")[2].strip() for line in failed}
     for path in files:
         reason = why.get(path.name) or why.get(stored_name(path.name))
         if reason is not None:
             with contextlib.suppress(OSError):
-                memory.remember_bad(container, source_of(path), content=_content(path), reason=reason)
+                memory.remember_bad(container, source_of(path), content=f"{_content(path)}|{reading}", reason=reason)
         elif memory.known_bad(container, source_of(path)) is not None:
             memory.forget_bad(container, source_of(path))
 

@@ -117,7 +117,7 @@ async def _sync_all(
         converters=builders.converters(settings), jobs=args.jobs, retry_failed=args.retry_failed,
         max_chars=settings.folio_max_file_chars,
     )  # fmt: skip
-    state = SyncState(settings.folio_data_dir / "sources" / "state.db")
+    state = SyncState(builders.data_dir(settings) / "sources" / "state.db")  # the data folder made private first
     results: list[SourceStatus] = []
     changes: list[DocumentChange] = []
     try:

@@ -14,6 +14,7 @@ source now), which must be shared between machines.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ class SyncState:
     """The state file, opened once per command."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private(path)  # it names every document of every source: as private as the data folder holding it
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")  # `folio sources` reads while a sync writes
         # No fsync per commit (one per file recorded would cost more than indexing it): a crash may lose the last
@@ -173,3 +174,14 @@ def _held(row: tuple[object, ...]) -> Held:
         settings=str(settings), content=str(content), document=str(document),
         state="unreadable" if state == "unreadable" else "indexed", reason=str(reason),
     )  # fmt: skip
+
+
+def _private(path: Path) -> None:
+    """Make `path`'s folders (0700) and the file itself (0600) before SQLite does, whatever the umask; SQLite gives
+    its -wal and -shm files the database file's mode."""
+    for folder in reversed([path.parent, *path.parent.parents]):
+        if not folder.exists():
+            folder.mkdir()
+            os.chmod(folder, 0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
