@@ -83,7 +83,10 @@ class ThreadBusy(FolioError):
 
 class LeaseLost(FolioError):
     """The holder of a thread's lock could not renew its lease in time, so its work was stopped: another holder may
-    have the thread now. The turn is run again by whoever picks its record up (bot.slack.consumer)."""
+    have the thread now. The turn is run again by whoever picks its record up (bot.turns.consumer)."""
+
+
+LEASE_LOST_CANCEL = "lease-lost"  # the cancel message of work whose lease (a thread's lock, an intake record) lapsed
 
 
 class ModelMisconfigured(ConfigurationError):

@@ -32,7 +32,7 @@ from bot.access.organisation import Organisation
 from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy
 from bot.errors import AccessUnavailable, NotConnected
-from bot.models import Scope
+from bot.models import Scope, is_direct_message
 from bot.store import THIRTY_DAYS, ThreadKey, redis_errors
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class Access:
         return None
 
     async def _may_search_channel(self, policy: ChannelPolicy, team: str, channel: str, user: str) -> bool:
-        if channel[:1] not in {"C", "G"}:  # a DM or nothing: there is no channel rule to borrow
+        if is_direct_message(channel):  # a DM or nothing: there is no channel rule to borrow
             return False
         try:
             policy.rule_for(channel)

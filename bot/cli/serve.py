@@ -32,7 +32,7 @@ from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
-from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import ops_routes, running_site
 from bot.tasks import finish_or_hand_back
@@ -154,7 +154,7 @@ async def serve(
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
-        folio = SlackFolio.of(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
+        folio = serving(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
         await folio.store.ping()
         app = build_app(folio)
         ready = Readiness(folio)

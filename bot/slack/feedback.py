@@ -31,8 +31,7 @@ COMMENT_LIMIT = 1000
 
 def feedback_store(folio: SlackFolio) -> FeedbackStore:
     """The feedback records, in the conversations' Redis and for their retention."""
-    redis, prefix = folio.store.keyspace("feedback")
-    return FeedbackStore(redis, prefix)
+    return folio.stores.feedback
 
 
 async def record_click(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,

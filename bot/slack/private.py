@@ -3,14 +3,13 @@ rule does not is offered, after a channel answer and only to them (an ephemeral 
 privately: in their DM with Folio, linking back to the thread, from the union of the channel's scope and theirs.
 
     offer(folio, client, request)           after a channel turn: the offer, when the asker's access is wider
-    answer_privately(folio, client, user, value)   the button: a new DM thread, its one turn
+    answer_privately(folio, client, user, value)   the button: a new DM thread, its turn through the one door
 
 The offer names nothing the channel cannot see; the answer never goes to the channel.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -22,15 +21,14 @@ from bot import messages
 from bot.access import Access
 from bot.config import ChannelPolicy
 from bot.errors import FolioError
-from bot.models import Scope, Tag
+from bot.models import Scope, Tag, is_direct_message
+from bot.slack.door import start_turn
 from bot.slack.failures import describe_failure
 from bot.slack.render import render_private_offer
 from bot.slack.services import SlackFolio
 from bot.slack.thread_actions import tell
-from bot.slack.turns import services, view_for
 from bot.store import ThreadKey
-from bot.turns import TurnRecorder, TurnRequest, answer
-from bot.turns.boundary import SharedSpaces
+from bot.turns import TurnRequest
 from bot.turns.scope import TurnScope
 
 log = logging.getLogger(__name__)
@@ -41,7 +39,7 @@ async def wider(
 ) -> tuple[str, ...]:
     """The containers `user` may read that the channel's rule does not search (empty: no offer)."""
     policy = folio.channel_policy()
-    if policy.access is None or channel[:1] not in {"C", "G"}:
+    if policy.access is None or is_direct_message(channel):
         return ()
     try:
         rule = policy.rule_for(channel)
@@ -110,16 +108,7 @@ async def answer_privately(folio: SlackFolio, client: AsyncWebClient, user: str,
     except Exception as error:
         await tell(client, asked_in, user, describe_failure(error))
         return
+    # through the one door, like every turn: durable, governed (budget, usage), traced; its scope: PrivateScope
     request = TurnRequest(thread=ThreadKey(team=team, channel=dm, thread_ts=str(root["ts"])), question=question,
-                          user=user, is_dm=True)  # fmt: skip
-    await _run(folio, request, channel)
-
-
-async def _run(folio: SlackFolio, request: TurnRequest, channel: str) -> None:
-    scopes = SharedSpaces(PrivateScope(folio.channel_policy, folio.access, channel), folio.channel_policy,
-                          folio.access.organisation)  # fmt: skip
-    try:
-        await answer(request, services=dataclasses.replace(services(folio), scopes=scopes),
-                     view=view_for(folio, request), observer=TurnRecorder(request))  # fmt: skip
-    except Exception:  # shown in the DM already
-        log.info("private answer failed in %s", request.thread, exc_info=True)
+                          user=user, is_dm=True, private_from=channel)  # fmt: skip
+    await start_turn(folio, client, request)

@@ -10,7 +10,6 @@ import logging
 from collections.abc import Sequence
 
 from openai import AsyncOpenAI
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -18,11 +17,11 @@ from bot import messages
 from bot.agent import delete_responses
 from bot.models import Feedback
 from bot.slack.assistant import clear_thread
-from bot.slack.consumer import start_turn
+from bot.slack.door import start_turn
+from bot.slack.failures import describe_failure
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ConversationStore, ThreadKey
-from bot.store.feedback import FeedbackStore
+from bot.turns import TurnRequest
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
                 return
             await clear_thread(folio.access, client, thread)  # the assistant thread's greeting, title and keys
             await store.delete(thread)
-            await FeedbackStore(*_feedback_keys(store)).forget_thread(thread)  # it quotes the conversation
+            await folio.stores.feedback.forget_thread(thread)  # it quotes the conversation
     except Exception as error:
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
@@ -96,11 +95,6 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
 
 def _store(folio: SlackFolio) -> ConversationStore:
     return folio.store
-
-
-def _feedback_keys(store: ConversationStore) -> tuple[Redis, str]:
-    redis, prefix = store.keyspace("feedback")  # where bot.slack.feedback keeps its records
-    return redis, prefix
 
 
 async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> tuple[list[str], int]:

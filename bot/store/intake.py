@@ -2,7 +2,7 @@
 
 A record is a processing lease: the process that accepted a delivery runs its turn at once and renews the lease
 while it runs; when that process dies, the lease lapses and any serving process claims the record and runs the turn
-again (bot.slack.consumer). Why not a Redis stream with a consumer group: every process runs the turns it accepts, so
+again (bot.turns.consumer). Why not a Redis stream with a consumer group: every process runs the turns it accepts, so
 a stream's delivery to "some consumer" would add a round trip and a reader per process for nothing; what is needed
 is "who holds this record, until when", which a sorted set of lease deadlines says directly, and claiming one record
 is one script.

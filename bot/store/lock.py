@@ -33,14 +33,13 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from bot import messages, metrics
-from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
+from bot.errors import LEASE_LOST_CANCEL, LeaseLost, StoreUnavailable, ThreadBusy
 from bot.store.failures import REDIS_FAILURES, store_failure
 from bot.store.scripts import Script
 
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 10.0  # a dead holder blocks its thread this long at most; the holder renews every third of it
-_LOST = "lease-lost"  # the cancel message of a holder whose lease lapsed
 
 
 # KEYS queue, waiters, holder, fence; ARGV token, lease_ms, heartbeat_ms. The fence key lives a day (86400000 ms).
@@ -230,7 +229,7 @@ class ThreadLock:
             if not ours:
                 log.warning("lost the lease of %s (fence %d); stopping its turn", self._keys[2], self.fence)
                 self._lost = True
-                holder.cancel(_LOST)
+                holder.cancel(LEASE_LOST_CANCEL)
                 return
 
     async def _renew(self) -> bool:

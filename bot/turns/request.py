@@ -22,6 +22,7 @@ class TurnRequest:
     root_is_ours: bool = False  # the thread root is Folio's `/ask` restatement, deleted with the conversation
     delivery: str | None = None  # the delivery's identity (Slack's event or trigger): the dedupe key end to end
     asker_team: str | None = None  # the asker's workspace as the event named it (Slack's `user_team`), if it did
+    private_from: str | None = None  # a private answer: the channel whose scope the asker's own access widens
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -30,6 +31,7 @@ class TurnRequest:
             "thread": [thread.team, thread.channel, thread.thread_ts], "question": self.question, "user": self.user,
             "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
             "root_is_ours": self.root_is_ours, "delivery": self.delivery, "asker_team": self.asker_team,
+            "private_from": self.private_from,
         })  # fmt: skip
 
     @classmethod
@@ -41,5 +43,5 @@ class TurnRequest:
             thread=ThreadKey(team=team, channel=channel, thread_ts=thread_ts), question=data["question"],
             user=data["user"], is_dm=data["is_dm"], tags=tuple(Tag.parse(tag) for tag in data["tags"]),
             profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
-            asker_team=data.get("asker_team"),
+            asker_team=data.get("asker_team"), private_from=data.get("private_from"),
         )  # fmt: skip

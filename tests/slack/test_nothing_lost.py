@@ -18,9 +18,8 @@ from redis.asyncio import Redis
 
 from bot import messages
 from bot.models import Conversation, Scope
-from bot.slack.consumer import consumer_for
-from bot.slack.turns import TurnRequest
 from bot.store import ConversationStore, ThreadKey
+from bot.turns import TurnRequest
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.redis_process import RedisProcess
@@ -95,7 +94,7 @@ async def test_a_turn_handed_back_at_shutdown_is_finished_by_another_process_at_
         await wait_until(writing.is_set)
         async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as other:
             assert stopping.folio is not None
-            handed = await consumer_for(stopping.folio).hand_back()  # a redeploy: this process stops taking turns
+            handed = await stopping.folio.consumer.hand_back()  # a redeploy: this process stops taking turns
             release.set()
             started = time.monotonic()
             await wait_until(lambda: answers(other, ts) == 1, timeout=20)
