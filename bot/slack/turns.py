@@ -20,10 +20,9 @@ from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRequest, TurnServices, TurnView, answer
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer
 from bot.turns.boundary import SharedSpaces
 from bot.turns.consumer import Attempt, Shown
-from bot.turns.governance import GovernedRecorder
 from bot.turns.scope import Scopes
 
 log = logging.getLogger(__name__)
@@ -63,9 +62,9 @@ def services(folio: SlackFolio, request: TurnRequest) -> TurnServices:
     )  # fmt: skip
 
 
-def observer_for(folio: SlackFolio, request: TurnRequest) -> GovernedRecorder:
+def observer_for(folio: SlackFolio, request: TurnRequest) -> TurnRecorder:
     """The turn's record, its usage counted and its trace kept (bot.turns.governance)."""
-    return GovernedRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
+    return TurnRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
                             spawn=folio.tasks.spawn)  # fmt: skip
 
 
