@@ -270,7 +270,7 @@ class Links:
         copy = self.documents.stored(chunk.container, chunk.file)
         if copy is None:
             return None
-        if signed:
+        if signed and self.key is not None and self.public_url is not None:
             expires = int(self.clock()) + self.ttl_days * 86400
             path = signed_path(self.key, chunk.container, chunk.file, expires=expires, page=chunk.cited_page)
             return self.public_url.rstrip("/") + path

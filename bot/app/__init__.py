@@ -98,7 +98,7 @@ async def open_folio(
     retriever: SearchIndex | None = None,
     store: ConversationStore | None = None,
     slack: AsyncWebClient | None = None,
-    policy: ChannelPolicy | None = None,
+    policy: ChannelPolicy | PolicyFile | None = None,
     serving: bool = False,
     file_links: bool = False,
     clock: Callable[[], float] = time.time,

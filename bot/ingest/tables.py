@@ -13,6 +13,7 @@ import io
 import zipfile
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time
+from typing import Any
 
 from bot import messages
 from bot.errors import UnreadableFile
@@ -90,8 +91,8 @@ def read_xlsx(data: bytes, name: str) -> tuple[Sheet, ...]:
         book.close()
 
 
-def _worksheets(book: object) -> Iterator[object]:
-    for sheet in book.worksheets:  # type: ignore[attr-defined]
+def _worksheets(book: Any) -> Iterator[Any]:
+    for sheet in book.worksheets:
         if hasattr(sheet, "iter_rows"):  # chart sheets hold no cells
             yield sheet
 

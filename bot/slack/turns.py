@@ -20,7 +20,7 @@ from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, answer
 from bot.turns.boundary import SharedSpaces
 from bot.turns.consumer import Attempt, Shown
 from bot.turns.scope import Scopes
@@ -68,7 +68,7 @@ def observer_for(folio: SlackFolio, request: TurnRequest) -> TurnRecorder:
                             spawn=folio.tasks.spawn)  # fmt: skip
 
 
-def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:
+def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> StatusLineView:
     """The view of one turn, chosen once: a stream when FOLIO_STREAMING is on (and no earlier attempt showed a
     message to reuse), else the status line or placeholder."""
     thread = request.thread

@@ -27,11 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
-
 from bot.store.errors import redis_errors
-from bot.store.scripts import Script
+from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
@@ -121,13 +118,13 @@ class Claimed:
 class Intake:
     """The durable record of accepted deliveries (see the module docstring for the keys)."""
 
-    def __init__(self, redis: Redis, *, prefix: str, lease_seconds: float) -> None:
+    def __init__(self, redis: AnyRedis, *, prefix: str, lease_seconds: float) -> None:
         self._redis = redis
         self._tag = f"{{{prefix}:intake}}"
         self.lease_ms = int(lease_seconds * 1000)
 
     def accept_in(
-        self, pipe: Pipeline, delivery: str, request: str, *, owner: str, accept_id: str, reply: bool
+        self, pipe: AnyPipeline, delivery: str, request: str, *, owner: str, accept_id: str, reply: bool
     ) -> None:
         """Add "record this delivery unless seen before" to the caller's pipeline; its result is 1 when recorded."""
         keys = (self._seen(delivery), self._due(), self._turn(delivery))

@@ -29,13 +29,10 @@ import secrets
 import time
 from types import TracebackType
 
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
-
 from bot import messages, metrics
 from bot.errors import LEASE_LOST_CANCEL, LeaseLost, StoreUnavailable, ThreadBusy
 from bot.store.failures import REDIS_FAILURES, store_failure
-from bot.store.scripts import Script
+from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +95,7 @@ class ThreadLock:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: AnyRedis,
         name: str,
         *,
         wait_seconds: float,
@@ -127,7 +124,7 @@ class ThreadLock:
             log.warning("redis: %r", exc)
             raise StoreUnavailable(store_failure(exc)) from exc
 
-    def enqueue_in(self, pipe: Pipeline) -> None:
+    def enqueue_in(self, pipe: AnyPipeline) -> None:
         """Add joining the queue to the caller's pipeline, so it costs no round trip of its own. Commands on one key
         each: the pipeline may hold commands for other hash slots."""
         queue, waiters, _, _ = self._keys
@@ -191,7 +188,7 @@ class ThreadLock:
             renewer.cancel()  # again after a while: redis-py can swallow a cancel that lands mid-command (#2028)
             await asyncio.wait([renewer], timeout=0.1)
 
-    def release_in(self, pipe: Pipeline) -> None:
+    def release_in(self, pipe: AnyPipeline) -> None:
         """Add releasing the hold to the caller's transaction on the thread's slot; call `released()` once it ran.
         Call `stop_renewing()` first."""
         queue, waiters, holder, _ = self._keys
@@ -201,7 +198,7 @@ class ThreadLock:
         """The release added by `release_in` ran: `async with` has nothing left to release."""
         self._queued, self.fence = False, 0
 
-    def try_acquire_in(self, pipe: Pipeline) -> None:
+    def try_acquire_in(self, pipe: AnyPipeline) -> None:
         """Add a first try for the hold to the caller's pipeline, after `enqueue_in` (the thread's commands only: one
         slot); hand its reply to `tried`. An idle thread is then held without a round trip of its own."""
         _TRY_ACQUIRE.queue(pipe, self._keys, (self._token, self._lease_ms, self._lease_ms))

@@ -133,7 +133,8 @@ class TraceBuilder:
             self._open[event.id] = step = TraceStep(kind=event.kind, title=event.title, status="started")
             self.trace.steps.append(step)
             return
-        step = self._open.pop(event.id, None) or TraceStep(kind=event.kind, title=event.title)
+        opened = self._open.pop(event.id, None)
+        step = opened or TraceStep(kind=event.kind, title=event.title)
         if step not in self.trace.steps:
             self.trace.steps.append(step)
         step.status, step.detail, step.ms = event.status, event.detail, round(seconds * 1000)

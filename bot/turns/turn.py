@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # The scope of a thread taken on before its first turn ran: never searched, since every turn resolves its own scope
 # (after the lock) before the agent runs. Taking a thread on therefore reads no policy.
-UNRESOLVED = Scope(container="(unresolved)")
+UNRESOLVED = Scope(containers=("(unresolved)",))
 
 
 @dataclass
