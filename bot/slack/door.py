@@ -16,7 +16,7 @@ from bot import messages
 from bot.errors import StoreUnavailable
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
-from bot.turns import TurnRecorder, TurnRequest, claim
+from bot.turns import TurnRecorder, TurnRequest, new_conversation
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ async def start_turn(folio: SlackFolio, client: AsyncWebClient, request: TurnReq
     """After an ack already sent: take the turn on, the thread taken on without reading the policy (the turn
     resolves its scope once, after the lock); a store failure is shown in the thread and recorded."""
     try:
-        await folio.consumer.accept(request, new=claim(request))
+        await folio.consumer.accept(request, new=new_conversation(request))
     except StoreUnavailable as error:  # the turn is lost before it ran: the thread and the record say so
         folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {request.thread}")
 
@@ -36,7 +36,7 @@ async def lost(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, 
     observer.failed(error)
     view = StatusLineView(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
     if await view.failed(error) is not None:
-        observer.shown()
+        observer.seen()
     observer.finished()
 
 

@@ -73,7 +73,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
             if conversation is None:
                 await tell(client, thread, user, messages.CONVERSATION_GONE)
                 return
-            if user != conversation.started_by and not await _is_admin(client, user):
+            if user != conversation.started_by and not await _is_workspace_admin(client, user):
                 await tell(client, thread, user, messages.delete_not_allowed(conversation.started_by))
                 return
             left_ids, deleted = await _delete_responses(folio.model, conversation.response_ids)
@@ -118,7 +118,9 @@ async def _delete_message(client: AsyncWebClient, channel: str, ts: str) -> bool
     return True
 
 
-async def _is_admin(client: AsyncWebClient, user: str) -> bool:
+async def _is_workspace_admin(client: AsyncWebClient, user: str) -> bool:
+    """Whether Slack says `user` administers the workspace (admin or owner): who may delete anyone's conversation.
+    Not Folio's own admins (`admins:` in channels.yaml, who read traces: bot.slack.why.is_admin)."""
     try:
         response = await client.users_info(user=user)
     except SlackApiError as exc:

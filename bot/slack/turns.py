@@ -20,9 +20,9 @@ from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, answer
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, take_turn
 from bot.turns.boundary import SharedSpaces
-from bot.turns.consumer import Attempt, Shown
+from bot.turns.consumer import Attempt, OnShown
 from bot.turns.scope import Scopes
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ async def run_slack_turn(folio: SlackFolio, request: TurnRequest, attempt: Attem
     thread, logged and recorded."""
     view = NotedView(view_for(folio, request, resumed_ts=attempt.resumed_ts), attempt.on_shown)
     try:
-        await answer(request, services=services(folio, request), view=view, observer=observer_for(folio, request),
+        await take_turn(request, services=services(folio, request), view=view, observer=observer_for(folio, request),
                      lock=attempt.lock)  # fmt: skip
     except LeaseLost:
         raise
@@ -84,7 +84,7 @@ class NotedView:
     """A Slack view that tells `on_shown` the ts of each message it shows, the moment it exists: the stream or
     placeholder `working` opened, then the message of the answer or of the failure (when it is another one)."""
 
-    def __init__(self, view: StatusLineView, on_shown: Shown) -> None:
+    def __init__(self, view: StatusLineView, on_shown: OnShown) -> None:
         self._view = view
         self._on_shown = on_shown
 

@@ -14,7 +14,7 @@ Keys, all under the hash tag `{PREFIX:intake}` (one Redis Cluster slot, so each 
                                       ("consumer#attempt", empty while claimable), attempt, shown (the ts of the
                                       message a previous attempt showed); 24 h
 
-`owner` fences the record: renew, shown, done and hand-back act only for the attempt that holds it, so a stale
+`owner` fences the record: renew, note_shown, done and hand-back act only for the attempt that holds it, so a stale
 attempt (a paused process) cannot mark done or hand back a turn another process now runs.
 Every Redis error leaves this module as StoreUnavailable (through `redis_errors`).
 
@@ -112,7 +112,7 @@ class Claimed:
     request: str
     reply: bool
     attempt: int
-    shown: str | None
+    shown_ts: str | None  # the message an earlier attempt showed (the record's `shown` field)
 
 
 class Intake:
@@ -155,7 +155,7 @@ class Intake:
                 replies = await pipe.execute()
         return [_claimed(_text(delivery), reply) for delivery, reply in zip(due, replies, strict=True) if reply]
 
-    async def shown(self, delivery: str, owner: str, ts: str) -> None:
+    async def note_shown(self, delivery: str, owner: str, ts: str) -> None:
         """Note the message this attempt shows, so that a later attempt updates it instead of posting anew."""
         async with redis_errors():
             await _SHOWN(self._redis, (self._turn(delivery),), (owner, ts))
@@ -196,7 +196,7 @@ class Intake:
 def _claimed(delivery: str, reply: list[bytes | str]) -> Claimed:
     owner, request, is_reply, attempt, shown = (_text(part) for part in reply)
     return Claimed(delivery=delivery, owner=owner, request=request, reply=is_reply == "1", attempt=int(attempt),
-                   shown=shown or None)  # fmt: skip
+                   shown_ts=shown or None)  # fmt: skip
 
 
 def _text(value: bytes | str) -> str:

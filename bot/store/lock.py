@@ -30,8 +30,9 @@ import time
 from types import TracebackType
 
 from bot import messages, metrics
-from bot.errors import LEASE_LOST_CANCEL, LeaseLost, StoreUnavailable, ThreadBusy
+from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
 from bot.store.failures import REDIS_FAILURES, store_failure
+from bot.store.lease import LEASE_LOST_CANCEL, renew_every
 from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 log = logging.getLogger(__name__)
@@ -210,12 +211,12 @@ class ThreadLock:
             self.fence, self._lost = fence, False
 
     async def _keep(self, holder: asyncio.Task[None]) -> None:
-        """Renew the lease every third of it; cancel the holder once it is someone else's or a lease went by
+        """Renew the lease (bot.store.lease: every third of it); cancel the holder once it is someone else's or a lease went by
         without one renewal (Redis unreachable: another process may take the thread when the lease lapses)."""
         lease = self._lease_ms / 1000
         renewed = time.monotonic()
         while True:
-            await asyncio.sleep(lease / 3)
+            await asyncio.sleep(renew_every(lease))
             try:
                 ours = await self._renew()
             except REDIS_FAILURES:

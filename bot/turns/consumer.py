@@ -17,8 +17,10 @@ record's lease while it runs. When the process dies the lease lapses, and the cl
  - a plain reply in a thread runs only if the thread is Folio's;
  - past MAX_ATTEMPTS the thread is told (a turn that kills every worker it runs on stops there).
 Each attempt is one call of the runner (for Slack `run_slack_turn`: the one turn, bot.turns.turn, with its recorder:
-one turn record and its metrics an attempt). A turn whose thread lease lapsed under it (LeaseLost) has told the thread LEASE_LOST in the message the
-next attempt then updates, and is handed back counted as an attempt; a hand-back at shutdown shows nothing.
+one turn record and its metrics an attempt). A turn whose thread lease lapsed under it (LeaseLost) has told the
+thread LEASE_LOST in the message the next attempt then updates, and is handed back counted as an attempt; a
+hand-back at shutdown shows nothing. The record's lease and the thread lock's are two leases under one rule: why
+two, see bot.store.lease.
 The window left open: in a thread that shows only a status line, the answer is the first message; a process killed
 after posting it and before noting its ts (one Redis write) gets its answer posted again by the next attempt.
 """
@@ -34,9 +36,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from bot import metrics
-from bot.errors import LEASE_LOST_CANCEL, LeaseLost, StoreUnavailable
+from bot.errors import LeaseLost, StoreUnavailable
 from bot.models import Conversation
 from bot.store import Claimed, ConversationStore, ThreadKey, ThreadLock
+from bot.store.lease import LEASE_LOST_CANCEL, renew_every
 from bot.tasks import HAND_BACK, BackgroundTasks  # HAND_BACK: the cancel message of a turn handed back at shutdown
 from bot.turns.request import TurnRequest
 
@@ -46,7 +49,7 @@ CLAIM_EVERY = 1.0  # seconds between looks for records whose worker died (at mos
 CLAIM_LIMIT = 20  # records one process takes per look, so that one survivor does not take every orphan at once
 MAX_ATTEMPTS = 3
 
-Shown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
+OnShown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +58,7 @@ class Attempt:
 
     resumed_ts: str | None  # the message an earlier attempt showed: edited, never a second one posted
     lock: ThreadLock | None  # the thread's lock when `accept` took it already (else the turn takes it)
-    on_shown: Shown  # hears the ts of each message the attempt shows, so that a later attempt can find it
+    on_shown: OnShown  # hears the ts of each message the attempt shows, so that a later attempt can find it
 
 
 Runner = Callable[[TurnRequest, Attempt], Awaitable[None]]  # runs one attempt; raises only LeaseLost or a cancel
@@ -80,7 +83,7 @@ class Consumer:
         self._run_attempt = run
         self._give_up_in = give_up
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self._renew_every = self._store.intake.lease_ms / 3000  # a third of the lease: two renewals may fail
+        self._renew_every = renew_every(self._store.intake.lease_ms / 1000)  # the one lease rule (bot.store.lease)
         self._claim_every = min(claim_every, self._renew_every)
         self._running: dict[str, _Running] = {}
         self._unmarked: dict[str, str] = {}  # delivery -> owner: answered while Redis was down, not yet marked done
@@ -110,7 +113,7 @@ class Consumer:
             log.info("duplicate delivery %s dropped", delivery)
             metrics.duplicate_dropped("message")
             return False
-        record = Claimed(delivery=delivery, owner=owner, request="", reply=reply, attempt=1, shown=None)
+        record = Claimed(delivery=delivery, owner=owner, request="", reply=reply, attempt=1, shown_ts=None)
         if self._leaving:  # stopping: another process runs it
             await lock.leave()
             await self._intake_quietly(self._store.intake.hand_back([(delivery, owner)], counts=False))
@@ -169,22 +172,22 @@ class Consumer:
             if lock is not None:
                 await lock.leave()
             return True  # a reply in a thread that is not Folio's
-        if record.attempt > 1 and await self._answered(request.thread, record.shown):
+        if record.attempt > 1 and await self._answered(request.thread, record.shown_ts):
             log.info("turn %s was answered before its worker stopped; not answered again", record.delivery)
             return True
         if record.attempt > MAX_ATTEMPTS:
             log.error("turn %s failed %d times; telling the thread", record.delivery, record.attempt - 1)
-            await self._give_up_in(request, record.shown)
+            await self._give_up_in(request, record.shown_ts)
             return True
 
-        noted = {record.shown}
+        noted = {record.shown_ts}
 
-        async def shown(ts: str) -> None:
+        async def note_shown(ts: str) -> None:
             if ts not in noted:  # the answer usually replaces the message noted already (stream or placeholder)
                 noted.add(ts)
-                await self._intake_quietly(self._store.intake.shown(record.delivery, record.owner, ts))
+                await self._intake_quietly(self._store.intake.note_shown(record.delivery, record.owner, ts))
 
-        await self._run_attempt(request, Attempt(resumed_ts=record.shown, lock=lock, on_shown=shown))
+        await self._run_attempt(request, Attempt(resumed_ts=record.shown_ts, lock=lock, on_shown=note_shown))
         return True
 
     async def _mark_done(self, delivery: str, owner: str) -> None:
@@ -197,9 +200,9 @@ class Consumer:
             log.warning("turn %s is answered but not marked done yet (Redis unreachable); trying again", delivery)
             self._unmarked[delivery] = owner
 
-    async def _answered(self, thread: ThreadKey, shown: str | None) -> bool:
+    async def _answered(self, thread: ThreadKey, shown_ts: str | None) -> bool:
         conversation = await self._store.load(thread)
-        return shown is not None and conversation is not None and shown in conversation.message_ts
+        return shown_ts is not None and conversation is not None and shown_ts in conversation.message_ts
 
     async def _work(self) -> None:
         renewed = asyncio.get_running_loop().time()

@@ -4,7 +4,7 @@ line, the metrics, and, given a `Ledger` (bot.turns.governance), the usage count
 
     observer = TurnRecorder(request, content=settings.folio_log_content)                      # the terminal
     observer = TurnRecorder(request, content=..., ledger=folio.ledger, spawn=folio.tasks.spawn)  # a governed turn
-    await answer(request, services=..., view=..., observer=observer)   # the record is logged when the turn ends
+    await take_turn(request, services=..., view=..., observer=observer)   # the record is logged when the turn ends
 
 The record says where and for whom (workspace, channel, hashed thread, user ID), with what (profile, scope), what it
 did (model calls, searches and their result counts, sources shown and cited, tokens), how long each phase took, and
@@ -43,7 +43,7 @@ class TurnObserver:
     def scoped(self, scope: Scope) -> None:
         """The scope the turn searches (resolved once, after the lock)."""
 
-    def shown(self) -> None:
+    def seen(self) -> None:
         """The person saw something of the turn (its first call counts: the first feedback)."""
 
     def event(self, event: TurnEvent) -> None:
@@ -119,7 +119,7 @@ class TurnRecorder(TurnObserver):
     def scoped(self, scope: Scope) -> None:
         self.scope = scope
 
-    def shown(self) -> None:
+    def seen(self) -> None:
         if self.first_feedback is None:
             self.first_feedback = self.clock() - self.started
 

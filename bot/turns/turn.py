@@ -1,4 +1,4 @@
-"""One turn, for every surface: `answer(request, services=..., view=..., observer=...)`.
+"""One turn, for every surface: `take_turn(request, services=..., view=..., observer=...)`.
 
     take the thread's lock -> wait for room on the event loop -> load the conversation -> resolve the scope (once)
     -> forget sources out of scope or of removed documents -> run the agent -> show the answer -> save
@@ -36,35 +36,35 @@ UNRESOLVED = Scope(containers=("(unresolved)",))
 
 
 @dataclass
-class _Shown:
-    """The failure the turn already showed and noted inside the lock (so `answer` does not show it twice)."""
+class _Reported:
+    """The failure the turn already showed and noted inside the lock (so `take_turn` does not show it twice)."""
 
     error: BaseException | None = None
 
 
-def claim(request: TurnRequest) -> Conversation:
+def new_conversation(request: TurnRequest) -> Conversation:
     """The conversation saved when a surface takes a new thread on, before its first turn (see `UNRESOLVED`)."""
     roots = [request.thread.thread_ts] if request.root_is_ours else []
     return Conversation(scope=UNRESOLVED, narrowing=request.tags, started_by=request.user, message_ts=roots)
 
 
-async def answer(
+async def take_turn(
     request: TurnRequest, *, services: TurnServices, view: TurnView, observer: TurnObserver,
     lock: AbstractAsyncContextManager[object] | None = None,
 ) -> Answer:  # fmt: skip
     """Answer `request` in its thread; `lock` is the thread's lock when the surface took its place in line already."""
     held = lock if lock is not None else services.conversations.lock(request.thread)
-    shown = _Shown()
+    reported = _Reported()
     try:
         waited = time.monotonic()
         async with held:
             observer.lock_taken(time.monotonic() - waited)
-            return await _in_turn(request, services, view, observer, shown, held)
+            return await _in_turn(request, services, view, observer, reported, held)
     except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
         observer.failed(cancelled)
         raise
     except Exception as error:  # the store or the lock failed: every failure must reach the person
-        if error is not shown.error:
+        if error is not reported.error:
             await _show(error, view, observer)
         raise
     finally:
@@ -72,7 +72,7 @@ async def answer(
 
 
 async def _in_turn(
-    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown,
+    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, reported: _Reported,
     held: AbstractAsyncContextManager[object],
 ) -> Answer:  # fmt: skip
     admitted = time.monotonic()
@@ -83,7 +83,7 @@ async def _in_turn(
     try:
         return await _answer(request, existing, services, view, observer, held)
     except Exception as error:
-        shown.error = error
+        reported.error = error
         ts = await _show(error, view, observer)
         if ts and existing is not None:  # so that deleting the conversation removes this message too
             await _remember(services, request, ts)
@@ -96,11 +96,11 @@ async def _answer(
 ) -> Answer:  # fmt: skip
     turn = await _scope(request, existing, services)
     observer.scoped(turn.scope)
-    conversation = existing or claim(request)
+    conversation = existing or new_conversation(request)
     changed = conversation.rescope(turn.scope) and bool(conversation.turns)  # a first turn changes nothing
     await forget_removed(conversation, services.retriever)  # a document taken out is not cited again
     await view.working(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-    observer.shown()
+    observer.seen()
     async with asyncio.timeout(services.timeout):
         answer = await run_turn(
             request.question, conversation, model=services.model, retriever=services.retriever,
@@ -161,10 +161,10 @@ def _listener(request: TurnRequest, services: TurnServices, view: TurnView, obse
 
 async def _show(error: Exception, view: TurnView, observer: TurnObserver) -> str | None:
     observer.failed(error)
-    shown = await view.failed(error)
-    if shown is not None:
-        observer.shown()
-    return shown
+    ts = await view.failed(error)
+    if ts is not None:
+        observer.seen()
+    return ts
 
 
 async def _remember(services: TurnServices, request: TurnRequest, ts: str) -> None:

@@ -176,6 +176,8 @@ import asyncio, sys
 from pathlib import Path
 from bot.app.redis_server import EmbeddedRedis
 
+pytestmark = pytest.mark.slow  # each test starts `folio serve` or its embedded redis-server: `python3 dev.py test --quick` skips it
+
 async def main():
     await EmbeddedRedis.start(Path(sys.argv[1]))
     print("started", flush=True)

@@ -35,6 +35,7 @@ def answers(harness: Harness, ts: str) -> int:
     return sum(ANSWER.split(" [")[0] in text for text in harness.texts(ts))
 
 
+@pytest.mark.slow  # starts a process
 async def test_redis_killed_mid_turn_nothing_is_lost_and_the_thread_answers_again_within_seconds(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
 ) -> None:
@@ -143,7 +144,7 @@ async def test_a_turn_whose_worker_died_after_posting_and_saving_its_answer_is_n
             thread, delivery=request.delivery, request=request.to_json(), owner="w1#1", new=None, reply=False
         )
         assert lock is not None
-        await store.intake.shown(request.delivery, "w1#1", shown)
+        await store.intake.note_shown(request.delivery, "w1#1", shown)
         await store.save(thread, Conversation(scope=Scope(container="benefits"), started_by=ALICE, message_ts=[shown]))
         await asyncio.sleep(lease + 0.1)
     finally:

@@ -11,7 +11,7 @@ from bot.agent import AgentOptions
 from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope, Tag
 from bot.store import ThreadKey
-from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, answer
+from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, take_turn
 from tests.agent.doubles import SCOPE, ScriptedRetriever, link
 
 REQUEST = TurnRequest(
@@ -64,7 +64,7 @@ def test_a_request_reads_back_from_its_json() -> None:
 
 async def test_a_turn_handed_back_shows_no_failure_and_is_recorded_as_cancelled() -> None:
     retriever, view, observer = Stuck(), Watching(), TurnRecorder(REQUEST)
-    turn = asyncio.create_task(answer(REQUEST, services=services(retriever), view=view, observer=observer))
+    turn = asyncio.create_task(take_turn(REQUEST, services=services(retriever), view=view, observer=observer))
     await retriever.started.wait()
 
     turn.cancel("hand-back")  # the process is stopping: another one runs the turn again
@@ -81,7 +81,7 @@ async def test_a_failed_turn_is_shown_once_recorded_and_raised() -> None:
     view, observer = Watching(), TurnRecorder(REQUEST)
 
     with pytest.raises(SearchUnavailable):
-        await answer(REQUEST, services=services(retriever), view=view, observer=observer)
+        await take_turn(REQUEST, services=services(retriever), view=view, observer=observer)
 
     assert [type(error) for error in view.failures] == [SearchUnavailable]
     record = observer.record()

@@ -25,7 +25,7 @@ from bot.slack.door import lost
 from bot.slack.middleware import DELIVERY, LAST_RETRY, RETRY
 from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
-from bot.turns import TurnRequest, claim
+from bot.turns import TurnRequest, new_conversation
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,9 @@ async def on_message_event(
         delivery=context.get(DELIVERY),
     )
     reply = not mentioned and not is_dm  # answered only when the thread is Folio's
-    new = None if reply else claim(request)  # taken on without reading the policy: the turn resolves its scope
+    new = (
+        None if reply else new_conversation(request)
+    )  # taken on without reading the policy: the turn resolves its scope
     try:
         accepted = await folio.consumer.accept(request, new=new, reply=reply)
     except StoreUnavailable as error:
