@@ -69,6 +69,9 @@ def carries(value: object) -> bool:
 
     if isinstance(value, Request | AsyncBoltRequest | TurnRequest | Answer):
         return True
+    parts = getattr(sys.modules.get("bot.turns.turn"), "_Parts", None)  # the turn's own parts hold the request
+    if parts is not None and isinstance(value, parts):
+        return True
     return isinstance(value, dict) and (value.get("type") == "app_mention" or "event" in value)
 
 

@@ -35,6 +35,17 @@ log = logging.getLogger(__name__)
 UNRESOLVED = Scope(containers=("(unresolved)",))
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """What one turn runs with, passed down as one value: its request, services, view, observer and held lock."""
+
+    request: TurnRequest
+    services: TurnServices
+    view: TurnView
+    observer: TurnObserver
+    held: AbstractAsyncContextManager[object]
+
+
 @dataclass
 class _Reported:
     """The failure the turn already showed and noted inside the lock (so `take_turn` does not show it twice)."""
@@ -59,7 +70,7 @@ async def take_turn(
         waited = time.monotonic()
         async with held:
             observer.lock_taken(time.monotonic() - waited)
-            return await _in_turn(request, services, view, observer, reported, held)
+            return await _in_turn(_Parts(request, services, view, observer, held), reported)
     except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
         observer.failed(cancelled)
         raise
@@ -71,33 +82,28 @@ async def take_turn(
         observer.finished()
 
 
-async def _in_turn(
-    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, reported: _Reported,
-    held: AbstractAsyncContextManager[object],
-) -> Answer:  # fmt: skip
+async def _in_turn(parts: _Parts, reported: _Reported) -> Answer:
+    services, observer = parts.services, parts.observer
     admitted = time.monotonic()
     await services.admit()  # after the lock, so a thread's turns keep their order
     observer.admitted(time.monotonic() - admitted)
-    conversations, thread = services.conversations, request.thread
-    existing = await conversations.load(thread)
+    existing = await services.conversations.load(parts.request.thread)
     try:
-        return await _answer(request, existing, services, view, observer, held)
+        return await _answer(parts, existing)
     except Exception as error:
         reported.error = error
-        ts = await _show(error, view, observer)
+        ts = await _show(error, parts.view, observer)
         if ts and existing is not None:  # so that deleting the conversation removes this message too
-            await _remember(services, request, ts)
+            await _remember(services, parts.request, ts)
         raise
 
 
-async def _answer(
-    request: TurnRequest, existing: Conversation | None, services: TurnServices, view: TurnView,
-    observer: TurnObserver, held: AbstractAsyncContextManager[object],
-) -> Answer:  # fmt: skip
-    turn = await _scope(request, existing, services)
-    observer.scoped(turn.scope)
+async def _answer(parts: _Parts, existing: Conversation | None) -> Answer:
+    request, services, view, observer = parts.request, parts.services, parts.view, parts.observer
+    scoped = await _scope(request, existing, services)
+    observer.scoped(scoped.scope)
     conversation = existing or new_conversation(request)
-    changed = conversation.rescope(turn.scope) and bool(conversation.turns)  # a first turn changes nothing
+    changed = conversation.rescope(scoped.scope) and bool(conversation.turns)  # a first turn changes nothing
     await forget_removed(conversation, services.retriever)  # a document taken out is not cited again
     await view.working(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
     observer.seen()
@@ -105,19 +111,19 @@ async def _answer(
         answer = await run_turn(
             request.question, conversation, model=services.model, retriever=services.retriever,
             options=services.options, profile=request.profile, stream=view.writes_text(),
-            events=_listener(request, services, view, observer),
+            events=_listener(parts),
         )  # fmt: skip
     observer.answered(answer)
     if changed:  # said once: the conversation saved below holds the new scope
         answer = answer.model_copy(update={"notices": (messages.SCOPE_CHANGED, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
-    ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=turn.basis)
+    ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=scoped.basis)
     if ts is not None:
         conversation.message_ts.append(ts)
     try:
         # the lock goes with the save (one round trip): the thread's next turn may start once the answer is saved
-        await services.conversations.save(request.thread, conversation, release=held)
+        await services.conversations.save(request.thread, conversation, release=parts.held)
     except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
         log.exception("could not save %s", request.thread)
         await view.notice(messages.NOT_SAVED)
@@ -143,9 +149,14 @@ async def _give_back(services: TurnServices, request: TurnRequest) -> None:
         log.warning("could not give %s back; its record expires by itself", request.thread)
 
 
-def _listener(request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver) -> Listener:
+def _listener(parts: _Parts) -> Listener:
     """The turn's events: each response id recorded the moment it exists; steps and answer text to the view."""
-    conversations, thread = services.conversations, request.thread
+    conversations, thread, view, observer = (
+        parts.services.conversations,
+        parts.request.thread,
+        parts.view,
+        parts.observer,
+    )
 
     async def hear(event: TurnEvent) -> None:
         observer.event(event)
