@@ -30,6 +30,9 @@ from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.ops.test_deploy_files import run_healthcheck
 from tests.slack.harness import sign, wait_until
 
+# each test starts `folio serve` or its embedded redis-server: `python3 dev.py test --quick` skips it
+pytestmark = pytest.mark.slow
+
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
 
 
@@ -175,8 +178,6 @@ RUN_EMBEDDED_REDIS = """
 import asyncio, sys
 from pathlib import Path
 from bot.app.redis_server import EmbeddedRedis
-
-pytestmark = pytest.mark.slow  # each test starts `folio serve` or its embedded redis-server: `python3 dev.py test --quick` skips it
 
 async def main():
     await EmbeddedRedis.start(Path(sys.argv[1]))
