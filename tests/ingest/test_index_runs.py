@@ -45,6 +45,7 @@ async def test_a_file_whose_time_changed_is_read_again_and_takes_its_new_date(tm
         await index.close()
 
 
+@pytest.mark.slow  # worker processes (multiprocessing's spawn, which raises no audit event: marked by hand)
 def test_jobs_parse_files_in_parallel_processes_with_the_same_passages(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
