@@ -4,6 +4,8 @@ the request's JSON (the durable record of an accepted delivery)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 
 import pytest
 
@@ -60,6 +62,16 @@ def services(retriever: ScriptedRetriever) -> TurnServices:
 
 def test_a_request_reads_back_from_its_json() -> None:
     assert TurnRequest.from_json(REQUEST.to_json()) == REQUEST
+
+
+def test_a_private_answers_request_keeps_the_channel_it_widens_in_its_durable_record() -> None:
+    """A private answer goes through the durable intake: the worker that runs it (maybe another process) must know
+    whose channel scope the asker's access widens; a record written before the field existed reads as none."""
+    private = dataclasses.replace(REQUEST, private_from="C0FINANCE1")
+    assert TurnRequest.from_json(private.to_json()) == private
+    older = json.loads(REQUEST.to_json())
+    del older["private_from"]
+    assert TurnRequest.from_json(json.dumps(older)).private_from is None
 
 
 async def test_a_turn_handed_back_shows_no_failure_and_is_recorded_as_cancelled() -> None:
