@@ -2,7 +2,7 @@
 """Set-up and the two everyday commands, on a machine with only python3.
 
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
-    python3 dev.py test    # `ruff check` and `ruff format --check`, then the test suite
+    python3 dev.py test    # `ruff check`, `ruff format --check` and mypy on bot/, then the test suite
     python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
     python3 dev.py lock    # after changing dependencies in pyproject.toml: pin them again, with hashes
     python3 dev.py lock --upgrade    # every pin to the newest release allowed (then run the tests)
@@ -125,15 +125,18 @@ def main(argv: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
-    """The linter, then pytest with `args`; `--quick` deselects the slow tests, `--format` checks formatting too."""
+    """The linter and the type checker, then pytest with `args`; `--quick` deselects the slow tests, `--format`
+    checks formatting too."""
     quick, formatted = "--quick" in args, "--format" in args or FORMAT_CHECK
     args = [arg for arg in args if arg not in {"--quick", "--format"}]
     ruff = [str(BIN / "ruff")]
     checks = [[*ruff, "check", "-q", *LINTED]] + ([[*ruff, "format", "--check", "-q", *LINTED]] if formatted else [])
+    checks.append([str(BIN / "mypy")])  # files and strictness: [tool.mypy] in pyproject.toml
     for check in checks:
         status = run(check)
         if status != 0:
-            print(f"dev.py: `ruff {check[1]}` found problems (see above); tests not run.", file=sys.stderr)
+            name = "mypy" if check[0].endswith("mypy") else f"ruff {check[1]}"
+            print(f"dev.py: `{name}` found problems (see above); tests not run.", file=sys.stderr)
             return status
     selection = ["-m", "not bench and not slow"] if quick else []
     return run([str(BIN / "python"), "-m", "pytest", *selection, *args])

@@ -1,7 +1,7 @@
 """CPU that usage counting and traces add to one turn: `python benchmarks/governance_cost.py [--turns N]`.
 
 Replays the events of a typical turn (rewrite, two searches of 6 sources, three model calls, the answer) into the
-plain `TurnRecorder` and into the `GovernedRecorder` Slack turns use, the latter writing its usage counters and trace
+plain `TurnRecorder` and into the governed one Slack turns use (a `TurnRecorder` with a ledger), the latter writing its usage counters and trace
 to a real (embedded) Redis as in production, and prints the process CPU per turn of each and the difference. The
 end-to-end figure is `benchmarks/bench.py` (CPU per turn of `folio serve`), whose noise on a shared machine is larger
 than this difference.
@@ -27,7 +27,7 @@ from bot.store import ThreadKey  # noqa: E402
 from bot.store.traces import TraceStore  # noqa: E402
 from bot.store.usage import UsageStore  # noqa: E402
 from bot.turns import TurnRecorder, TurnRequest  # noqa: E402
-from bot.turns.governance import GovernedRecorder, Ledger  # noqa: E402
+from bot.turns.governance import Ledger  # noqa: E402
 
 CHUNKS = tuple(
     (f"S{n}", Chunk(id=f"c{n}", file=f"handbook-{n}.pdf", page=n, container="benefits", text="x" * 400, score=9.5 - n))
@@ -78,7 +78,7 @@ async def run(turns: int, redis_url: str | None) -> dict[str, float]:
             if name.startswith("plain"):
                 observer = TurnRecorder(request)
             else:
-                observer = GovernedRecorder(request, ledger=ledger, spawn=spawn)
+                observer = TurnRecorder(request, ledger=ledger, spawn=spawn)
             for event in replay:
                 observer.event(event)  # type: ignore[arg-type]
             observer.answered(ANSWER)

@@ -3,6 +3,10 @@
     .venv/bin/python benchmarks/trace_path.py            # the figures, and the files in the order they were entered
     .venv/bin/python benchmarks/trace_path.py --steps    # also every stay, with the function it began in
 
+Two paths are reported: the mention's, from the HTTP request (through Bolt's listener and the durable consumer), and
+the turn's request's from `bot/turns/turn.py:take_turn` (its first start until that coroutine returned), the one turn
+every surface shares.
+
 The real Bolt app serves 127.0.0.1 against the fake Slack and fake model (tests/fakes/), the local index of the
 shipped sample corpus and an embedded Redis. One signed `app_mention` is POSTed; the model searches once, then answers.
 `sys.setprofile` watches this thread (the event loop: the fakes answer from threads of their own) from the moment
@@ -65,6 +69,9 @@ def carries(value: object) -> bool:
 
     if isinstance(value, Request | AsyncBoltRequest | TurnRequest | Answer):
         return True
+    parts = getattr(sys.modules.get("bot.turns.turn"), "_Parts", None)  # the turn's own parts hold the request
+    if parts is not None and isinstance(value, parts):
+        return True
     return isinstance(value, dict) and (value.get("type") == "app_mention" or "event" in value)
 
 
@@ -77,8 +84,12 @@ class PathTrace:
         self.carried: list[tuple[str, str]] = []
         self._seen: dict[int, FrameType] = {}  # frames already started (a resumed coroutine calls again); held, so
         # that no later frame can reuse the id of one that ended
+        self._answer: FrameType | None = None  # the frame of turns/turn.py:take_turn
+        self.answer_span = (0, 0)  # carried[first:last]: the starts from take_turn's first start to its return
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event == "return" and frame is self._answer:  # a coroutine returns at each await too: the last one counts
+            self.answer_span = (self.answer_span[0], len(self.carried))
         if event != "call":
             return
         path = frame.f_code.co_filename
@@ -93,6 +104,8 @@ class PathTrace:
         self.starts.append((name, frame.f_code.co_qualname if caller_file != path else ""))
         code = frame.f_code
         arguments = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if self._answer is None and name == "turns/turn.py" and code.co_qualname == "take_turn":
+            self._answer, self.answer_span = frame, (len(self.carried), len(self.carried))
         if any(carries(frame.f_locals.get(argument)) for argument in arguments):
             self.carried.append((name, code.co_qualname))
 
@@ -165,6 +178,8 @@ def main() -> None:
     args = parser.parse_args()
     trace = asyncio.run(trace_one_mention())
     report("the mention's path", stays(trace.carried, None), steps=args.steps)
+    first, last = trace.answer_span
+    report("the request's path from turns/turn.py:take_turn", stays(trace.carried[first:last], None), steps=args.steps)
     report("every start, around the agent (slack/, turns/, app/, store/, tasks)", stays(trace.starts, SURFACE),
            steps=False)  # fmt: skip
     report("every start, agent and search included", stays(trace.starts, None), steps=False)

@@ -309,7 +309,7 @@ class Links:
         copy = self.documents.stored(chunk.container, chunk.file)
         if copy is None:
             return None
-        if signed:
+        if signed and self.key is not None and self.public_url is not None:
             expires = int(self.clock()) + self.ttl_days * 86400
             path = view_path(self.key, chunk.container, chunk.file, expires=expires, cited=cited_in(chunk))
             return self.public_url.rstrip("/") + path

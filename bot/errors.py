@@ -3,6 +3,8 @@
     FolioError                  every message says what to do next
     ├── ConfigurationError      a setting, the channel file or the data folder is wrong (start-up)
     │   └── ModelMisconfigured  the model service refused a setting: key, model or deployment, reasoning, code tool
+    │       └── KeepsNoResponses  the server keeps no responses (it refused previous_response_id): in auto mode
+    │                             the agent resends the conversation; with FOLIO_MODEL_STATE=server, misconfigured
     ├── InvalidInput            a question, filter or command the user can correct
     │   └── UnreadableFile      a file indexing cannot read (corrupt, encrypted, no text); the run goes on
     │       ├── MissingConverter  the program that reads this kind of file is not installed: skipped, package named
@@ -20,7 +22,11 @@
     ├── StoreUnavailable        Redis could not be reached
     ├── AccessUnavailable       Slack could not say who is in which user group, and nothing was cached
     ├── ThreadBusy              earlier turns of a Slack thread held it longer than a new one may wait
-    └── LeaseLost               a turn lost its thread's lock (its lease lapsed); another attempt runs it again
+    ├── LeaseLost               a turn lost its thread's lock (its lease lapsed); another attempt runs it again
+    └── OverLimit               a daily token budget or the questions-per-minute cap refuses the turn before any
+                                model call; says which limit and when it resets
+
+Every class of this module is in the tree (tests/test_errors_tree.py keeps it so).
 
 SDK exceptions (openai, azure, redis, slack_sdk) are translated where they are caught: `raise X(...) from exc`.
 This module imports nothing of ours.
@@ -89,7 +95,7 @@ class ThreadBusy(FolioError):
 
 class LeaseLost(FolioError):
     """The holder of a thread's lock could not renew its lease in time, so its work was stopped: another holder may
-    have the thread now. The turn is run again by whoever picks its record up (bot.slack.consumer)."""
+    have the thread now. The turn is run again by whoever picks its record up (bot.turns.consumer)."""
 
 
 class ModelMisconfigured(ConfigurationError):

@@ -298,6 +298,13 @@ class Answer(_Value):
     profile: Profile = "fast"
 
 
+def is_direct_message(conversation: str) -> bool:
+    """Whether a Slack conversation id is a direct message with Folio: the one rule an event, a button's thread,
+    `/ask`'s channel and the access rules all ask. Channels (public or private) and group DMs have ids starting
+    with C or G; a DM's starts with D, and anything that is no channel has no channel rule either."""
+    return conversation[:1] not in ("C", "G")
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 

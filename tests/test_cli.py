@@ -58,6 +58,7 @@ def test_a_missing_subcommand_is_an_error_not_a_traceback(capsys: pytest.Capture
     assert "COMMAND" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a process
 def test_python_dash_m_bot_is_the_folio_command() -> None:
     done = subprocess.run([sys.executable, "-m", "bot", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0

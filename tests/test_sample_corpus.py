@@ -107,6 +107,7 @@ def test_catalog_lists_every_pdf_with_valid_tags_and_the_pdf_date() -> None:
         assert created is not None and created.date() == doc_date, filename
 
 
+@pytest.mark.slow  # starts a process
 def test_regenerating_gives_the_committed_files(tmp_path: Path) -> None:
     out = tmp_path / "corpus"
     subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], check=True, capture_output=True)

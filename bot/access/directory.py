@@ -24,16 +24,15 @@ import json
 import logging
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-
 from bot import messages
 from bot.access.membership import Memberships
 from bot.access.organisation import Organisation
 from bot.access.rules import Grant, grant_for
 from bot.config import ChannelPolicy
 from bot.errors import AccessUnavailable, NotConnected
-from bot.models import Scope
+from bot.models import Scope, is_direct_message
 from bot.store import THIRTY_DAYS, ThreadKey, redis_errors
+from bot.store.scripts import AnyRedis
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ class AssistantThread:
 class Access:
     """Decides DM and assistant scopes from the policy, Slack membership and the assistant's context."""
 
-    def __init__(self, redis: Redis, memberships: Memberships, organisation: Organisation, *, prefix: str) -> None:
+    def __init__(self, redis: AnyRedis, memberships: Memberships, organisation: Organisation, *, prefix: str) -> None:
         self._redis = redis
         self.memberships = memberships
         self.organisation = organisation  # Slack Connect: shared channels, people of other organisations
@@ -106,7 +105,7 @@ class Access:
         return None
 
     async def _may_search_channel(self, policy: ChannelPolicy, team: str, channel: str, user: str) -> bool:
-        if channel[:1] not in {"C", "G"}:  # a DM or nothing: there is no channel rule to borrow
+        if is_direct_message(channel):  # a DM or nothing: there is no channel rule to borrow
             return False
         try:
             policy.rule_for(channel)

@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -60,7 +61,7 @@ class People:
     """E-mail address -> Slack person, cached in Redis with a TTL."""
 
     def __init__(
-        self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
+        self, redis: Redis | RedisCluster, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
         patience: float = SLACK_PATIENCE,
     ) -> None:  # fmt: skip
         self._redis, self._slack, self._prefix = redis, slack, prefix

@@ -26,7 +26,6 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
 import aiohttp
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -34,6 +33,7 @@ from bot import messages
 from bot.access.organisation import shared_outside
 from bot.errors import AccessUnavailable
 from bot.store import redis_errors
+from bot.store.scripts import AnyRedis
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Memberships:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: AnyRedis,
         slack: AsyncWebClient,
         *,
         prefix: str,
@@ -102,9 +102,9 @@ class Memberships:
         if not groups:
             return frozenset()
         ids = await self.group_ids(team, groups)
-        keys = [key for key in groups if ids.get(key)]
-        members = await asyncio.gather(*(self.members(team, ids[key]) for key in keys))
-        return frozenset(key for key, users in zip(keys, members, strict=True) if user in users)
+        known = {key: group for key in groups if (group := ids.get(key))}
+        members = await asyncio.gather(*(self.members(team, group) for group in known.values()))
+        return frozenset(key for key, users in zip(known, members, strict=True) if user in users)
 
     async def group_ids(self, team: str, groups: Iterable[str]) -> dict[str, str | None]:
         """Policy key -> Slack group ID; None for a handle Slack does not know (that rule gives nobody anything)."""

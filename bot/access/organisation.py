@@ -16,13 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.errors import AccessUnavailable
 from bot.store import redis_errors
+from bot.store.scripts import AnyRedis
 
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, TimeoutError)
 
@@ -44,7 +44,7 @@ def of_another_organisation(user: dict[str, Any], *, home_team: str, home_enterp
 class Organisation:
     """Which channels are shared outside the organisation, and who is not of it; cached in Redis with a TTL."""
 
-    def __init__(self, redis: Redis, slack: AsyncWebClient, *, prefix: str, ttl: float) -> None:
+    def __init__(self, redis: AnyRedis, slack: AsyncWebClient, *, prefix: str, ttl: float) -> None:
         self._redis = redis
         self._slack = slack
         self._prefix = prefix

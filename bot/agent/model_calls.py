@@ -50,7 +50,7 @@ async def call_model(
                 log.error("model configuration: %s: %s: %s", exc.setting, exc.detail, exc.fix)
                 raise
             response = await _call(turn, input=whole, tool_choice=tool_choice, may_answer=may_answer, store=False)
-    turn.context = whole + list(response.items)
+    turn.context = whole + [dict(item) for item in response.items]
     return response
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
-from json.decoder import scanstring as _scanstring
+from json.decoder import scanstring as _scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx2

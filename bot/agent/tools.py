@@ -103,8 +103,8 @@ async def run_batch(calls: list[FunctionCall], context: ToolContext) -> Batch:
     searches = [c for c in calls if c.name == SEARCH]
     substitute = _safety_net(rewritten, searches, context.question)
     found = await asyncio.gather(*(_search(c, context, substitute) for c in searches))
-    for tool_call, result in zip(searches, found):  # admitted in call order, so S# ids follow it
-        done[tool_call.call_id] = await _show(tool_call, result, context)
+    for tool_call, hits in zip(searches, found):  # admitted in call order, so S# ids follow it
+        done[tool_call.call_id] = await _show(tool_call, hits, context)
     batch = Batch()
     for tool_call in calls:
         batch.add(tool_call.call_id, done.get(tool_call.call_id) or _unknown(tool_call))

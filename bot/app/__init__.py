@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING
 from bot.app import builders
 from bot.app.redis_server import running_socket
 from bot.app.sample import SAMPLE_CONTAINER, SAMPLE_CORPUS, ensure_sample_index
+from bot.app.stores import Stores, stores_on
 from bot.config import ChannelPolicy, Settings
 from bot.config.policy_file import PolicyFile
 from bot.errors import ConfigurationError
 from bot.retrieval.local import LocalRetriever
 from bot.tasks import BackgroundTasks, finish_or_hand_back
+from bot.turns.budget import Budget, Limits
 
 if TYPE_CHECKING:  # the clients load when built (bot.app.builders): a command that needs none starts faster
     from openai import AsyncOpenAI
@@ -61,6 +63,8 @@ class Folio:
     tasks: BackgroundTasks
     access: Access | None = None  # who may search what in DMs and the assistant: present with a store and Slack
     redis_server: EmbeddedRedis | None = None  # the embedded Redis open_folio runs (REDIS_URL unset, serving)
+    stores: Stores | None = None  # usage, traces, feedback beside the conversations: present with a store
+    budget: Budget | None = None  # today's budgets and rate cap, on the usage counters: present with a store
 
     @property
     def documents(self) -> DocumentStore | None:
@@ -94,7 +98,7 @@ async def open_folio(
     retriever: SearchIndex | None = None,
     store: ConversationStore | None = None,
     slack: AsyncWebClient | None = None,
-    policy: ChannelPolicy | None = None,
+    policy: ChannelPolicy | PolicyFile | None = None,
     serving: bool = False,
     file_links: bool = False,
     clock: Callable[[], float] = time.time,
@@ -137,17 +141,27 @@ async def open_folio(
         access = None
         if store is not None and slack is not None:
             access = builders.access(settings, store, slack, clock=clock)
+        stores = stores_on(settings, store) if store is not None else None
+        budget = Budget(stores.usage, limits=Limits.of(settings), policy=_current(policy)) if stores else None
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(
             settings=settings, model=model, retriever=retriever, options=builders.agent_options(settings, links),
             links=links, policy=policy, store=store, slack=slack, tasks=tasks, access=access, redis_server=redis_server,
+            stores=stores, budget=budget,
         )  # fmt: skip
 
 
+def _current(policy: ChannelPolicy | PolicyFile | None) -> Callable[[], ChannelPolicy] | None:
+    """Today's channel policy, as budgets read it (a channel's `daily_tokens`); None without a policy file."""
+    if isinstance(policy, PolicyFile):
+        return policy.current
+    return None if policy is None else lambda: policy
+
+
 @asynccontextmanager
-async def open_store(settings: Settings) -> AsyncIterator[ConversationStore]:
-    """Only the conversation store, for the commands that read Redis alone (`folio usage`, `trace`, `feedback`):
+async def open_store(settings: Settings) -> AsyncIterator[Stores]:
+    """Only the stores in Redis, for the commands that read Redis alone (`folio usage`, `trace`, `feedback`):
     REDIS_URL; else the embedded Redis a running `folio serve` owns in the data folder (this command only connects);
     else the data folder's own, started for the command and stopped after it."""
     async with AsyncExitStack() as stack:
@@ -157,7 +171,7 @@ async def open_store(settings: Settings) -> AsyncIterator[ConversationStore]:
             stack.push_async_callback(store.close)
         else:
             store, _ = await _store(settings, stack)
-        yield store
+        yield stores_on(settings, store)
 
 
 async def _store(settings: Settings, stack: AsyncExitStack) -> tuple[ConversationStore, EmbeddedRedis | None]:
@@ -179,4 +193,4 @@ async def _finish(tasks: BackgroundTasks) -> None:
         await finish_or_hand_back(tasks, grace=SHUTDOWN_GRACE)
 
 
-__all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "open_folio", "open_store"]
+__all__ = ["SAMPLE_CONTAINER", "SAMPLE_CORPUS", "Folio", "Stores", "open_folio", "open_store"]

@@ -202,7 +202,7 @@ async def _ping(url: str, where: str, fix: str, options: RedisOptions = RedisOpt
 async def _cluster_mismatch(client: Redis | RedisCluster, options: RedisOptions) -> str | None:
     """Why the server is not the kind REDIS_CLUSTER says, or None: a plain client on a cluster node would meet MOVED
     on most keys, a cluster client a cluster that is not whole would meet CLUSTERDOWN."""
-    if options.cluster:
+    if isinstance(client, RedisCluster):  # what REDIS_CLUSTER=true builds (options.cluster)
         state = (await client.cluster_info()).get("cluster_state")
         return None if state in ("ok", b"ok") else messages.redis_cluster_down(f"cluster_state:{state}")
     return messages.REDIS_IS_A_CLUSTER if await needs_cluster_client(client) else None
@@ -288,7 +288,7 @@ async def _model_state_check(client: AsyncOpenAI, settings: Settings) -> Check:
     """Whether the service keeps responses: one call chained to a response it cannot have, which a service that
     chains answers "not found" and one that keeps none (llama.cpp) refuses; nothing is written or stored."""
     call = Call(model=settings.folio_model_fast, profile="fast", azure=is_azure(client), chained=True)
-    params = {"model": call.model, "input": "Reply with the word OK.", "max_output_tokens": 16, "store": False,
+    params: dict[str, Any] = {"model": call.model, "input": "Reply with the word OK.", "max_output_tokens": 16, "store": False,
               "previous_response_id": NO_SUCH_RESPONSE}  # fmt: skip
     try:
         answer = await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
@@ -394,7 +394,7 @@ def converters_check(settings: Settings) -> Check:
         *(kinds.OCR_PACKAGES.split() if not (ocr.path and tesseract.path) else ()),
         *(kinds.tesseract_package(language) for language in lacking),
     ]
-    facts = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
+    facts: dict[str, Any] = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
     facts["ocr_languages"] = list(languages)
     if packages or any(found.problem for found in (office, ocr, tesseract)):
         fix = "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"

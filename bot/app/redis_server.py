@@ -174,7 +174,7 @@ def running_socket(folder: Path) -> Path | None:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:  # held: a process runs it; the file says where
         owner = _read_owner(path)
-        return Path(owner["socket"]) if owner.get("socket") else None
+        return Path(str(owner["socket"])) if owner.get("socket") else None
     else:
         return None  # nobody holds it
     finally:

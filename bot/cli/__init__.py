@@ -102,7 +102,8 @@ def command_in(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `folio` console script."""
     argv = sys.argv[1:] if argv is None else [*argv]  # not list(): bot.cli.list, once imported, shadows it here
-    parser = build_parser(load={command_in(argv)} & COMMANDS.keys())
+    chosen = command_in(argv)
+    parser = build_parser(load={chosen} & COMMANDS.keys() if chosen is not None else set())
     args = parser.parse_args(argv)
     args.settings = _settings_for_logging(args.env_file)
     logs.configure(args.settings, verbose=args.verbose)

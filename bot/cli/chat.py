@@ -65,7 +65,7 @@ def chat(
     130 after Ctrl-C on an empty line."""
     output = output or sys.stdout
     reader = LineReader(input_stream or sys.stdin, output, history=settings.folio_data_dir / HISTORY_FILE)
-    scope = Scope(container=container or SAMPLE_CONTAINER, tags=tags)
+    scope = Scope(containers=(container or SAMPLE_CONTAINER,), tags=tags)
     style = Style.detect(output, os.environ)
     with asyncio.Runner() as runner:
         stack = AsyncExitStack()

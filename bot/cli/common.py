@@ -82,7 +82,7 @@ def scope_from(args: argparse.Namespace, folio: Folio) -> Scope:
     channel = getattr(args, "channel", None)
     if channel:
         return folio.channel_policy().scope_for(channel, tags=tags)
-    return Scope(container=args.container or SAMPLE_CONTAINER, tags=tags)
+    return Scope(containers=(args.container or SAMPLE_CONTAINER,), tags=tags)
 
 
 async def check_container(folio: Folio, name: str | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -100,15 +101,15 @@ async def _evaluate(
             )
         await _check_documents(retriever, scope, questions, named=args.container is not None or bool(args.channel))
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        common = {"golden": str(args.golden), "container": scope.describe(), "started_at": started}
+        common = functools.partial(RunRecord, golden=str(args.golden), container=scope.describe(), started_at=started)
         if args.retrieval_only:
             answerable = [q for q in questions if not q.unanswerable]
             found = await _run_all(answerable, lambda q: _search_once(retriever, scope, q), args.concurrency)
             summary = summarize_retrieval(found, skipped=len(questions) - len(answerable))
-            return RunRecord(kind="retrieval", retrieval=summary, **common), found
+            return common(kind="retrieval", retrieval=summary), found
         results = await _full_run(args, folio, scope, questions)
         model = settings.thorough_model if args.profile == "thorough" else settings.folio_model_fast
-        return RunRecord(kind="full", model=model, full=summarize(results), **common), results
+        return common(kind="full", model=model, full=summarize(results)), results
 
 
 async def _check_documents(

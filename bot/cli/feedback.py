@@ -16,7 +16,6 @@ from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings
 from bot.errors import InvalidInput
 from bot.evaluation.feedback_export import golden_lines
-from bot.store import ConversationStore
 from bot.store.feedback import FeedbackRecord, FeedbackStore
 
 DESCRIPTION = (
@@ -60,16 +59,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def feedback_records(
-    settings: Settings, *, since: date | None, channel: str | None, store: ConversationStore | None = None
+    settings: Settings, *, since: date | None, channel: str | None, store: FeedbackStore | None = None
 ) -> list[FeedbackRecord]:
     """The kept records, oldest first, filtered; from `store`, else the Redis `folio serve` uses (REDIS_URL, or the
     embedded one in the data folder). Only Redis is opened: listing feedback needs no index and no model."""
     async with AsyncExitStack() as stack:
         if store is None:
-            store = await stack.enter_async_context(open_store(settings))
-        redis, prefix = store.keyspace("feedback")
+            store = (await stack.enter_async_context(open_store(settings))).feedback
         start = datetime.combine(since, datetime.min.time(), UTC).timestamp() if since else 0.0
-        records = await FeedbackStore(redis, prefix).since(start)
+        records = await store.since(start)
     return [record for record in records if channel is None or record.channel == channel]
 
 

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     """Index the named files and print a summary; exit status 1 when any file failed."""
     settings = settings_from(args)
     container = check_container_name(args.container.strip())
-    scope = Scope(container=container, tags=parse_tags(args.tag))
+    scope = Scope(containers=(container,), tags=parse_tags(args.tag))
     check_tag_keys(scope)
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)

@@ -42,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
 
 async def serve(settings: Settings, *, token: str) -> None:
     """Open Folio (the running server's Redis when there is one), then speak MCP until stdin closes."""
-    async with open_store(settings) as store, open_folio(settings, serving=True, store=store) as folio:
+    async with open_store(settings) as stores, open_folio(settings, serving=True, store=stores.conversations) as folio:
         await serve_stdio(McpFolio.of(folio), token=token)

@@ -34,7 +34,7 @@ from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
 from bot.mcp.server import McpHttp
 from bot.mcp.services import McpFolio
-from bot.slack.app import EVENTS_PATH, build_app, web_app
+from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import Listening, ops_routes, running_site
 from bot.tasks import finish_or_hand_back
@@ -156,7 +156,7 @@ async def serve(
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
     async with open_folio(settings, serving=True, **clients) as folio:
-        folio = SlackFolio.of(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
+        folio = serving(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
         await folio.store.ping()
         app = build_app(folio)
         ready = Readiness(folio)

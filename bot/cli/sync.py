@@ -124,7 +124,7 @@ async def _sync_all(
         async with AsyncExitStack() as stack:
             folio = await stack.enter_async_context(open_folio(settings))
             store = await stack.enter_async_context(open_store(settings))
-            redis, prefix = store.keyspace("sources")
+            redis, prefix = store.conversations.keyspace("sources")
             previous = state.statuses()
             if args.forget:
                 return await _forget(args.forget, sources, _targets(folio, state))

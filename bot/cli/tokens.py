@@ -64,8 +64,8 @@ def run(settings: Settings, words: list[str]) -> int:
 
 
 async def _act(settings: Settings, args: argparse.Namespace) -> str:
-    async with open_store(settings) as store:
-        tokens = tokens_of(store)
+    async with open_store(settings) as stores:
+        tokens = tokens_of(stores.conversations)
         if args.action == "create":
             issued = await tokens.create(user=args.user, team="", days=args.expires, label=args.label)
             return "\n".join([_line(issued.record), "The token (shown only now; keep it secret):", issued.secret])

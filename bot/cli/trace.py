@@ -12,7 +12,6 @@ from bot import messages
 from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
 from bot.errors import InvalidInput
-from bot.store.traces import TraceStore
 from bot.turns.trace import Trace, thread_in
 
 EPILOG = """\
@@ -50,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
     channel = args.channel or channel
 
     async def go() -> list[str]:
-        async with open_store(settings) as store:
-            redis, prefix = store.keyspace("trace")
-            return await TraceStore(redis, prefix=prefix).find(thread_ts=thread_ts, channel=channel)
+        async with open_store(settings) as stores:
+            return await stores.traces.find(thread_ts=thread_ts, channel=channel)
 
     traces = [Trace.from_json(text) for text in asyncio.run(go())]
     if not traces:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.app import Folio
 from bot.models import Answer, Profile, Scope
 from bot.store import ThreadKey
-from bot.turns import FixedScope, InMemory, TurnObserver, TurnRequest, TurnServices, TurnView, answer
+from bot.turns import FixedScope, InMemory, TurnObserver, TurnRequest, TurnServices, TurnView, take_turn
 
 TERMINAL = "terminal"  # the asker and the channel of a terminal turn: there is no Slack here
 
@@ -38,4 +38,4 @@ async def ask_once(
 ) -> Answer:
     """One terminal turn (nothing records it: the terminal has no turn log or metrics)."""
     request = terminal_request(question, thread=thread, profile=profile)
-    return await answer(request, services=services, view=view, observer=TurnObserver())
+    return await take_turn(request, services=services, view=view, observer=TurnObserver())

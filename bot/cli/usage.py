@@ -13,7 +13,7 @@ from bot.app import open_store
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config.prices import PriceTable
 from bot.errors import InvalidInput
-from bot.store.usage import UsageRow, UsageStore
+from bot.store.usage import UsageRow
 
 EPILOG = """\
 examples:
@@ -54,10 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInput(messages.since_in_future(str(since), str(today)))
 
     async def go() -> list[UsageRow]:
-        async with open_store(settings) as store:
-            redis, prefix = store.keyspace("usage")
-            usage = UsageStore(redis, prefix=prefix, retention_days=settings.folio_usage_retention_days)
-            return await usage.rows(since=since, until=today, by=args.by)
+        async with open_store(settings) as stores:
+            return await stores.usage.rows(since=since, until=today, by=args.by)
 
     rows = asyncio.run(go())
     prices = settings.prices

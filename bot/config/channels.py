@@ -83,7 +83,7 @@ class ChannelRule(BaseModel):
         return tuple(Tag.parse(item) if isinstance(item, str) else item for item in value)
 
     def scope(self) -> Scope:
-        return Scope(container=self.container, tags=self.tags)
+        return Scope(containers=(self.container,), tags=self.tags)
 
 
 def _containers(value: Any) -> tuple[str, ...]:
@@ -273,7 +273,7 @@ class _Loader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
                 raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 

@@ -24,7 +24,7 @@ def redis_passwords(url: str | None) -> tuple[str, ...]:
     if ":" in user_part:
         found.append(user_part.split(":", 1)[1])
     found += [value for name, value in parse_qsl(parts.query, keep_blank_values=False) if name == "password"]
-    found += [value for name, value in _raw_query(parts.query) if name == "password"]
+    found += [value for name, value in _raw_query(parts.query) if name == "password" and value is not None]
     decoded = [unquote(value) for value in found] + [unquote(unquote(value)) for value in found]
     return tuple(dict.fromkeys(value for value in found + decoded if value))
 

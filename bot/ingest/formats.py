@@ -89,7 +89,7 @@ def _with_ocr(document: Document, pdf: Path, converters: Converters, max_chars: 
         document, pages=redone.pages, copy=data, read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
         notes=(*document.notes, messages.read_by_ocr(display_name(document.file), pages)),
     )  # fmt: skip
-    read = set(scanned) if converters.ocr != "force" else {page.number for page in ocrd.pages}
+    read: set[int | None] = set(scanned) if converters.ocr != "force" else {page.number for page in ocrd.pages}
     ocrd = _without_garbage(ocrd, read)
     still = sum(1 for page in ocrd.pages if page.number in scanned and not page.text.strip())
     return _checked(ocrd, still, ocr_ran=True)

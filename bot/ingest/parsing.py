@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import multiprocessing
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -46,7 +46,7 @@ def stamp_of(path: Path) -> Stamp:
 
 async def read_documents(
     paths: Sequence[Path], *, jobs: int = 1, max_chars: int | None = None, converters: Converters | None = None
-) -> AsyncIterator[tuple[Path, Document | UnreadableFile]]:
+) -> AsyncGenerator[tuple[Path, Document | UnreadableFile], None]:
     """Each of `paths` read, in their order: its Document, or the UnreadableFile that says why not. With `jobs` > 1
     the files are read in that many processes while the caller writes the ones already read."""
     converting = converters or Converters()

@@ -322,7 +322,7 @@ async def index_files(
     for path in files:
         try:
             held = _check_name(path, seen, known.get(stored_name(path.name)), container)
-            if held is not None and _part(held) and held.source != source_of(path):
+            if held is not None and held.source and _part(held) and held.source != source_of(path):
                 mail = Path(held.source).name
                 report.notes.append(
                     messages.replaces_attachment(path.name, attachment=_attachment(held.file, mail), mail=mail)
@@ -363,15 +363,18 @@ def _check_name(path: Path, seen: dict[str, Path], held: IndexedFile | None, con
     if first != path:
         raise UnreadableFile(f"{path.name}: another file of this name came first (names must differ)")
     source = source_of(path)
-    clash = held is not None and held.source and held.source != source and _another_file(Path(held.source), path)
-    if held is not None and clash and not _part(held):  # a mail's attachment yields its name to a file
-        raise UnreadableFile(messages.name_clash(path.name, new=source, old=held.source, container=container))
+    old = held.source if held is not None else None
+    clash = held is not None and old and old != source and _another_file(Path(old), path)
+    if held is not None and old and clash and not _part(held):  # a mail's attachment yields its name to a file
+        raise UnreadableFile(messages.name_clash(path.name, new=source, old=old, container=container))
     return held
 
 
 def _part(held: IndexedFile) -> bool:
     """Whether `held` is a mail's attachment (its name is not its source file's own)."""
-    return bool(held.source) and stored_name(Path(held.source).name) != held.file
+    if not held.source:
+        return False
+    return stored_name(Path(held.source).name) != held.file
 
 
 def _attachment(file: str, mail: str) -> str:

@@ -78,7 +78,7 @@ def read_document(path: Path, *, max_chars: int | None = None) -> Document:
         modified = date.fromtimestamp(status.st_mtime).isoformat()
     except OSError as exc:
         raise UnreadableFile(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
-    if too_big:
+    if too_big and max_chars is not None:
         raise TextTooLong(messages.file_too_long(path.name, max_chars))
     digest = hashlib.sha256(data).hexdigest()
     if suffix in PDF_SUFFIXES:

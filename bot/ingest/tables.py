@@ -15,6 +15,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time
+from typing import Any
 
 from bot import messages
 from bot.errors import TextTooLong, UnreadableFile
@@ -135,8 +136,8 @@ def read_xlsx(data: bytes, name: str, *, max_chars: int | None = None) -> tuple[
         book.close()
 
 
-def _worksheets(book: object) -> Iterator[object]:
-    for sheet in book.worksheets:  # type: ignore[attr-defined]
+def _worksheets(book: Any) -> Iterator[Any]:
+    for sheet in book.worksheets:
         if hasattr(sheet, "iter_rows"):  # chart sheets hold no cells
             yield sheet
 

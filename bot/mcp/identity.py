@@ -145,5 +145,5 @@ class PersonVerifier:
 def person_of(access: AccessToken) -> Person:
     """The person a verified AccessToken names (as `PersonVerifier` made it)."""
     claims = access.claims or {}
-    via = "oidc" if claims.get("via") == "oidc" else "folio"
+    via: Literal["folio", "oidc"] = "oidc" if claims.get("via") == "oidc" else "folio"
     return Person(access.client_id, str(claims.get("team") or ""), via, access.expires_at)

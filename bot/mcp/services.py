@@ -19,9 +19,7 @@ from bot.errors import ConfigurationError
 from bot.mcp.identity import JwtChecker, Oidc, PersonVerifier
 from bot.store import ConversationStore
 from bot.store.tokens import FolioTokens, tokens_of
-from bot.store.traces import TraceStore
-from bot.store.usage import UsageStore
-from bot.turns.budget import Budget, Limits
+from bot.turns.budget import Budget
 from bot.turns.governance import Ledger
 
 MCP_PATH = "/mcp"
@@ -78,18 +76,17 @@ class McpFolio:
     def policy(self) -> ChannelPolicy:
         return self.folio.channel_policy()
 
-    @functools.cached_property
+    @property
     def ledger(self) -> Ledger:
-        """Where agents' turns add their usage and keep their traces (the same counters as Slack's)."""
-        redis, prefix = self.store.keyspace("usage")
-        usage = UsageStore(redis, prefix=prefix, retention_days=self.settings.folio_usage_retention_days)
-        traces = TraceStore(redis, prefix=self.store.keyspace("trace")[1]) if self.settings.folio_traces else None
-        return Ledger(usage, traces)
+        """Where agents' turns add their usage and keep their traces: the same stores as Slack's, built once."""
+        assert self.folio.stores is not None  # present with a store (open_folio)
+        return self.folio.stores.ledger
 
-    @functools.cached_property
+    @property
     def budget(self) -> Budget:
-        """The same budgets and per-person rate cap as Slack's turns."""
-        return Budget(self.ledger.usage, limits=Limits.of(self.settings), policy=self.policy)
+        """The same budgets and per-person rate cap as Slack's turns (built once by open_folio)."""
+        assert self.folio.budget is not None  # present with a store (open_folio)
+        return self.folio.budget
 
     @functools.cached_property
     def tokens(self) -> FolioTokens:

@@ -3,8 +3,8 @@ citations, usage counters and trace as a question in Slack, with nothing shown a
 
     answer = await ask_as_agent(mcp, request)   # request: bot.mcp.scope.mcp_request(..., question=...)
 
-This is the one place an MCP call enters a turn: when turns get one durable door for every surface, this function
-is what points at it.
+This is the one place an MCP call enters a turn. It runs the turn inline, not through the durable intake
+(bot.turns.consumer): the agent waits on this very request for the answer, and an agent whose call fails asks again.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from __future__ import annotations
 from bot.mcp.scope import scopes
 from bot.mcp.services import McpFolio
 from bot.models import Answer
-from bot.turns import SilentView, TurnRequest, TurnServices, answer
-from bot.turns.governance import GovernedRecorder
+from bot.turns import SilentView, TurnRecorder, TurnRequest, TurnServices, take_turn
 
 
 async def ask_as_agent(mcp: McpFolio, request: TurnRequest) -> Answer:
@@ -23,6 +22,6 @@ async def ask_as_agent(mcp: McpFolio, request: TurnRequest) -> Answer:
         model=folio.model, retriever=folio.retriever, options=folio.options, conversations=mcp.store,
         scopes=scopes(mcp), timeout=folio.turn_timeout, admit=folio.tasks.gate.wait_for_room, guard=mcp.budget.check,
     )  # fmt: skip
-    observer = GovernedRecorder(request, content=mcp.settings.folio_log_content, ledger=mcp.ledger,
-                                spawn=folio.tasks.spawn)  # fmt: skip
-    return await answer(request, services=services, view=SilentView(), observer=observer)
+    observer = TurnRecorder(request, content=mcp.settings.folio_log_content, ledger=mcp.ledger,
+                            spawn=folio.tasks.spawn)  # fmt: skip
+    return await take_turn(request, services=services, view=SilentView(), observer=observer)

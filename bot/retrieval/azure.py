@@ -107,7 +107,7 @@ class AzureSearchRetriever:
         except AzureError as exc:
             raise _unavailable(exc) from exc
         select = [name for name in FILE_FIELDS if name in held]
-        documents = self._all_documents(filter=scope_filter(Scope(container=container)), select=select)
+        documents = self._all_documents(filter=scope_filter(Scope(containers=(container,))), select=select)
         return file_listing(container, [document async for document in documents])
 
     async def passages(self, container: str, file: str) -> list[Chunk]:
@@ -136,7 +136,7 @@ class AzureSearchRetriever:
             by_container.setdefault(container, []).append(file)
         held: set[tuple[str, str]] = set()
         for container, names in by_container.items():
-            where = f"{scope_filter(Scope(container=container))} and {one_of('file', tuple(names))}"
+            where = f"{scope_filter(Scope(containers=(container,)))} and {one_of('file', tuple(names))}"
             try:
                 results = await self.search_client.search(
                     search_text="*", filter=where, facets=[f"file,count:{len(names)}"], top=0
@@ -164,7 +164,7 @@ class AzureSearchRetriever:
         """How many chunks `container` holds (0 when the index does not exist yet)."""
         try:
             results = await self.search_client.search(
-                search_text="*", filter=scope_filter(Scope(container=container)), top=0, include_total_count=True
+                search_text="*", filter=scope_filter(Scope(containers=(container,))), top=0, include_total_count=True
             )
             return int(await results.get_count() or 0)
         except ResourceNotFoundError:

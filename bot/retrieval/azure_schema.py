@@ -26,6 +26,7 @@ from azure.search.documents.indexes.models import (
     SimpleField,
     VectorSearch,
     VectorSearchProfile,
+    VectorSearchVectorizer,
 )
 
 from bot.models import Tag
@@ -106,7 +107,7 @@ def index_definition(name: str, *, dimensions: int | None, vectorizer: AzureVect
 
 
 def _vector_search(vectorizer: AzureVectorizer | None) -> VectorSearch:
-    vectorizers = []
+    vectorizers: list[VectorSearchVectorizer] = []
     if vectorizer:
         model = vectorizer.deployment if vectorizer.deployment in KNOWN_EMBEDDING_MODELS else None
         vectorizers.append(

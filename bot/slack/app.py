@@ -5,7 +5,9 @@ Listeners receive the `Folio` that `bot.app.open_folio` built and never read glo
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Awaitable
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -15,11 +17,14 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 from bot.app import Folio
 from bot.app.slack_calls import PacedWebClient
 from bot.errors import ConfigurationError
-from bot.slack.consumer import consumer_for
+from bot.slack.door import give_up
 from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries, PacedPosts
 from bot.slack.services import SlackFolio
 from bot.slack.site import ReadyCheck, ops_routes
+from bot.slack.turns import run_slack_turn
+from bot.turns import TurnRequest
+from bot.turns.consumer import Attempt, Consumer
 from bot.turns.thread_files import sweep_quietly
 
 log = logging.getLogger(__name__)
@@ -44,11 +49,37 @@ def _bolt_log() -> logging.Logger:
     return logger
 
 
+def serving(folio: Folio) -> SlackFolio:
+    """`folio` as a SlackFolio, its turn consumer wired to `run_slack_turn`; ConfigurationError naming what is
+    missing (the token, the policy file)."""
+    if isinstance(folio, SlackFolio):
+        return folio
+    if folio.slack is None or folio.store is None or folio.access is None:
+        raise ConfigurationError("SLACK_BOT_TOKEN is not set. Copy the Bot User OAuth Token (xoxb-...) into .env.")
+    if folio.policy is None:  # a missing policy file stops Folio at start, with what to do
+        raise folio.no_policy()
+    if folio.stores is None or folio.budget is None:  # open_folio builds them with the store
+        raise ConfigurationError("The stores beside the conversations were not built: open Folio with open_folio.")
+
+    def run(request: TurnRequest, attempt: Attempt) -> Awaitable[None]:
+        return run_slack_turn(served, request, attempt)
+
+    def stop(request: TurnRequest, shown_ts: str | None) -> Awaitable[None]:
+        return give_up(served, request, shown_ts)
+
+    consumer = Consumer(store=folio.store, tasks=folio.tasks, run=run, give_up=stop)
+    parts = {each.name: getattr(folio, each.name) for each in dataclasses.fields(Folio)}
+    served = SlackFolio(**{**parts, "store": folio.store, "slack": folio.slack, "access": folio.access,
+                           "policy": folio.policy, "stores": folio.stores, "budget": folio.budget},
+                        consumer=consumer)  # fmt: skip
+    return served
+
+
 def build_app(folio: Folio) -> AsyncApp:
     """The Bolt app with its middleware and every listener attached; HTTP requests are verified with
     SLACK_SIGNING_SECRET (Socket Mode needs no signature). ConfigurationError, saying what to set, when `folio`
-    lacks what serving Slack needs (see `SlackFolio.of`)."""
-    folio = SlackFolio.of(folio)
+    lacks what serving Slack needs (see `serving`)."""
+    folio = serving(folio)
     settings = folio.settings
     socket_mode = settings.slack_app_token is not None
     if not socket_mode and settings.slack_signing_secret is None:
@@ -69,7 +100,7 @@ def build_app(folio: Folio) -> AsyncApp:
     if isinstance(folio.slack, PacedWebClient):
         app.use(PacedPosts(folio.slack))
     register(app, folio)
-    consumer_for(folio).start()  # claims the turns of workers that died (bot.slack.consumer)
+    folio.consumer.start()  # claims the turns of workers that died (bot.turns.consumer)
     if settings.folio_thread_files:  # files shared in threads past FOLIO_THREAD_FILE_DAYS (and at each share)
         folio.tasks.spawn(sweep_quietly(folio.retriever, folio.documents, days=settings.folio_thread_file_days),
                           name="thread files sweep")  # fmt: skip

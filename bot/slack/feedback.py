@@ -31,8 +31,7 @@ COMMENT_LIMIT = 1000
 
 def feedback_store(folio: SlackFolio) -> FeedbackStore:
     """The feedback records, in the conversations' Redis and for their retention."""
-    redis, prefix = folio.store.keyspace("feedback")
-    return FeedbackStore(redis, prefix)
+    return folio.stores.feedback
 
 
 async def record_click(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
@@ -99,7 +98,7 @@ def form_answer(view: dict[str, Any]) -> tuple[ThreadKey, int, str, str | None]:
     team, channel, thread_ts = metadata["thread"]
     values = (view.get("state") or {}).get("values") or {}
     chosen = ((values.get("reason") or {}).get("reason") or {}).get("selected_option") or {}
-    reason = chosen.get("value") if chosen.get("value") in REASONS else "other"
+    reason = str(chosen["value"]) if chosen.get("value") in REASONS else "other"
     comment = ((values.get("comment") or {}).get("comment") or {}).get("value")
     text = comment.strip()[:COMMENT_LIMIT] if isinstance(comment, str) and comment.strip() else None
     return ThreadKey(team=team, channel=channel, thread_ts=thread_ts), int(metadata["turn"]), reason, text

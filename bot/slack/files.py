@@ -44,7 +44,7 @@ class SlackFiles:
         user = str(info.get("user") or "")
         if user and await self.organisation.is_outsider(thread.team, user, user_team=_text(info.get("user_team"))):
             raise FileRefused(messages.thread_file_outsider(name))
-        size = int(info.get("size") or 0)
+        size = int(str(info.get("size") or 0)) if str(info.get("size") or 0).isdigit() else 0
         if size > max_bytes:
             raise FileRefused(messages.thread_file_too_big(name, size, max_bytes))
         url = str(info.get("url_private_download") or info.get("url_private") or "")

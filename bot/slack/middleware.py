@@ -3,7 +3,7 @@
 Messages: Bolt already drops Folio's own events; this drops other bots' messages and non-person subtypes (edits,
 joins, bot posts), and names each message's delivery (`context["delivery"]`) and Slack's retry count. A listener
 records that name durably in the same round trip that takes the thread's place in line, before the ack
-(bot.slack.consumer), so Slack's retries and the `message` twin of an `app_mention` are answered once. Buttons
+(bot.turns.consumer), so Slack's retries and the `message` twin of an `app_mention` are answered once. Buttons
 and commands: a repeated `trigger_id` is dropped. Every request: the listeners' client paces chat.postMessage.
 """
 

@@ -12,7 +12,6 @@ only, while they can read that channel, and only while their access still reache
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -24,14 +23,13 @@ from bot import messages
 from bot.access import Access
 from bot.config import ChannelPolicy
 from bot.errors import FolioError
-from bot.models import Scope, Tag
+from bot.models import Scope, Tag, is_direct_message
+from bot.slack.door import start_turn
 from bot.slack.failures import describe_failure
 from bot.slack.render import render_private_offer
 from bot.slack.services import SlackFolio
-from bot.slack.turns import services, view_for
 from bot.store import ThreadKey
-from bot.turns import TurnRecorder, TurnRequest, answer
-from bot.turns.boundary import SharedSpaces
+from bot.turns import TurnRequest
 from bot.turns.scope import TurnScope
 
 log = logging.getLogger(__name__)
@@ -42,7 +40,7 @@ async def wider(
 ) -> tuple[str, ...]:
     """The containers `user` may read that the channel's rule does not search (empty: no offer)."""
     policy = folio.channel_policy()
-    if policy.access is None or channel[:1] not in {"C", "G"}:
+    if policy.access is None or is_direct_message(channel):
         return ()
     try:
         rule = policy.rule_for(channel)
@@ -155,10 +153,12 @@ async def answer_privately(folio: SlackFolio, client: AsyncWebClient, click: Cli
     except Exception as error:
         await _refuse(client, click, describe_failure(error))
         return
-    # root_is_ours: Folio's first DM message quotes the question; deleting the conversation deletes it too
+    # root_is_ours: Folio's first DM message quotes the question; deleting the conversation deletes it too. Through
+    # the one door, like every turn: durable, governed (budget, usage), traced; its scope: PrivateScope
     request = TurnRequest(thread=ThreadKey(team=asked_in.team, channel=dm, thread_ts=str(root["ts"])),
-                          question=question, user=click.user, is_dm=True, root_is_ours=True)  # fmt: skip
-    await _run(folio, request, asked_in.channel)
+                          question=question, user=click.user, is_dm=True, root_is_ours=True,
+                          private_from=asked_in.channel)  # fmt: skip
+    await start_turn(folio, client, request)
 
 
 async def _refuse(client: AsyncWebClient, click: Click, text: str) -> None:
@@ -167,13 +167,3 @@ async def _refuse(client: AsyncWebClient, click: Click, text: str) -> None:
         await client.chat_postEphemeral(channel=click.channel, user=click.user, text=text)
     except Exception:  # Slack failing too: there is nowhere else to say it
         log.exception("could not tell %s in %s: %s", click.user, click.channel, text)
-
-
-async def _run(folio: SlackFolio, request: TurnRequest, channel: str) -> None:
-    scopes = SharedSpaces(PrivateScope(folio.channel_policy, folio.access, channel), folio.channel_policy,
-                          folio.access.organisation)  # fmt: skip
-    try:
-        await answer(request, services=dataclasses.replace(services(folio), scopes=scopes),
-                     view=view_for(folio, request), observer=TurnRecorder(request))  # fmt: skip
-    except Exception:  # shown in the DM already
-        log.info("private answer failed in %s", request.thread, exc_info=True)

@@ -133,6 +133,7 @@ class StatusLineView:
             log.warning("could not clear the thread status: %s", exc.response.get("error"))
 
     async def _edit(self, message: SlackMessage) -> None:
+        assert self.placeholder_ts is not None  # edits follow the placeholder `working` posted (or a resumed one)
         await self._client.chat_update(
             channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
         )

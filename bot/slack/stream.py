@@ -239,6 +239,7 @@ class StreamView(StatusLineView):
             if not chunks:
                 continue
             try:
+                assert self.stream_ts is not None  # the sender runs once the stream started
                 await self._client.chat_appendStream(channel=self._channel, ts=self.stream_ts, chunks=chunks)
             except Exception as exc:  # noqa: BLE001 - any failure: the turn goes on without the stream
                 self._refused("chat.appendStream", exc)
@@ -257,6 +258,7 @@ class StreamView(StatusLineView):
         if not self.streaming:  # the sender found the stream broken: nothing more goes through it
             return False
         self.streaming = False
+        assert self.stream_ts is not None  # streaming: the stream started
         try:
             await self._client.chat_stopStream(channel=self._channel, ts=self.stream_ts, chunks=chunks, blocks=blocks)
         except Exception as exc:  # noqa: BLE001 - the caller shows the answer by updating the message instead

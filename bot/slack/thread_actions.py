@@ -10,7 +10,6 @@ import logging
 from collections.abc import Sequence
 
 from openai import AsyncOpenAI
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -18,11 +17,11 @@ from bot import messages
 from bot.agent import delete_responses
 from bot.models import Feedback
 from bot.slack.assistant import clear_thread
-from bot.slack.consumer import start_turn
+from bot.slack.door import start_turn
+from bot.slack.failures import describe_failure
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ConversationStore, ThreadKey
-from bot.store.feedback import FeedbackStore
+from bot.turns import TurnRequest
 from bot.turns.thread_files import forget_thread_files
 
 log = logging.getLogger(__name__)
@@ -75,7 +74,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
             if conversation is None:
                 await tell(client, thread, user, messages.CONVERSATION_GONE)
                 return
-            if user != conversation.started_by and not await _is_admin(client, user):
+            if user != conversation.started_by and not await _is_workspace_admin(client, user):
                 await tell(client, thread, user, messages.delete_not_allowed(conversation.started_by))
                 return
             left_ids, deleted = await _delete_responses(folio.model, conversation.response_ids)
@@ -87,7 +86,7 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
                 return
             await clear_thread(folio.access, client, thread)  # the assistant thread's greeting, title and keys
             await store.delete(thread)
-            await FeedbackStore(*_feedback_keys(store)).forget_thread(thread)  # it quotes the conversation
+            await folio.stores.feedback.forget_thread(thread)  # it quotes the conversation
     except Exception as error:
         log.warning("deleting %s failed", thread, exc_info=True)
         await tell(client, thread, user, describe_failure(error))
@@ -98,11 +97,6 @@ async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread:
 
 def _store(folio: SlackFolio) -> ConversationStore:
     return folio.store
-
-
-def _feedback_keys(store: ConversationStore) -> tuple[Redis, str]:
-    redis, prefix = store.keyspace("feedback")  # where bot.slack.feedback keeps its records
-    return redis, prefix
 
 
 async def _delete_responses(model: AsyncOpenAI | None, response_ids: Sequence[str]) -> tuple[list[str], int]:
@@ -126,7 +120,9 @@ async def _delete_message(client: AsyncWebClient, channel: str, ts: str) -> bool
     return True
 
 
-async def _is_admin(client: AsyncWebClient, user: str) -> bool:
+async def _is_workspace_admin(client: AsyncWebClient, user: str) -> bool:
+    """Whether Slack says `user` administers the workspace (admin or owner): who may delete anyone's conversation.
+    Not Folio's own admins (`admins:` in channels.yaml, who read traces: bot.slack.why.is_admin)."""
     try:
         response = await client.users_info(user=user)
     except SlackApiError as exc:

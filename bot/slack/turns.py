@@ -1,6 +1,7 @@
-"""A turn in a Slack thread, once it is accepted (bot.slack.consumer): `run_slack_turn`.
+"""A turn in a Slack thread, once the one door (bot.turns.consumer) accepted it: `run_slack_turn`, the runner
+`bot.slack.app.serving` gives the consumer.
 
-    run_slack_turn(folio, request, resumed_ts=None, on_shown=None)   # the one turn (bot.turns), shown in the thread
+    run_slack_turn(folio, request, attempt)   # the one turn (bot.turns), shown in the thread
 
 Every failure ends in a message in the thread (see `bot.slack.failures.describe_failure`), and the progress
 indicator is cleared; every turn, even one lost to Redis before it ran, leaves a turn record and its metrics.
@@ -9,47 +10,38 @@ indicator is cleared; every turn, even one lost to Redis before it ran, leaves a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent.events import AnswerText, Step
 from bot.app import builders
-from bot.errors import FolioError, LeaseLost, StoreUnavailable
+from bot.errors import FolioError, LeaseLost
 from bot.models import Answer, Scope
-from bot.slack.failures import describe_failure
 from bot.slack.files import SlackFiles
+from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, answer
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, take_turn
 from bot.turns.boundary import SharedSpaces
-from bot.turns.governance import GovernedRecorder
+from bot.turns.consumer import Attempt, OnShown
+from bot.turns.scope import Scopes
 from bot.turns.thread_files import ThreadFileRules, ThreadFiles
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Shown", "TurnRequest", "describe_failure", "lost", "run_slack_turn"]
 
-Shown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
-
-
-async def run_slack_turn(
-    folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None,
-    lock: AbstractAsyncContextManager[object] | None = None, on_shown: Shown | None = None,
-) -> None:  # fmt: skip
-    """Run one accepted turn in its thread; `resumed_ts` is the message an earlier attempt of the same delivery
-    showed, which this one edits instead of posting another; `on_shown` hears the ts of each message the turn shows
+async def run_slack_turn(folio: SlackFolio, request: TurnRequest, attempt: Attempt) -> None:
+    """Run one attempt at an accepted turn in its thread: it edits the message an earlier attempt showed
+    (`attempt.resumed_ts`) instead of posting another, and tells `attempt.on_shown` the ts of each message it shows
     (its stream or placeholder, then its answer or failure), so that a later attempt can find it. Never raises but
     for cancellation (shutdown, hand-back) and LeaseLost (the thread's lease lapsed under the turn: the thread was
     told LEASE_LOST, and the consumer runs the turn again in that message); any other failure is shown in the
     thread, logged and recorded."""
-    view = view_for(folio, request, resumed_ts=resumed_ts)
+    view = NotedView(view_for(folio, request, resumed_ts=attempt.resumed_ts), attempt.on_shown)
     try:
-        await answer(request, services=services(folio), view=view if on_shown is None else NotedView(view, on_shown),
-                     observer=observer_for(folio, request), lock=lock)  # fmt: skip
+        await take_turn(request, services=services(folio, request), view=view, observer=observer_for(folio, request),
+                     lock=attempt.lock)  # fmt: skip
     except LeaseLost:
         raise
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
@@ -57,19 +49,20 @@ async def run_slack_turn(
             log.exception("turn failed in %s", request.thread, exc_info=error)
         return
     if not request.is_dm:  # "Search what only I can see", to an asker whose access reaches further
-        from bot.slack.private import offer  # it builds on this module
-
         await offer(folio, folio.slack, request)
 
 
-def services(folio: SlackFolio) -> TurnServices:
-    """What a Slack turn runs on: conversations in Redis, today's policy and access, the busy loop's gate."""
+def services(folio: SlackFolio, request: TurnRequest) -> TurnServices:
+    """What a Slack turn runs on: conversations in Redis, today's policy and access (widened by the asker's own for
+    a private answer), the busy loop's gate, the budget."""
+    scopes: Scopes = PolicyScopes(folio.channel_policy, folio.access)
+    if request.private_from is not None:
+        scopes = PrivateScope(folio.channel_policy, folio.access, request.private_from)
     return TurnServices(
         model=folio.model, retriever=folio.retriever, options=folio.options, conversations=folio.store,
-        scopes=SharedSpaces(PolicyScopes(folio.channel_policy, folio.access), folio.channel_policy,
-                            folio.access.organisation),
-        timeout=folio.turn_timeout,
-        admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check, files=thread_files(folio),
+        scopes=SharedSpaces(scopes, folio.channel_policy, folio.access.organisation),
+        timeout=folio.turn_timeout, admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check,
+        files=thread_files(folio),
     )  # fmt: skip
 
 
@@ -87,13 +80,13 @@ def thread_files(folio: SlackFolio) -> ThreadFiles | None:
                        documents=folio.documents, rules=rules, converters=builders.converters(settings))  # fmt: skip
 
 
-def observer_for(folio: SlackFolio, request: TurnRequest) -> GovernedRecorder:
+def observer_for(folio: SlackFolio, request: TurnRequest) -> TurnRecorder:
     """The turn's record, its usage counted and its trace kept (bot.turns.governance)."""
-    return GovernedRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
+    return TurnRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
                             spawn=folio.tasks.spawn)  # fmt: skip
 
 
-def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:
+def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> StatusLineView:
     """The view of one turn, chosen once: a stream when FOLIO_STREAMING is on (and no earlier attempt showed a
     message to reuse), else the status line or placeholder."""
     thread = request.thread
@@ -109,7 +102,7 @@ class NotedView:
     """A Slack view that tells `on_shown` the ts of each message it shows, the moment it exists: the stream or
     placeholder `working` opened, then the message of the answer or of the failure (when it is another one)."""
 
-    def __init__(self, view: StatusLineView, on_shown: Shown) -> None:
+    def __init__(self, view: StatusLineView, on_shown: OnShown) -> None:
         self._view = view
         self._on_shown = on_shown
 
@@ -142,13 +135,3 @@ class NotedView:
         if ts is not None:
             await self._on_shown(ts)
         return ts
-
-
-async def lost(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest, error: StoreUnavailable) -> None:
-    """A turn Redis lost before it ran: said in the thread, and recorded like any other turn."""
-    observer = TurnRecorder(request, content=folio.settings.folio_log_content)
-    observer.failed(error)
-    view = StatusLineView(client, channel=request.thread.channel, thread_ts=request.thread.thread_ts)
-    if await view.failed(error) is not None:
-        observer.shown()
-    observer.finished()

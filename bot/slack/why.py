@@ -51,7 +51,8 @@ NOT_A_READER, UNKNOWN = "not_a_reader", "unknown"  # the admin cannot read the c
 
 
 async def is_admin(folio: SlackFolio, *, team: str, user: str) -> bool:
-    """Whether `user` is listed in `admins:` (by ID, or through one of the user groups listed there)."""
+    """Whether `user` is one of Folio's admins: listed in `admins:` (by ID, or through one of the user groups listed
+    there), who read traces. Not Slack's workspace admins (who may delete anyone's conversation: thread_actions)."""
     admins = folio.channel_policy().admins
     if user in admins:
         return True

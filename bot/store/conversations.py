@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 
 from bot import messages
@@ -42,7 +41,7 @@ from bot.store.intake import Intake
 from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
 from bot.store.probe import needs_cluster_client
-from bot.store.scripts import Script
+from bot.store.scripts import AnyPipeline, Script
 
 if TYPE_CHECKING:
     from redis import Redis as SyncRedis
@@ -95,7 +94,7 @@ class ConversationStore:
     def _responses_key(self, thread: ThreadKey) -> str:
         return keys.thread_keys(self._prefix, thread).responses
 
-    def _adopt_in(self, pipe: Pipeline, thread: ThreadKey) -> None:
+    def _adopt_in(self, pipe: AnyPipeline, thread: ThreadKey) -> None:
         """On a single Redis, rename the thread's keys of an older Folio first (bot.store.keys)."""
         if not self.cluster:
             keys.ADOPT.queue(pipe, keys.adopt_keys(self._prefix, thread), (self._ttl,))
@@ -218,14 +217,14 @@ class ConversationStore:
         lock = self.lock(thread)
         accept_id = secrets.token_hex(8)
 
-        def thread_part(pipe: Pipeline) -> None:
+        def thread_part(pipe: AnyPipeline) -> None:
             self._adopt_in(pipe, thread)  # before SET NX: an older Folio's conversation is the thread's
             lock.enqueue_in(pipe)
             if new is not None:
                 pipe.set(self._key(thread), new.model_dump_json(), nx=True, ex=self._ttl)
             lock.try_acquire_in(pipe)  # an idle thread's turn holds it from here: no round trip of its own
 
-        def intake_part(pipe: Pipeline) -> None:
+        def intake_part(pipe: AnyPipeline) -> None:
             self.intake.accept_in(pipe, delivery, request, owner=owner, accept_id=accept_id, reply=reply)
 
         # Not a transaction: the thread's keys and the intake's are in different hash slots. The intake record goes
@@ -247,7 +246,7 @@ class ConversationStore:
             return None
         return lock
 
-    def _accept_blocking(self, *parts: Callable[[Pipeline], None]) -> list[object]:
+    def _accept_blocking(self, *parts: Callable[[AnyPipeline], None]) -> list[object]:
         """`accept`'s round trip, holding the event loop meanwhile (a local Redis answers in well under a
         millisecond). Awaited, redis-py's pipeline takes the loop round six or seven times, and with 30 turns
         running each round waits for every turn's next step: so did Slack's ack (benchmarks/RESULTS.md, issue 21
@@ -287,7 +286,7 @@ class ConversationStore:
         a cluster node answers PING, and then MOVED for most keys), and a cluster serves every slot."""
         async with redis_errors():
             await self._redis.ping()
-            if self.cluster:  # a node answers PING while the cluster refuses keys (CLUSTERDOWN): ask for its state
+            if isinstance(self._redis, RedisCluster):  # a node answers PING while the cluster refuses keys: ask
                 state = str((await self._redis.cluster_info()).get("cluster_state"))
                 if state != "ok":
                     raise StoreUnavailable(messages.redis_cluster_down(f"cluster_state:{state}"))

@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
-
-from redis.asyncio import Redis
+from typing import cast
 
 from bot.models import Citation, Conversation, Feedback
 from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
+from bot.store.scripts import AnyRedis
 
 REASONS = ("wrong", "outdated", "source", "other")  # what the 👎 form offers (bot.messages names them)
 
@@ -87,7 +87,7 @@ class FeedbackStore:
     """Feedback records in Redis, kept `ttl` seconds (the conversations' retention)."""
 
     def __init__(
-        self, redis: Redis, prefix: str, *, ttl: int = THIRTY_DAYS, clock: Callable[[], float] = time.time
+        self, redis: AnyRedis, prefix: str, *, ttl: int = THIRTY_DAYS, clock: Callable[[], float] = time.time
     ) -> None:
         self._redis, self._prefix, self._ttl, self._clock = redis, prefix, ttl, clock
 
@@ -129,7 +129,7 @@ class FeedbackStore:
     async def since(self, at: float = 0.0) -> list[FeedbackRecord]:
         """Every record clicked at or after `at` (epoch seconds), oldest first."""
         async with redis_errors():
-            keys = await self._redis.zrangebyscore(self._index, at, "+inf")
+            keys = cast(list[bytes], await self._redis.zrangebyscore(self._index, at, "+inf"))  # no scores asked
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.get(key)

@@ -2,7 +2,7 @@
 
 A record is a processing lease: the process that accepted a delivery runs its turn at once and renews the lease
 while it runs; when that process dies, the lease lapses and any serving process claims the record and runs the turn
-again (bot.slack.consumer). Why not a Redis stream with a consumer group: every process runs the turns it accepts, so
+again (bot.turns.consumer). Why not a Redis stream with a consumer group: every process runs the turns it accepts, so
 a stream's delivery to "some consumer" would add a round trip and a reader per process for nothing; what is needed
 is "who holds this record, until when", which a sorted set of lease deadlines says directly, and claiming one record
 is one script.
@@ -14,7 +14,7 @@ Keys, all under the hash tag `{PREFIX:intake}` (one Redis Cluster slot, so each 
                                       ("consumer#attempt", empty while claimable), attempt, shown (the ts of the
                                       message a previous attempt showed); 24 h
 
-`owner` fences the record: renew, shown, done and hand-back act only for the attempt that holds it, so a stale
+`owner` fences the record: renew, note_shown, done and hand-back act only for the attempt that holds it, so a stale
 attempt (a paused process) cannot mark done or hand back a turn another process now runs.
 Every Redis error leaves this module as StoreUnavailable (through `redis_errors`).
 
@@ -27,11 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
-
 from bot.store.errors import redis_errors
-from bot.store.scripts import Script
+from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 SEEN_TTL = 24 * 3600  # Slack retries an event for minutes at most; a day is ample
 
@@ -122,19 +119,19 @@ class Claimed:
     request: str
     reply: bool
     attempt: int
-    shown: str | None
+    shown_ts: str | None  # the message an earlier attempt showed (the record's `shown` field)
 
 
 class Intake:
     """The durable record of accepted deliveries (see the module docstring for the keys)."""
 
-    def __init__(self, redis: Redis, *, prefix: str, lease_seconds: float) -> None:
+    def __init__(self, redis: AnyRedis, *, prefix: str, lease_seconds: float) -> None:
         self._redis = redis
         self._tag = f"{{{prefix}:intake}}"
         self.lease_ms = int(lease_seconds * 1000)
 
     def accept_in(
-        self, pipe: Pipeline, delivery: str, request: str, *, owner: str, accept_id: str, reply: bool
+        self, pipe: AnyPipeline, delivery: str, request: str, *, owner: str, accept_id: str, reply: bool
     ) -> None:
         """Add "record this delivery unless seen before" to the caller's pipeline; its result is 1 when recorded."""
         keys = (self._seen(delivery), self._due(), self._turn(delivery))
@@ -165,7 +162,7 @@ class Intake:
                 replies = await pipe.execute()
         return [_claimed(_text(delivery), reply) for delivery, reply in zip(due, replies, strict=True) if reply]
 
-    async def shown(self, delivery: str, owner: str, ts: str) -> None:
+    async def note_shown(self, delivery: str, owner: str, ts: str) -> None:
         """Note the message this attempt shows, so that a later attempt updates it instead of posting anew."""
         async with redis_errors():
             await _SHOWN(self._redis, (self._turn(delivery),), (owner, ts))
@@ -206,7 +203,7 @@ class Intake:
 def _claimed(delivery: str, reply: list[bytes | str]) -> Claimed:
     owner, request, is_reply, attempt, shown = (_text(part) for part in reply)
     return Claimed(delivery=delivery, owner=owner, request=request, reply=is_reply == "1", attempt=int(attempt),
-                   shown=shown or None)  # fmt: skip
+                   shown_ts=shown or None)  # fmt: skip
 
 
 def _text(value: bytes | str) -> str:

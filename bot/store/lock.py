@@ -29,18 +29,15 @@ import secrets
 import time
 from types import TracebackType
 
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
-
 from bot import messages, metrics
 from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
 from bot.store.failures import REDIS_FAILURES, store_failure
-from bot.store.scripts import Script
+from bot.store.lease import LEASE_LOST_CANCEL, renew_every
+from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 10.0  # a dead holder blocks its thread this long at most; the holder renews every third of it
-_LOST = "lease-lost"  # the cancel message of a holder whose lease lapsed
 
 
 # KEYS queue, waiters, holder, fence; ARGV token, lease_ms, heartbeat_ms. The fence key lives a day (86400000 ms).
@@ -99,7 +96,7 @@ class ThreadLock:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: AnyRedis,
         name: str,
         *,
         wait_seconds: float,
@@ -128,7 +125,7 @@ class ThreadLock:
             log.warning("redis: %r", exc)
             raise StoreUnavailable(store_failure(exc)) from exc
 
-    def enqueue_in(self, pipe: Pipeline) -> None:
+    def enqueue_in(self, pipe: AnyPipeline) -> None:
         """Add joining the queue to the caller's pipeline, so it costs no round trip of its own. Commands on one key
         each: the pipeline may hold commands for other hash slots."""
         queue, waiters, _, _ = self._keys
@@ -192,7 +189,7 @@ class ThreadLock:
             renewer.cancel()  # again after a while: redis-py can swallow a cancel that lands mid-command (#2028)
             await asyncio.wait([renewer], timeout=0.1)
 
-    def release_in(self, pipe: Pipeline) -> None:
+    def release_in(self, pipe: AnyPipeline) -> None:
         """Add releasing the hold to the caller's transaction on the thread's slot; call `released()` once it ran.
         Call `stop_renewing()` first."""
         queue, waiters, holder, _ = self._keys
@@ -202,7 +199,7 @@ class ThreadLock:
         """The release added by `release_in` ran: `async with` has nothing left to release."""
         self._queued, self.fence = False, 0
 
-    def try_acquire_in(self, pipe: Pipeline) -> None:
+    def try_acquire_in(self, pipe: AnyPipeline) -> None:
         """Add a first try for the hold to the caller's pipeline, after `enqueue_in` (the thread's commands only: one
         slot); hand its reply to `tried`. An idle thread is then held without a round trip of its own."""
         _TRY_ACQUIRE.queue(pipe, self._keys, (self._token, self._lease_ms, self._lease_ms))
@@ -214,12 +211,12 @@ class ThreadLock:
             self.fence, self._lost = fence, False
 
     async def _keep(self, holder: asyncio.Task[None]) -> None:
-        """Renew the lease every third of it; cancel the holder once it is someone else's or a lease went by
+        """Renew the lease (bot.store.lease: every third of it); cancel the holder once it is someone else's or a lease went by
         without one renewal (Redis unreachable: another process may take the thread when the lease lapses)."""
         lease = self._lease_ms / 1000
         renewed = time.monotonic()
         while True:
-            await asyncio.sleep(lease / 3)
+            await asyncio.sleep(renew_every(lease))
             try:
                 ours = await self._renew()
             except REDIS_FAILURES:
@@ -230,7 +227,7 @@ class ThreadLock:
             if not ours:
                 log.warning("lost the lease of %s (fence %d); stopping its turn", self._keys[2], self.fence)
                 self._lost = True
-                holder.cancel(_LOST)
+                holder.cancel(LEASE_LOST_CANCEL)
                 return
 
     async def _renew(self) -> bool:

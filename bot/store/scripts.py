@@ -26,6 +26,9 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import NoScriptError
 
+AnyRedis = Redis | RedisCluster  # a single Redis or a cluster (REDIS_CLUSTER=true): every store takes either
+AnyPipeline = Pipeline | ClusterPipeline
+
 
 class Script:
     """A Lua script known by its SHA1."""
@@ -40,7 +43,7 @@ class Script:
         except NoScriptError:  # a Redis that restarted, or never ran it: EVAL loads it for the next calls
             return await redis.eval(self.source, len(keys), *keys, *args)
 
-    def queue(self, pipe: Pipeline | ClusterPipeline, keys: tuple[str, ...], args: tuple[Any, ...]) -> None:
+    def queue(self, pipe: AnyPipeline, keys: tuple[str, ...], args: tuple[Any, ...]) -> None:
         """EVAL in a pipeline: a missing script there would fail the whole pipeline, and a check costs a round trip."""
         pipe.eval(self.source, len(keys), *keys, *args)
 

@@ -13,11 +13,12 @@ expired stays listed until it falls off, and is skipped when read.
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
+from typing import cast
 
 from bot.store import scripts
 from bot.store.conversations import THIRTY_DAYS, ThreadKey, redis_errors
 from bot.store.keys import trace_key
+from bot.store.scripts import AnyRedis
 
 MAX_TURNS = 50  # a thread's traces kept: the latest turns are the ones anybody asks about
 RECENT_KEPT = 100  # threads listed per workspace: a Home tab shows the latest few, some of them deleted since
@@ -41,7 +42,7 @@ return 1
 
 
 class TraceStore:
-    def __init__(self, redis: Redis, *, prefix: str, ttl_seconds: int = THIRTY_DAYS) -> None:
+    def __init__(self, redis: AnyRedis, *, prefix: str, ttl_seconds: int = THIRTY_DAYS) -> None:
         self._redis, self._prefix, self._ttl = redis, prefix, ttl_seconds
 
     def _key(self, thread: ThreadKey) -> str:
@@ -60,7 +61,7 @@ class TraceStore:
         """The workspace's `count` latest listed threads, newest first, each with its latest trace as JSON (threads
         whose traces are gone are skipped)."""
         async with redis_errors():
-            members = await self._redis.zrevrange(f"{self._prefix}-recent:{team}", 0, 2 * count - 1)
+            members = cast(list[bytes], await self._redis.zrevrange(f"{self._prefix}-recent:{team}", 0, 2 * count - 1))
             threads = [ThreadKey(team, *_text(member).split(":", 1)) for member in members]
             async with self._redis.pipeline(transaction=False) as pipe:
                 for thread in threads:

@@ -33,6 +33,7 @@ class TurnRequest:
     asker_team: str | None = None  # the asker's workspace as the event named it (Slack's `user_team`), if it did
     files: tuple[SharedFile, ...] = ()  # files shared with the question (Slack: the message's `files`)
     surface: str = "slack"  # where the question came from: slack, mcp (an agent), terminal; counted in usage
+    private_from: str | None = None  # a private answer: the channel whose scope the asker's own access widens
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -42,6 +43,7 @@ class TurnRequest:
             "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
             "root_is_ours": self.root_is_ours, "delivery": self.delivery, "asker_team": self.asker_team,
             "surface": self.surface, **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
+            "private_from": self.private_from,
         })  # fmt: skip
 
     @classmethod
@@ -55,4 +57,5 @@ class TurnRequest:
             profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
             asker_team=data.get("asker_team"), surface=data.get("surface", "slack"),
             files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
+            private_from=data.get("private_from"),
         )  # fmt: skip

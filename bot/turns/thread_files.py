@@ -183,7 +183,7 @@ def thread_search(index: SearchIndex, conversation: Conversation, thread: Thread
     """What a turn of `thread` searches: the index, and its own files beside its scope when it has any."""
     if not conversation.thread_files:
         return index
-    return WithThreadFiles(index, Scope(container=files_container(thread)))  # type: ignore[return-value]
+    return WithThreadFiles(index, Scope(containers=(files_container(thread),)))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ each step and tool call with its arguments (the rewritten question, the search q
 each search returned (file, page, score, container), which sources the answer cited, which citation markers the
 check removed and why, and the fallbacks taken.
 
-`TraceBuilder` gathers it from the turn's hooks (`bot.turns.governance.GovernedRecorder` feeds it); `Trace` is the
+`TraceBuilder` gathers it from the turn's hooks (the one recorder, `bot.turns.observer.TurnRecorder`, feeds it); `Trace` is the
 JSON-ready value stored beside the conversation (`bot.store.traces`) and shown by `folio trace` and the Slack modal
 (`lines()`). The question and the answer are in it only for turns in a channel, whose members saw them anyway;
 a direct message's trace keeps the searches but not the words. In Slack, an admin reads a channel trace's words only
@@ -133,7 +133,8 @@ class TraceBuilder:
             self._open[event.id] = step = TraceStep(kind=event.kind, title=event.title, status="started")
             self.trace.steps.append(step)
             return
-        step = self._open.pop(event.id, None) or TraceStep(kind=event.kind, title=event.title)
+        opened = self._open.pop(event.id, None)
+        step = opened or TraceStep(kind=event.kind, title=event.title)
         if step not in self.trace.steps:
             self.trace.steps.append(step)
         step.status, step.detail, step.ms = event.status, event.detail, round(seconds * 1000)

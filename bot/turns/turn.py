@@ -1,4 +1,4 @@
-"""One turn, for every surface: `answer(request, services=..., view=..., observer=...)`.
+"""One turn, for every surface: `take_turn(request, services=..., view=..., observer=...)`.
 
     take the thread's lock -> wait for room on the event loop -> load the conversation -> resolve the scope (once)
     -> forget sources out of scope or of removed documents -> run the agent -> show the answer -> save
@@ -33,80 +33,85 @@ log = logging.getLogger(__name__)
 
 # The scope of a thread taken on before its first turn ran: never searched, since every turn resolves its own scope
 # (after the lock) before the agent runs. Taking a thread on therefore reads no policy.
-UNRESOLVED = Scope(container="(unresolved)")
+UNRESOLVED = Scope(containers=("(unresolved)",))
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What one turn runs with, passed down as one value: its request, services, view, observer and held lock."""
+
+    request: TurnRequest
+    services: TurnServices
+    view: TurnView
+    observer: TurnObserver
+    held: AbstractAsyncContextManager[object]
 
 
 @dataclass
-class _Shown:
-    """The failure the turn already showed and noted inside the lock (so `answer` does not show it twice)."""
+class _Reported:
+    """The failure the turn already showed and noted inside the lock (so `take_turn` does not show it twice)."""
 
     error: BaseException | None = None
 
 
-def claim(request: TurnRequest) -> Conversation:
+def new_conversation(request: TurnRequest) -> Conversation:
     """The conversation saved when a surface takes a new thread on, before its first turn (see `UNRESOLVED`)."""
     roots = [request.thread.thread_ts] if request.root_is_ours else []
     return Conversation(scope=UNRESOLVED, narrowing=request.tags, started_by=request.user, message_ts=roots)
 
 
-async def answer(
+async def take_turn(
     request: TurnRequest, *, services: TurnServices, view: TurnView, observer: TurnObserver,
     lock: AbstractAsyncContextManager[object] | None = None,
 ) -> Answer:  # fmt: skip
     """Answer `request` in its thread; `lock` is the thread's lock when the surface took its place in line already."""
     held = lock if lock is not None else services.conversations.lock(request.thread)
-    shown = _Shown()
+    reported = _Reported()
     try:
         waited = time.monotonic()
         async with held:
             observer.lock_taken(time.monotonic() - waited)
-            return await _in_turn(request, services, view, observer, shown, held)
+            return await _in_turn(_Parts(request, services, view, observer, held), reported)
     except asyncio.CancelledError as cancelled:  # shutdown or hand-back: the record says so, the thread nothing
         observer.failed(cancelled)
         raise
     except Exception as error:  # the store or the lock failed: every failure must reach the person
-        if error is not shown.error:
+        if error is not reported.error:
             await _show(error, view, observer)
         raise
     finally:
         observer.finished()
 
 
-async def _in_turn(
-    request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver, shown: _Shown,
-    held: AbstractAsyncContextManager[object],
-) -> Answer:  # fmt: skip
+async def _in_turn(parts: _Parts, reported: _Reported) -> Answer:
+    services, observer = parts.services, parts.observer
     admitted = time.monotonic()
     await services.admit()  # after the lock, so a thread's turns keep their order
     observer.admitted(time.monotonic() - admitted)
-    conversations, thread = services.conversations, request.thread
-    existing = await conversations.load(thread)
+    existing = await services.conversations.load(parts.request.thread)
     try:
-        return await _answer(request, existing, services, view, observer, held)
+        return await _answer(parts, existing)
     except Exception as error:
-        shown.error = error
-        ts = await _show(error, view, observer)
+        reported.error = error
+        ts = await _show(error, parts.view, observer)
         if ts and existing is not None:  # so that deleting the conversation removes this message too
-            await _remember(services, request, ts)
+            await _remember(services, parts.request, ts)
         raise
 
 
-async def _answer(
-    request: TurnRequest, existing: Conversation | None, services: TurnServices, view: TurnView,
-    observer: TurnObserver, held: AbstractAsyncContextManager[object],
-) -> Answer:  # fmt: skip
-    turn = await _scope(request, existing, services)
-    observer.scoped(turn.scope)
-    conversation = existing or claim(request)
+async def _answer(parts: _Parts, existing: Conversation | None) -> Answer:
+    request, services, view, observer = parts.request, parts.services, parts.view, parts.observer
+    scoped = await _scope(request, existing, services)
+    observer.scoped(scoped.scope)
+    conversation = existing or new_conversation(request)
     own = files_container(request.thread)  # the thread's own files are kept whatever the scope
-    changed = conversation.rescope(turn.scope, own=own) and bool(conversation.turns)  # a first turn changes nothing
+    changed = conversation.rescope(scoped.scope, own=own) and bool(conversation.turns)  # a first turn changes nothing
     await forget_removed(conversation, services.retriever)  # a document taken out is not cited again
     await view.working(messages.THINKING_HARDER if request.profile == "thorough" else messages.WORKING)
-    observer.shown()
+    observer.seen()
     async with asyncio.timeout(services.timeout):
-        read = (
-            await read_shared_files(request, conversation, files=services.files) if _shares(request, services) else []
-        )
+        shares = services.files if request.files else None  # None: no file, or a surface that reads none
+        read = await read_shared_files(request, conversation, files=shares) if shares is not None else []
         if request.files and not request.question.strip():  # files alone: say what was read, no model call
             answer, read = files_only_answer(conversation, read), []
         else:
@@ -114,7 +119,7 @@ async def _answer(
                 request.question, conversation, model=services.model,
                 retriever=thread_search(services.retriever, conversation, request.thread), options=services.options,
                 reader=thread_reader(services.retriever, conversation, request.thread),
-                profile=request.profile, stream=view.writes_text(), events=_listener(request, services, view, observer),
+                profile=request.profile, stream=view.writes_text(), events=_listener(parts),
             )  # fmt: skip
     observer.answered(answer)
     notices = (*([messages.SCOPE_CHANGED] if changed else []), *read)
@@ -122,20 +127,16 @@ async def _answer(
         answer = answer.model_copy(update={"notices": (*notices, *answer.notices)})
     turn_index = len(conversation.turns)
     conversation.record(request.question, answer, asked_by=request.user)
-    ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=turn.basis)
+    ts = await view.answer(answer, scope=conversation.scope, turn_index=turn_index, basis=scoped.basis)
     if ts is not None:
         conversation.message_ts.append(ts)
     try:
         # the lock goes with the save (one round trip): the thread's next turn may start once the answer is saved
-        await services.conversations.save(request.thread, conversation, release=held)
+        await services.conversations.save(request.thread, conversation, release=parts.held)
     except StoreUnavailable:  # the answer is shown; say that the thread cannot continue from it
         log.exception("could not save %s", request.thread)
         await view.notice(messages.NOT_SAVED)
     return answer
-
-
-def _shares(request: TurnRequest, services: TurnServices) -> bool:
-    return bool(request.files) and services.files is not None
 
 
 def files_only_answer(conversation: Conversation, read: list[str]) -> Answer:
@@ -163,9 +164,14 @@ async def _give_back(services: TurnServices, request: TurnRequest) -> None:
         log.warning("could not give %s back; its record expires by itself", request.thread)
 
 
-def _listener(request: TurnRequest, services: TurnServices, view: TurnView, observer: TurnObserver) -> Listener:
+def _listener(parts: _Parts) -> Listener:
     """The turn's events: each response id recorded the moment it exists; steps and answer text to the view."""
-    conversations, thread = services.conversations, request.thread
+    conversations, thread, view, observer = (
+        parts.services.conversations,
+        parts.request.thread,
+        parts.view,
+        parts.observer,
+    )
 
     async def hear(event: TurnEvent) -> None:
         observer.event(event)
@@ -181,10 +187,10 @@ def _listener(request: TurnRequest, services: TurnServices, view: TurnView, obse
 
 async def _show(error: Exception, view: TurnView, observer: TurnObserver) -> str | None:
     observer.failed(error)
-    shown = await view.failed(error)
-    if shown is not None:
-        observer.shown()
-    return shown
+    ts = await view.failed(error)
+    if ts is not None:
+        observer.seen()
+    return ts
 
 
 async def _remember(services: TurnServices, request: TurnRequest, ts: str) -> None:

@@ -40,7 +40,7 @@ class Cited:
 
     def fields(self) -> list[tuple[str, str]]:
         """The query fields, in the one order they are signed in."""
-        values = {
+        values: dict[str, str | None] = {
             "page": str(self.page) if self.page is not None else None,
             "at": self.anchors.head if self.anchors else None,
             "to": self.anchors.tail if self.anchors and self.anchors.tail else None,
@@ -48,7 +48,7 @@ class Cited:
             "sheet": self.sheet,
             "rows": f"{self.rows[0]}-{self.rows[1]}" if self.rows else None,
         }
-        return [(name, values[name]) for name in _FIELDS if values[name] is not None]
+        return [(name, value) for name in _FIELDS if (value := values[name]) is not None]
 
     def at_page(self, page: int) -> Cited:
         """The same document at another page, nothing highlighted (previous / next)."""

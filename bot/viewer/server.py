@@ -134,6 +134,7 @@ class Viewer:
             if removed is not None:
                 return _text(410, messages.document_removed(file, removed))
             return _text(404, messages.DOCUMENT_GONE)
+        assert cited is not None  # refused above (403) when the link names no passage place
         return Request(container=container, file=file, copy=copy, expires=int(expires), cited=cited)
 
     def _heading(self, checked: Request, *, position: str, page: int | None = None, pages: int = 0) -> Heading:

@@ -11,7 +11,7 @@ from bot.agent import AgentOptions
 from bot.models import Chunk, Scope, passage_fingerprint
 from bot.retrieval.local import LocalRetriever
 from bot.store import ThreadKey
-from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, answer
+from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, take_turn
 from tests.agent.doubles import link
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, shown_sources, tools
 
@@ -28,7 +28,7 @@ def passages(*texts: str) -> list[Chunk]:
 
 async def ask(question: str, services: TurnServices) -> str:
     request = TurnRequest(thread=THREAD, question=question, user="U1")
-    answered = await answer(request, services=services, view=SilentView(), observer=TurnRecorder(request))
+    answered = await take_turn(request, services=services, view=SilentView(), observer=TurnRecorder(request))
     return answered.text
 
 

@@ -29,10 +29,12 @@ def loaded_after(statement: str, *, cwd: Path = ROOT, env: dict[str, str] | None
     return sorted({name.split(".")[0] for name in modules if name.split(".")[0] in HEAVY})
 
 
+@pytest.mark.slow  # starts a process
 def test_importing_the_command_loads_no_heavy_client() -> None:
     assert loaded_after("import bot.cli") == []
 
 
+@pytest.mark.slow  # starts a process
 def test_help_loads_none_of_them() -> None:
     assert loaded_after("from bot.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass") == []
 
@@ -44,6 +46,7 @@ def test_the_summaries_help_lists_are_the_commands_own() -> None:
 
 
 @pytest.mark.parametrize("command", [["search", "refund window"], ["list"], ["ask", "What is the refund window?"]])
+@pytest.mark.slow  # starts a process
 def test_search_list_and_ask_without_a_model_load_none_of_them(tmp_path: Path, command: list[str]) -> None:
     env = {name: value for name, value in os.environ.items() if not name.startswith(("FOLIO_", "SLACK_", "OPENAI_"))}
     env.update(PYTHONPATH=str(ROOT), FOLIO_DATA_DIR=str(tmp_path / "data"), AZURE_OPENAI_ENDPOINT="", REDIS_URL="")

@@ -164,6 +164,7 @@ def test_a_scan_without_ocr_is_reported_never_indexed_empty(
     )
 
 
+@pytest.mark.slow  # starts a process
 def test_doctor_names_each_missing_converter_and_its_package(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -183,6 +184,7 @@ def test_doctor_names_each_missing_converter_and_its_package(
     )
 
 
+@pytest.mark.slow  # starts a process
 def test_doctor_names_a_missing_libreoffice_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

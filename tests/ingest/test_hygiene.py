@@ -181,6 +181,7 @@ def test_the_data_folder_is_created_private_and_announced(
     assert "created the data folder" not in capsys.readouterr().err  # said once, when it was new
 
 
+@pytest.mark.slow  # starts a process
 async def test_the_embedded_redis_keeps_its_files_private(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, usual_umask: None
 ) -> None:

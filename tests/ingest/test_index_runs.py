@@ -45,6 +45,7 @@ async def test_a_file_whose_time_changed_is_read_again_and_takes_its_new_date(tm
         await index.close()
 
 
+@pytest.mark.slow  # worker processes (multiprocessing's spawn, which raises no audit event: marked by hand)
 def test_jobs_parse_files_in_parallel_processes_with_the_same_passages(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -77,6 +78,7 @@ def test_without_a_terminal_each_file_is_one_line(tmp_path: Path, capsys: pytest
     ]
 
 
+@pytest.mark.slow  # starts a process
 def test_on_a_terminal_a_bar_shows_files_pages_passages_and_the_current_file(tmp_path: Path) -> None:
     make_pdf(tmp_path / "travel.pdf", ["Economy class for flights.", "Taxis need a receipt."])
     terminal = Terminal.folio("index", str(tmp_path / "travel.pdf"), "--container", "hr",

@@ -22,6 +22,9 @@ from pypdf import PdfReader
 from bot.cli import main
 from tests.ingest import made_files
 
+# LibreOffice, OCRmyPDF and Tesseract convert the fixture: `python3 dev.py test --quick` skips it
+pytestmark = pytest.mark.slow
+
 WHY_NOT = {
     "soffice": "LibreOffice is not installed (apt-get install libreoffice-writer-nogui libreoffice-impress-nogui "
     "libreoffice-calc-nogui)",

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks.chaos import Plan, run
 from bot.evaluation.golden import load_golden
+
+pytestmark = pytest.mark.slow  # folio serve --workers 2, a redis-server, the fakes: `dev.py test --quick` skips it
 
 
 def test_a_redeploy_under_load_loses_no_question_and_answers_none_twice(shared_dir: Path) -> None:

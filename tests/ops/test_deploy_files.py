@@ -177,6 +177,7 @@ def index_commands() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("where", ["compose", "helm"])
+@pytest.mark.slow  # starts a process
 def test_the_index_job_indexes_each_folder_into_the_container_of_its_name(tmp_path: Path, where: str) -> None:
     documents, data, bin_dir = tmp_path / "documents", tmp_path / "data", tmp_path / "bin"
     for container, name in [("handbook", "refund_policy_2026.pdf"), ("legal", "supplier_contract_acme.pdf")]:

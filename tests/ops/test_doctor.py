@@ -19,6 +19,9 @@ from tests.fakes.openai_responses import FakeResponses, Request, Step, error, re
 from tests.fakes.slack_api import FakeSlack
 from tests.retrieval.helpers import API_KEY, chunk
 
+# doctor asks each converter its version, tesseract its languages: `python3 dev.py test --quick` skips it
+pytestmark = pytest.mark.slow
+
 KEY = "sk-the-right-key"
 SCOPES = tuple(yaml.safe_load((ROOT / "manifest.yaml").read_text())["oauth_config"]["scopes"]["bot"])
 CHANNELS = "channels:\n  C0BENEFIT1:\n    container: benefits\n"

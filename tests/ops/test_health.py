@@ -30,6 +30,9 @@ from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
 from tests.ops.test_deploy_files import run_healthcheck
 from tests.slack.harness import sign, wait_until
 
+# each test starts `folio serve` or its embedded redis-server: `python3 dev.py test --quick` skips it
+pytestmark = pytest.mark.slow
+
 CHANNELS = "channels:\n  C0SAMPLE01:\n    container: sample\n"
 
 

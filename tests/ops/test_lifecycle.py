@@ -63,6 +63,7 @@ async def relay(port: int, slack: FakeSlack) -> AsyncIterator[None]:
         server.close()
 
 
+@pytest.mark.slow  # starts a process
 async def test_slack_unreachable_at_start_keeps_healthz_up_and_readyz_naming_slack_until_it_answers(
     environment: Path, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack
 ) -> None:
@@ -124,6 +125,7 @@ async def test_slack_unreachable_names_the_real_cause_and_its_fix(
     assert problem is not None and problem.startswith(says) and problem.endswith(fixes[cause]), problem
 
 
+@pytest.mark.slow  # starts a process
 async def test_sigterm_says_503_first_then_takes_no_events_then_lets_the_turn_in_flight_post_its_answer(
     environment: Path, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, fake_model: FakeResponses,
     caplog: pytest.LogCaptureFixture,

@@ -42,6 +42,7 @@ def not_json(lines: list[str]) -> list[str]:
     return wrong
 
 
+@pytest.mark.slow  # starts a process
 async def test_one_process_writes_only_json_lines(
     env: dict[str, str],  # noqa: F811  (fixtures)
     tmp_path: Path,
@@ -73,6 +74,7 @@ async def test_one_process_writes_only_json_lines(
     assert not_json(lines) == []
 
 
+@pytest.mark.slow  # starts a process
 async def test_workers_write_only_json_lines_and_each_start_up_warning_once(
     env: dict[str, str],  # noqa: F811  (a fixture)
     tmp_path: Path,

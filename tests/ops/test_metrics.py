@@ -118,6 +118,7 @@ async def test_socket_mode_serves_metrics_and_health_on_folio_metrics_port(
     assert samples[("folio_turns_total", frozenset({("outcome", "search_only"), ("profile", "fast")}))] >= 1
 
 
+@pytest.mark.slow  # starts a process
 def test_several_processes_add_up_in_multiprocess_mode(tmp_path: Path) -> None:
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     count = "from bot import metrics; metrics.duplicate_dropped('message')"

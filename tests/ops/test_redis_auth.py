@@ -21,6 +21,8 @@ from bot.cli import main
 from tests.fakes.slack_api import FakeSlack
 from tests.ops.test_startup import one_line, write_env
 
+pytestmark = pytest.mark.slow  # a redis-server with a password: `python3 dev.py test --quick` skips it
+
 PASSWORD = "the-redis-password"
 NEEDS_PASSWORD = (
     "Redis asks for a password and REDIS_URL has none. Put it in the URL: redis://:PASSWORD@HOST:6379/0 "

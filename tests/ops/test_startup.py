@@ -53,6 +53,7 @@ def test_an_empty_token_in_a_copied_template_means_terminal_chat(
     assert "Traceback" not in captured.err
 
 
+@pytest.mark.slow  # starts a process
 def test_without_slack_tokens_or_a_terminal_serve_says_what_to_set_instead_of_exiting_0(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(TEMPLATE)  # a container started without -i: stdin is /dev/null
     env = {name: value for name, value in os.environ.items() if not name.startswith(("SLACK_", "FOLIO_"))}
@@ -115,6 +116,7 @@ def test_a_port_in_use_is_one_line_naming_its_variable(
     assert f"Port {port} on 0.0.0.0 is in use: set {variable} to a free port." in one_line(capsys)
 
 
+@pytest.mark.slow  # starts a process
 def test_a_blank_signing_secret_is_unset_not_a_secret_that_refuses_every_event(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +165,7 @@ POLICY_FILES = {  # what FOLIO_CHANNELS_FILE names -> what the one line says (se
 
 
 @pytest.mark.parametrize("case", POLICY_FILES, ids=list(POLICY_FILES))
+@pytest.mark.slow  # starts a process
 def test_a_channel_policy_file_that_cannot_be_read_is_one_line_in_serve_and_doctor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], case: str
 ) -> None:
@@ -218,6 +221,7 @@ def test_a_host_that_cannot_be_listened_on_names_host_not_port(
     assert f"Cannot listen on {host}" in line and "--host" in line and "set PORT" not in line
 
 
+@pytest.mark.slow  # starts a process
 def test_quotes_that_docker_run_env_file_keeps_around_a_value_are_not_part_of_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], slack: FakeSlack
 ) -> None:

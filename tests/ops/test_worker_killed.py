@@ -10,12 +10,16 @@ import signal
 import threading
 from pathlib import Path
 
+import pytest
+
 from bot import messages
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
 from tests.ops.test_workers import CHANNEL, answering, answers, env, mention, workers  # noqa: F401 (env: a fixture)
 from tests.redis_process import RedisProcess
 from tests.slack.harness import wait_until
+
+pytestmark = pytest.mark.slow  # worker processes killed mid-turn: `python3 dev.py test --quick` skips it
 
 TS = "1800000000.000001"
 

@@ -22,8 +22,7 @@ from bot.app.redis_client import RedisOptions, blocking_client
 from bot.app.slack_calls import ChannelPacer
 from bot.config import ChannelPolicy, Settings
 from bot.retrieval.local import LocalRetriever
-from bot.slack.app import EVENTS_PATH, build_app, web_app
-from bot.slack.services import SlackFolio
+from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.store import ConversationStore
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
@@ -109,7 +108,7 @@ async def running_app(
             policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
             serving=True, clock=clock,
         ) as opened:  # fmt: skip
-            folio = SlackFolio.of(opened)  # the one build_app serves (its consumer, its services)
+            folio = serving(opened)  # the one build_app serves (its consumer, its services)
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -23,6 +23,7 @@ from bot.models import Chunk, Scope
 from bot.retrieval import Retriever, SearchIndex
 from bot.slack.services import SlackFolio
 from bot.store import ConversationStore, ThreadKey
+from bot.store.feedback import FeedbackStore
 from bot.tasks import BackgroundTasks
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
@@ -125,6 +126,12 @@ class Harness:
     http: aiohttp.ClientSession
     responses: list[tuple[int, str]] = field(default_factory=list)
     folio: SlackFolio | None = None  # the running Folio: its services and its consumer
+
+    @property
+    def feedback_records(self) -> FeedbackStore:
+        """The feedback records the running Folio keeps."""
+        assert self.folio is not None
+        return self.folio.stores.feedback
 
     async def post(self, body: str, content_type: str, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
         sent = {"Content-Type": content_type, **sign(body), **(headers or {})}

@@ -1,7 +1,7 @@
 """Slack's ack of a question does not wait for the event loop to come round again (issue 21, item 2: ack p99).
 
 Every turn runs on the event loop that serves Slack's requests; with many at once, each await of a request waits for
-every turn's next step. A question is acked once its delivery is recorded in Redis (bot.slack.consumer `accept`):
+every turn's next step. A question is acked once its delivery is recorded in Redis (bot.turns.consumer `accept`):
 that round trip must not cost the ack more trips round a busy loop."""
 
 from __future__ import annotations

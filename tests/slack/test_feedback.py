@@ -56,7 +56,7 @@ async def test_a_thumbs_down_opens_a_form_and_its_reason_is_kept_with_the_answer
     assert await harness.submit(form, OUTDATED) == 200
     await harness.settle()
 
-    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
+    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
     assert (record.rating, record.reason, record.comment) == ("not_helpful", "outdated", "That changed in 2026.")
     assert record.question == QUESTION and record.answer == "You are protected [1]."
     assert record.containers == ("benefits",) and record.profile == "fast" and record.pages
@@ -73,9 +73,9 @@ async def test_the_last_click_wins_and_each_person_has_their_own(harness: Harnes
     await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
     assert sorted((r.user, r.rating) for r in records) == [("U0ALICE01", "helpful"), (BOB, "not_helpful")]
-    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.store) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.feedback_records) == []  # fmt: skip
 
 
 async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness, tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness
     await harness.submit(harness.slack.modals[0], OUTDATED, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.store)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
     lines = golden_lines(sorted(records, key=lambda r: r.rating))  # helpful first
     [question] = parse_golden(lines)  # eval skips the 👎 until its truth is written
 
@@ -105,7 +105,7 @@ async def test_deleting_the_conversation_deletes_its_feedback(harness: Harness) 
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts)
     await harness.settle()
 
-    assert await feedback_records(Settings(), since=None, channel=None, store=harness.store) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records) == []  # fmt: skip
 
 
 async def test_folio_feedback_lists_and_exports_what_people_said(

@@ -11,6 +11,7 @@ from bot.config import ChannelPolicy
 from bot.models import Scope, Tag
 from bot.slack.turns import run_slack_turn
 from bot.turns import TurnRequest
+from bot.turns.consumer import Attempt
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_ID, FakeSlack
 from tests.slack.conftest import running_app
@@ -178,7 +179,13 @@ async def test_a_delivery_run_again_edits_the_message_its_first_attempt_showed(h
     request = TurnRequest(thread=harness.thread_key(ts), question="What protection is there against balance billing?",
                           user=ALICE, delivery="Ev0RESUMED")  # fmt: skip
 
-    await run_slack_turn(harness.folio, request, resumed_ts=str(shown["ts"]))
+    noted: list[str] = []
+
+    async def note(ts: str) -> None:
+        noted.append(ts)
+
+    await run_slack_turn(harness.folio, request, Attempt(resumed_ts=str(shown["ts"]), lock=None, on_shown=note))
 
     [answer] = harness.texts(ts)  # one message: the first attempt's, now showing the answer
     assert "You are protected" in answer and harness.slack.thread(CHANNEL, ts)[0].ts == shown["ts"]
+    assert set(noted) == {shown["ts"]}  # what a later attempt would edit: still that one message

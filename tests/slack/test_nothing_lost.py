@@ -18,9 +18,8 @@ from redis.asyncio import Redis
 
 from bot import messages
 from bot.models import Conversation, Scope
-from bot.slack.consumer import consumer_for
-from bot.slack.turns import TurnRequest
 from bot.store import ConversationStore, ThreadKey
+from bot.turns import TurnRequest
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.redis_process import RedisProcess
@@ -36,6 +35,7 @@ def answers(harness: Harness, ts: str) -> int:
     return sum(ANSWER.split(" [")[0] in text for text in harness.texts(ts))
 
 
+@pytest.mark.slow  # starts a process
 async def test_redis_killed_mid_turn_nothing_is_lost_and_the_thread_answers_again_within_seconds(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
 ) -> None:
@@ -95,7 +95,7 @@ async def test_a_turn_handed_back_at_shutdown_is_finished_by_another_process_at_
         await wait_until(writing.is_set)
         async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix) as other:
             assert stopping.folio is not None
-            handed = await consumer_for(stopping.folio).hand_back()  # a redeploy: this process stops taking turns
+            handed = await stopping.folio.consumer.hand_back()  # a redeploy: this process stops taking turns
             release.set()
             started = time.monotonic()
             await wait_until(lambda: answers(other, ts) == 1, timeout=20)
@@ -144,7 +144,7 @@ async def test_a_turn_whose_worker_died_after_posting_and_saving_its_answer_is_n
             thread, delivery=request.delivery, request=request.to_json(), owner="w1#1", new=None, reply=False
         )
         assert lock is not None
-        await store.intake.shown(request.delivery, "w1#1", shown)
+        await store.intake.note_shown(request.delivery, "w1#1", shown)
         await store.save(thread, Conversation(scope=Scope(container="benefits"), started_by=ALICE, message_ts=[shown]))
         await asyncio.sleep(lease + 0.1)
     finally:

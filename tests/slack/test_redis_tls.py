@@ -46,6 +46,7 @@ def doctor_redis(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     return redis
 
 
+@pytest.mark.slow  # starts a process
 def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trusted(
     tls_redis: TlsRedis, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

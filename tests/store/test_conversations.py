@@ -88,6 +88,7 @@ async def test_an_unreachable_redis_is_a_store_error(tmp_path: Path) -> None:
     await broken.close()
 
 
+@pytest.mark.slow  # starts a process
 async def test_without_redis_url_an_embedded_redis_starts_in_the_data_folder(tmp_path: Path) -> None:
     settings = Settings(folio_data_dir=tmp_path / "data", folio_sample_corpus=False)
     async with open_folio(settings, serving=True) as folio:

@@ -39,7 +39,7 @@ async def test_a_record_is_claimed_only_once_its_lease_lapses_and_then_by_one_co
         assert [(c.delivery, c.owner, c.attempt, c.request) for c in claimed + again] == [
             ("message:2", "b#2", 2, '{"q": 1}')
         ]
-        await store.intake.shown("message:2", "a#1", "9.9")  # the dead attempt can no longer write
+        await store.intake.note_shown("message:2", "a#1", "9.9")  # the dead attempt can no longer write
         assert await store.intake.renew([("message:2", "a#1")]) == {"message:2"}
         assert not await store.intake.done("message:2", "a#1")
         assert await store.intake.unfinished() == 1
@@ -51,11 +51,11 @@ async def test_a_record_is_claimed_only_once_its_lease_lapses_and_then_by_one_co
 
 async def test_a_handed_back_record_is_claimable_at_once_with_what_it_showed(store: ConversationStore) -> None:
     assert await _accept(store, "message:3")
-    await store.intake.shown("message:3", "a#1", "1700000000.000200")
+    await store.intake.note_shown("message:3", "a#1", "1700000000.000200")
     await store.intake.hand_back([("message:3", "a#1")], counts=False)
 
     (claimed,) = await store.intake.claim("b", limit=10)
-    assert claimed.shown == "1700000000.000200" and claimed.attempt == 1  # a hand-back is not a failed attempt
+    assert claimed.shown_ts == "1700000000.000200" and claimed.attempt == 1  # a hand-back is not a failed attempt
 
 
 async def test_a_damaged_record_does_not_stop_every_other_claim(redis_url: str) -> None:

@@ -68,6 +68,7 @@ async def test_a_live_holder_keeps_the_thread_for_longer_than_its_lease(redis_ur
         await store.close()
 
 
+@pytest.mark.slow  # starts a process
 async def test_a_holder_killed_while_holding_frees_the_thread_within_one_lease(redis_url: str) -> None:
     prefix = _prefix()
     store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=LEASE)
@@ -83,6 +84,7 @@ async def test_a_holder_killed_while_holding_frees_the_thread_within_one_lease(r
     assert waited < LEASE + 0.5  # within one lease, not FOLIO_TURN_TIMEOUT + 60 s (the old hold: 180 s here)
 
 
+@pytest.mark.slow  # starts a process
 async def test_a_holder_past_its_lease_loses_its_work_and_cannot_release_the_next_holder(redis_url: str) -> None:
     prefix = _prefix()
     store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=LEASE)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.app.builders import redis_client
 from bot.store import ConversationStore, ThreadKey
 from tests.redis_process import RedisProcess
+
+pytestmark = pytest.mark.slow  # a redis-server restarted: `python3 dev.py test --quick` skips it
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1.0")
 

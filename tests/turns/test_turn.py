@@ -4,6 +4,8 @@ the request's JSON (the durable record of an accepted delivery)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 
 import pytest
 
@@ -11,7 +13,7 @@ from bot.agent import AgentOptions
 from bot.errors import SearchUnavailable
 from bot.models import Chunk, Scope, Tag
 from bot.store import ThreadKey
-from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, answer
+from bot.turns import FixedScope, InMemory, SilentView, TurnRecorder, TurnRequest, TurnServices, take_turn
 from tests.agent.doubles import SCOPE, ScriptedRetriever, link
 
 REQUEST = TurnRequest(
@@ -62,9 +64,19 @@ def test_a_request_reads_back_from_its_json() -> None:
     assert TurnRequest.from_json(REQUEST.to_json()) == REQUEST
 
 
+def test_a_private_answers_request_keeps_the_channel_it_widens_in_its_durable_record() -> None:
+    """A private answer goes through the durable intake: the worker that runs it (maybe another process) must know
+    whose channel scope the asker's access widens; a record written before the field existed reads as none."""
+    private = dataclasses.replace(REQUEST, private_from="C0FINANCE1")
+    assert TurnRequest.from_json(private.to_json()) == private
+    older = json.loads(REQUEST.to_json())
+    del older["private_from"]
+    assert TurnRequest.from_json(json.dumps(older)).private_from is None
+
+
 async def test_a_turn_handed_back_shows_no_failure_and_is_recorded_as_cancelled() -> None:
     retriever, view, observer = Stuck(), Watching(), TurnRecorder(REQUEST)
-    turn = asyncio.create_task(answer(REQUEST, services=services(retriever), view=view, observer=observer))
+    turn = asyncio.create_task(take_turn(REQUEST, services=services(retriever), view=view, observer=observer))
     await retriever.started.wait()
 
     turn.cancel("hand-back")  # the process is stopping: another one runs the turn again
@@ -81,7 +93,7 @@ async def test_a_failed_turn_is_shown_once_recorded_and_raised() -> None:
     view, observer = Watching(), TurnRecorder(REQUEST)
 
     with pytest.raises(SearchUnavailable):
-        await answer(REQUEST, services=services(retriever), view=view, observer=observer)
+        await take_turn(REQUEST, services=services(retriever), view=view, observer=observer)
 
     assert [type(error) for error in view.failures] == [SearchUnavailable]
     record = observer.record()

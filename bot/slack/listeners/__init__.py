@@ -1,4 +1,4 @@
-"""Bolt listeners, one module per concern. Each reads its payload, records the delivery (bot.slack.consumer
+"""Bolt listeners, one module per concern. Each reads its payload, records the delivery (bot.turns.consumer
 `accept`: durable, deduped, its place in the thread's queue taken) and hands off the work to a background task
 before Bolt acknowledges (the app runs with process_before_response=True, so a listener that raises is answered 500
 and Slack delivers the event again)."""

@@ -15,6 +15,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.models import is_direct_message
 from bot.slack import thread_actions
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_NOT_HELPFUL, ACTION_THINK_HARDER
 from bot.slack.services import SlackFolio
@@ -34,7 +35,7 @@ BUTTONS: dict[str, Work] = {
         folio, client, thread, user, turn, "not_helpful"
     ),
     ACTION_THINK_HARDER: lambda folio, client, thread, user, turn: thread_actions.think_harder(
-        folio, client, thread, user, turn, is_dm=thread.channel.startswith("D")
+        folio, client, thread, user, turn, is_dm=is_direct_message(thread.channel)
     ),
     ACTION_DELETE: lambda folio, client, thread, user, turn: thread_actions.delete_conversation(
         folio, client, thread, user

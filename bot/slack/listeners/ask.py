@@ -17,14 +17,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.config import ChannelPolicy, narrow
 from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected, Refused
-from bot.models import Scope, Tag
+from bot.models import Scope, Tag, is_direct_message
 from bot.slack.commands import AskCommand, parse_ask
-from bot.slack.consumer import start_turn
+from bot.slack.door import start_turn
+from bot.slack.failures import describe_failure
 from bot.slack.outsiders import Outsider, allows_outsiders, channel_refusal, stranger
 from bot.slack.render import escape, render_question
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, describe_failure
 from bot.store import ThreadKey
+from bot.turns import TurnRequest
 from bot.turns.scope import new_thread_scope, scope_for_turn
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         ack: AsyncAck, command: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient, respond: AsyncRespond
     ) -> None:
         channel, user = command["channel_id"], command["user_id"]
-        is_dm = channel.startswith("D")
+        is_dm = is_direct_message(channel)
         team = context.team_id or command.get("team_id") or "-"
         policy = folio.channel_policy()
         by_asker = is_dm  # the asker's access decides: look it up after the ack

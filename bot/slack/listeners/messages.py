@@ -1,6 +1,6 @@
 """Mentions in channels, direct messages, and plain replies in threads Folio already answers.
 
-Slack gets its ack after one Redis round trip (bot.slack.consumer `accept`): the delivery is recorded where any
+Slack gets its ack after one Redis round trip (bot.turns.consumer `accept`): the delivery is recorded where any
 worker can pick it up, deduped, and the thread's place in line taken; only then is it acked. When Redis cannot
 record it the listener raises, so Bolt answers 500 over HTTP (Socket Mode sends no ack) and Slack delivers it again:
 an accepted question is never lost with a worker, and a question Redis could not take is never acked. Whether a
@@ -18,14 +18,14 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import StoreUnavailable
+from bot.models import is_direct_message
 from bot.slack.assistant import name_thread
 from bot.slack.commands import clean_question
-from bot.slack.consumer import consumer_for
+from bot.slack.door import lost
 from bot.slack.middleware import DELIVERY, LAST_RETRY, RETRY
 from bot.slack.services import SlackFolio
-from bot.slack.turns import TurnRequest, lost
 from bot.store import ThreadKey
-from bot.turns import claim
+from bot.turns import TurnRequest, new_conversation
 from bot.turns.request import SharedFile
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ async def on_message_event(
     channel, ts = event["channel"], event["ts"]
     thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
                        thread_ts=event.get("thread_ts") or ts)  # fmt: skip
-    is_dm = event.get("channel_type") == "im"
+    is_dm = is_direct_message(channel)  # Slack says so too: channel_type "im"
     text = event.get("text") or ""
     mentions_us = bool(context.bot_user_id) and f"<@{context.bot_user_id}" in text
     if not mentioned and not is_dm and (thread.thread_ts == ts or mentions_us):
@@ -67,9 +67,11 @@ async def on_message_event(
         files=shared_files(event),
     )
     reply = not mentioned and not is_dm  # answered only when the thread is Folio's
-    new = None if reply else claim(request)  # taken on without reading the policy: the turn resolves its scope
+    new = (
+        None if reply else new_conversation(request)
+    )  # taken on without reading the policy: the turn resolves its scope
     try:
-        accepted = await consumer_for(folio).accept(request, new=new, reply=reply)
+        accepted = await folio.consumer.accept(request, new=new, reply=reply)
     except StoreUnavailable as error:
         if (context.get(RETRY) or 0) < LAST_RETRY:
             log.warning("store unavailable: delivery %s not acknowledged, so Slack sends it again", request.delivery)
@@ -100,7 +102,7 @@ async def _accept_when_back(folio: SlackFolio, request: TurnRequest) -> None:
     while loop.time() < deadline:
         await asyncio.sleep(1.0)
         try:
-            await consumer_for(folio).accept(request, new=None, reply=True)
+            await folio.consumer.accept(request, new=None, reply=True)
             return
         except StoreUnavailable:
             continue

@@ -1,8 +1,10 @@
-"""The consumer: in every serving process, runs the turn of each accepted delivery, so that none is lost.
+"""The consumer: the ONE door of every turn a surface starts. In every serving process it runs the turn of each
+accepted delivery, so that none is lost. It knows no surface: it is given how to run one attempt and how to tell a
+thread that it gives up.
 
-    consumer = consumer_for(folio)     # one per SlackFolio (held on it); build_app starts it
+    consumer = Consumer(store=..., tasks=..., run=runner, give_up=give_up)   # one per serving Folio (the surface
+                                       # wires it: bot.slack.app.serving gives it run_slack_turn)
     await consumer.accept(request, new=..., reply=...)  # before the ack; StoreUnavailable: do not ack (Slack retries)
-    await start_turn(folio, client, request)           # after an ack already sent (/ask, Think harder)
     await consumer.hand_back()         # shutdown: stop claiming; stop unfinished turns, make them claimable at once
     await consumer.stop()              # stop claiming and renewing (running turns are Folio's to drain)
 
@@ -14,9 +16,11 @@ record's lease while it runs. When the process dies the lease lapses, and the cl
  - when that message is already in the saved conversation, the answer was posted and saved: marked done, not rerun;
  - a plain reply in a thread runs only if the thread is Folio's;
  - past MAX_ATTEMPTS the thread is told (a turn that kills every worker it runs on stops there).
-Each attempt is one `run_slack_turn` (the one turn, bot.turns, with its TurnRecorder: one turn record and its metrics
-an attempt). A turn whose thread lease lapsed under it (LeaseLost) has told the thread LEASE_LOST in the message the
-next attempt then updates, and is handed back counted as an attempt; a hand-back at shutdown shows nothing.
+Each attempt is one call of the runner (for Slack `run_slack_turn`: the one turn, bot.turns.turn, with its recorder:
+one turn record and its metrics an attempt). A turn whose thread lease lapsed under it (LeaseLost) has told the
+thread LEASE_LOST in the message the next attempt then updates, and is handed back counted as an attempt; a
+hand-back at shutdown shows nothing. The record's lease and the thread lock's are two leases under one rule: why
+two, see bot.store.lease.
 The window left open: in a thread that shows only a status line, the answer is the first message; a process killed
 after posting it and before noting its ts (one Redis write) gets its answer posted again by the next attempt.
 """
@@ -28,27 +32,37 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot import messages, metrics
+from bot import metrics
 from bot.errors import LeaseLost, StoreUnavailable
 from bot.models import Conversation
-from bot.slack.progress import StatusLineView
-from bot.slack.services import SlackFolio
-from bot.slack.turns import lost, run_slack_turn
 from bot.store import Claimed, ConversationStore, ThreadKey, ThreadLock
-from bot.tasks import HAND_BACK  # the cancel message of a turn handed back at shutdown (it posts nothing)
-from bot.turns import TurnRequest, claim
+from bot.store.lease import LEASE_LOST_CANCEL, renew_every
+from bot.tasks import HAND_BACK, BackgroundTasks  # HAND_BACK: the cancel message of a turn handed back at shutdown
+from bot.turns.request import TurnRequest
 
 log = logging.getLogger(__name__)
 
 CLAIM_EVERY = 1.0  # seconds between looks for records whose worker died (at most a third of the lease)
 CLAIM_LIMIT = 20  # records one process takes per look, so that one survivor does not take every orphan at once
 MAX_ATTEMPTS = 3
-LEASE_LOST = "lease-lost"  # the cancel message of a turn whose record another process now holds
+
+OnShown = Callable[[str], Awaitable[None]]  # told the ts of each message the turn shows, as soon as it exists
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attempt:
+    """One attempt at an accepted turn, as the runner gets it."""
+
+    resumed_ts: str | None  # the message an earlier attempt showed: edited, never a second one posted
+    lock: ThreadLock | None  # the thread's lock when `accept` took it already (else the turn takes it)
+    on_shown: OnShown  # hears the ts of each message the attempt shows, so that a later attempt can find it
+
+
+Runner = Callable[[TurnRequest, Attempt], Awaitable[None]]  # runs one attempt; raises only LeaseLost or a cancel
+GiveUp = Callable[[TurnRequest, str | None], Awaitable[None]]  # tells the thread (in that message, if any) it stops
 
 
 @dataclass
@@ -60,12 +74,16 @@ class _Running:
 class Consumer:
     """Runs accepted turns, renews their records' leases, and claims the records of dead workers."""
 
-    def __init__(self, folio: SlackFolio, *, claim_every: float = CLAIM_EVERY) -> None:
-        self._folio = folio
-        self._store: ConversationStore = folio.store
-        self._slack: AsyncWebClient = folio.slack
+    def __init__(
+        self, *, store: ConversationStore, tasks: BackgroundTasks, run: Runner, give_up: GiveUp,
+        claim_every: float = CLAIM_EVERY,
+    ) -> None:  # fmt: skip
+        self._store = store
+        self._tasks = tasks
+        self._run_attempt = run
+        self._give_up_in = give_up
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self._renew_every = self._store.intake.lease_ms / 3000  # a third of the lease: two renewals may fail
+        self._renew_every = renew_every(self._store.intake.lease_ms / 1000)  # the one lease rule (bot.store.lease)
         self._claim_every = min(claim_every, self._renew_every)
         self._running: dict[str, _Running] = {}
         self._unmarked: dict[str, str] = {}  # delivery -> owner: answered while Redis was down, not yet marked done
@@ -95,7 +113,7 @@ class Consumer:
             log.info("duplicate delivery %s dropped", delivery)
             metrics.duplicate_dropped("message")
             return False
-        record = Claimed(delivery=delivery, owner=owner, request="", reply=reply, attempt=1, shown=None)
+        record = Claimed(delivery=delivery, owner=owner, request="", reply=reply, attempt=1, shown_ts=None)
         if self._leaving:  # stopping: another process runs it
             await lock.leave()
             await self._intake_quietly(self._store.intake.hand_back([(delivery, owner)], counts=False))
@@ -132,7 +150,7 @@ class Consumer:
 
     def _run(self, record: Claimed, request: TurnRequest, lock: ThreadLock | None) -> None:
         self.start()
-        task = self._folio.tasks.spawn(self._turn(record, request, lock), name=f"turn {request.thread}")
+        task = self._tasks.spawn(self._turn(record, request, lock), name=f"turn {request.thread}")
         self._running[record.delivery] = _Running(record.owner, task)
 
     async def _turn(self, record: Claimed, request: TurnRequest, lock: ThreadLock | None) -> None:
@@ -154,21 +172,22 @@ class Consumer:
             if lock is not None:
                 await lock.leave()
             return True  # a reply in a thread that is not Folio's
-        if record.attempt > 1 and await self._answered(request.thread, record.shown):
+        if record.attempt > 1 and await self._answered(request.thread, record.shown_ts):
             log.info("turn %s was answered before its worker stopped; not answered again", record.delivery)
             return True
         if record.attempt > MAX_ATTEMPTS:
-            await self._give_up(request.thread, record)
+            log.error("turn %s failed %d times; telling the thread", record.delivery, record.attempt - 1)
+            await self._give_up_in(request, record.shown_ts)
             return True
 
-        noted = {record.shown}
+        noted = {record.shown_ts}
 
-        async def shown(ts: str) -> None:
+        async def note_shown(ts: str) -> None:
             if ts not in noted:  # the answer usually replaces the message noted already (stream or placeholder)
                 noted.add(ts)
-                await self._intake_quietly(self._store.intake.shown(record.delivery, record.owner, ts))
+                await self._intake_quietly(self._store.intake.note_shown(record.delivery, record.owner, ts))
 
-        await run_slack_turn(self._folio, request, resumed_ts=record.shown, lock=lock, on_shown=shown)
+        await self._run_attempt(request, Attempt(resumed_ts=record.shown_ts, lock=lock, on_shown=note_shown))
         return True
 
     async def _mark_done(self, delivery: str, owner: str) -> None:
@@ -181,14 +200,9 @@ class Consumer:
             log.warning("turn %s is answered but not marked done yet (Redis unreachable); trying again", delivery)
             self._unmarked[delivery] = owner
 
-    async def _answered(self, thread: ThreadKey, shown: str | None) -> bool:
+    async def _answered(self, thread: ThreadKey, shown_ts: str | None) -> bool:
         conversation = await self._store.load(thread)
-        return shown is not None and conversation is not None and shown in conversation.message_ts
-
-    async def _give_up(self, thread: ThreadKey, record: Claimed) -> None:
-        log.error("turn %s failed %d times; telling the thread", record.delivery, record.attempt - 1)
-        view = StatusLineView(self._slack, channel=thread.channel, thread_ts=thread.thread_ts, resumed_ts=record.shown)
-        await view.fail(messages.TURN_GAVE_UP)
+        return shown_ts is not None and conversation is not None and shown_ts in conversation.message_ts
 
     async def _work(self) -> None:
         renewed = asyncio.get_running_loop().time()
@@ -215,14 +229,14 @@ class Consumer:
             entry = self._running.get(delivery)
             if entry is not None:
                 log.warning("turn %s is another worker's now; stopping it here", delivery)
-                entry.task.cancel(LEASE_LOST)
+                entry.task.cancel(LEASE_LOST_CANCEL)
 
     def _resume(self, record: Claimed) -> None:
         try:
             request = TurnRequest.from_json(record.request)
         except (ValueError, TypeError, KeyError):
             log.exception("intake record %s is unreadable; dropped", record.delivery)
-            self._folio.tasks.spawn(self._intake_quietly(self._store.intake.done(record.delivery, record.owner)),
+            self._tasks.spawn(self._intake_quietly(self._store.intake.done(record.delivery, record.owner)),
                                     name="drop unreadable")  # fmt: skip
             return
         log.info("resuming turn %s (attempt %d) in %s", record.delivery, record.attempt, request.thread)
@@ -234,17 +248,3 @@ class Consumer:
             await work
         except StoreUnavailable:  # the lease lapses by itself; the record is then claimed again
             log.warning("could not update an intake record; its lease lapses by itself")
-
-
-async def start_turn(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest) -> None:
-    """After an ack already sent (/ask, Think harder): take the turn on, the thread taken on without reading the
-    policy (the turn resolves its scope once, after the lock); a store failure is shown in the thread and recorded."""
-    try:
-        await consumer_for(folio).accept(request, new=claim(request))
-    except StoreUnavailable as error:  # the turn is lost before it ran: the thread and the record say so
-        folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {request.thread}")
-
-
-def consumer_for(folio: SlackFolio) -> Consumer:
-    """The consumer of one serving Folio: made with its SlackFolio, held on it (see bot.slack.services)."""
-    return folio.consumer
