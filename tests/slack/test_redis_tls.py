@@ -76,6 +76,7 @@ def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trust
 
 @pytest.mark.parametrize("query", ["ssl_cert_reqs=none", "ssl_check_hostname=false", "ssl_ca_certs=/tmp/any.pem",
                                    "db=0&SSL_CERT_REQS=optional"])  # fmt: skip
+@pytest.mark.slow  # runs a converter or a program
 def test_tls_options_in_the_url_are_refused_naming_the_settings_that_say_them(
     query: str, tls_redis: TlsRedis, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,

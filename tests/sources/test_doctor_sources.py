@@ -17,6 +17,7 @@ def _doctor(capsys: pytest.CaptureFixture[str]) -> dict[str, dict]:
     return {check["part"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
 
 
+@pytest.mark.slow  # runs a converter or a program
 def test_doctor_lists_each_source_and_fails_the_one_it_cannot_list(
     sync_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -37,6 +38,7 @@ def test_doctor_lists_each_source_and_fails_the_one_it_cannot_list(
     assert "1 files" in checks["source here"]["summary"]
 
 
+@pytest.mark.slow  # runs a converter or a program
 def test_doctor_names_the_line_of_a_broken_sources_file(sync_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_sources(sync_env, "sources:\n  - {name: Bad Name, from: docs, container: team}\n")
     check = _doctor(capsys)["sources"]

@@ -13,6 +13,7 @@ from tests.sources.conftest import indexed
 from tests.sources.test_sync_folder import counting_converter
 
 
+@pytest.mark.slow  # runs a converter or a program
 def test_a_known_bad_file_is_not_converted_again_and_an_unchanged_run_exits_0(
     sync_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

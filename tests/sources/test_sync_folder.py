@@ -95,6 +95,7 @@ def counting_converter(folder: Path) -> tuple[Path, Path]:
     return program, calls
 
 
+@pytest.mark.slow  # runs a converter or a program
 def test_a_bad_file_is_counted_not_fatal_and_not_converted_again(
     sync_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

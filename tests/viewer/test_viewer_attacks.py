@@ -9,6 +9,7 @@ import time
 import zlib
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from bot import messages
@@ -67,6 +68,7 @@ async def test_forged_fields_expired_links_and_page_numbers_past_the_document(tm
         assert status == 404  # not even parsed as a page: the route takes six digits at most
 
 
+@pytest.mark.slow  # runs a converter or a program
 async def test_a_giant_page_is_drawn_small_and_a_picture_claiming_gigapixels_is_not_decoded(tmp_path: Path) -> None:
     giant = tmp_path / "giant.pdf"
     giant.write_bytes(pdf_with(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>",
