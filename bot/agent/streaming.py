@@ -12,9 +12,11 @@ the response unread), and the events are read here, in `ServerSentEvents`, strai
 event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
 The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time,
 reading pauses after each piece for about GATHER tokens' time (PACE at most), so the tokens that arrive meanwhile
-are read (and shown) together: a read per GATHER tokens instead of one per token (each read costs ~25 us of the
-transport's layers, then the citation check and the view), well inside what a person notices (Slack shows the text
-in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
+are read (and shown) together: fewer reads than tokens (each read costs ~25 us of the transport's layers, then the
+citation check and the view). PACE is small because nothing tells a pause that the answer is ending: its last
+token and `response.completed` can arrive during one and wait for it, so the pause is what the turn's end may lag
+the model by. A fast trickle (2 ms a token) is still read a few tokens at a time; at a person's reading speed of
+tokens (~60 a second) each token is read as it comes. An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ _FINAL = ("response.completed", "response.failed", "response.incomplete")
 _UNREAD = b'{"type":"response.in_progress"'
 _TEXT_DELTA = b'{"type":"response.output_text.delta",'
 _DELTA_KEY = '"delta":"'
-PACE = 0.2  # seconds to let a trickling answer gather before the next read, at most
-GATHER = 24  # text pieces a pause lets gather: a fast trickle (2 ms a token) pauses ~50 ms, a slow one PACE
+PACE = 0.008  # seconds to let a trickling answer gather before the next read, at most: what the end may lag by
+GATHER = 24  # text pieces a pause lets gather, PACE permitting: a fast trickle (2 ms a token) pauses PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
 WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 

@@ -20,8 +20,9 @@ from bot.app import Folio
 from bot.config import ChannelPolicy
 from bot.config.policy_file import PolicyFile
 from bot.errors import ConfigurationError
-from bot.slack.stream import StreamMemory
+from bot.slack.stream import APPEND_BURST, APPEND_PER_MINUTE, StreamMemory
 from bot.store import ConversationStore
+from bot.store.pace import SharedPace
 from bot.store.traces import TraceStore
 from bot.store.usage import UsageStore
 from bot.turns.budget import Budget, Limits
@@ -55,6 +56,12 @@ class SlackFolio(Folio):
         usage = UsageStore(redis, prefix=prefix, retention_days=settings.folio_usage_retention_days)
         traces = TraceStore(redis, prefix=self.store.keyspace("trace")[1]) if settings.folio_traces else None
         return Ledger(usage, traces)
+
+    @functools.cached_property
+    def stream_pace(self) -> SharedPace:
+        """Each workspace's budget of chat.appendStream calls, spent by every stream of every process (Redis)."""
+        redis, prefix = self.store.keyspace("stream-appends")
+        return SharedPace(redis, prefix=prefix, per_minute=APPEND_PER_MINUTE, burst=APPEND_BURST)
 
     @functools.cached_property
     def budget(self) -> Budget:

@@ -85,6 +85,7 @@ def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None 
     return StreamView(
         folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
         team=thread.team if thread.team != "-" else None, link_for=folio.options.link_for, memory=folio.streams,
+        pace=folio.stream_pace,
     )  # fmt: skip
 
 
@@ -92,16 +93,19 @@ class NotedView:
     """A Slack view that tells `on_shown` the ts of each message it shows, the moment it exists: the stream or
     placeholder `working` opened, then the message of the answer or of the failure (when it is another one)."""
 
-    def __init__(self, view: StatusLineView, on_shown: Shown) -> None:
+    def __init__(self, view: TurnView, on_shown: Shown) -> None:
         self._view = view
         self._on_shown = on_shown
 
     async def working(self, title: str) -> None:
         await self._view.working(title)
-        await self._note(getattr(self._view, "stream_ts", None) or self._view.placeholder_ts)
+        await self._note(self._view.shown_ts())
 
     def writes_text(self) -> bool:
         return self._view.writes_text()
+
+    def shown_ts(self) -> str | None:
+        return self._view.shown_ts()
 
     async def step_started(self, step: Step) -> None:
         await self._view.step_started(step)
