@@ -134,6 +134,11 @@ class Settings(BaseSettings):
         0.0, ge=0, le=60, description="seconds /readyz answers 503 on SIGTERM before Folio stops taking events"
     )
 
+    # Streams: Slack's budget of chat.appendStream calls, shared by every stream of every process in a workspace
+    folio_stream_appends_per_minute: int = Field(
+        100, ge=5, le=10_000, description="appendStream calls a workspace allows a minute (Slack's tier 4: 100+)"
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:

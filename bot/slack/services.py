@@ -20,7 +20,7 @@ from bot.app import Folio
 from bot.config import ChannelPolicy
 from bot.config.policy_file import PolicyFile
 from bot.errors import ConfigurationError
-from bot.slack.stream import APPEND_BURST, APPEND_PER_MINUTE, StreamMemory
+from bot.slack.stream import StreamMemory, append_pace
 from bot.store import ConversationStore
 from bot.store.pace import SharedPace
 from bot.store.traces import TraceStore
@@ -61,7 +61,8 @@ class SlackFolio(Folio):
     def stream_pace(self) -> SharedPace:
         """Each workspace's budget of chat.appendStream calls, spent by every stream of every process (Redis)."""
         redis, prefix = self.store.keyspace("stream-appends")
-        return SharedPace(redis, prefix=prefix, per_minute=APPEND_PER_MINUTE, burst=APPEND_BURST)
+        per_minute, burst = append_pace(self.settings.folio_stream_appends_per_minute)
+        return SharedPace(redis, prefix=prefix, per_minute=per_minute, burst=burst)
 
     @functools.cached_property
     def budget(self) -> Budget:

@@ -56,9 +56,6 @@ from bot.slack.tables import TableHold
 
 log = logging.getLogger(__name__)
 
-# chat.appendStream is Tier 4, "100+ per minute" per workspace (docs.slack.dev/apis/web-api/rate-limits): a burst of
-# APPEND_BURST, then APPEND_PER_MINUTE, so that no minute sees more than 100 (burst + rate x a minute).
-APPEND_PER_MINUTE, APPEND_BURST = 80, 20
 STARVED = 10.0  # seconds a stream waits for an append's budget before it sends nothing more until its end
 REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
 FIRST_CARD = "folio-start"
@@ -325,6 +322,15 @@ class StreamView:
             log.warning("%s failed (%s): no streams in workspace %s for a while", method, reason, self._team)
         if self._team:
             self._memory.refuse(self._team, seconds=REMEMBER_SECONDS if wait is None else wait)
+
+
+def append_pace(tier_per_minute: int) -> tuple[float, int]:
+    """(calls a minute, burst) of the budget that keeps a workspace inside `tier_per_minute` appends in any minute:
+    chat.appendStream is Tier 4, "100+ per minute" per workspace (docs.slack.dev/apis/web-api/rate-limits), and a
+    bucket lets at most its burst plus its rate times a minute through in one minute. A fifth of it as burst: one
+    stream's answer (a dozen appends) never waits while the workspace is quiet."""
+    burst = max(1, tier_per_minute // 5)
+    return float(tier_per_minute - burst), burst
 
 
 def retry_after(exc: Exception) -> float | None:

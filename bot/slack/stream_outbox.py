@@ -45,6 +45,12 @@ class Outbox:
             if queued.get("id") == chunk["id"]:
                 self._chunks[index] = chunk
                 return
+        last = self._chunks[-1] if self._chunks else None
+        if last is not None and last["type"] == "markdown_text" and self._open_word:  # before the word being written
+            cut = _cut(last["text"])
+            head = [{"type": "markdown_text", "text": last["text"][:cut]}] if cut else []
+            self._chunks[-1:] = [*head, chunk, {"type": "markdown_text", "text": last["text"][cut:]}]
+            return
         self._chunks.append(chunk)
 
     def text(self, text: str, *, whole: bool, now: float) -> None:
@@ -74,11 +80,14 @@ class Outbox:
 
     def take(self, *, now: float) -> list[Json]:
         """The chunks that may go now (the word being written stays), as Slack takes them."""
-        chunks, held = self._chunks, ""
-        if chunks and chunks[-1]["type"] == "markdown_text" and self._open_word:
-            last = chunks[-1]["text"]
+        chunks, held = list(self._chunks), ""
+        texts = [index for index, chunk in enumerate(chunks) if chunk["type"] == "markdown_text"]
+        if texts and self._open_word:  # the word being written waits (a card sent meanwhile goes before it)
+            last = chunks[texts[-1]]["text"]
             cut = _cut(last)
-            held, chunks = last[cut:], [*chunks[:-1], *([{"type": "markdown_text", "text": last[:cut]}] if cut else [])]
+            held = last[cut:]
+            chunks[texts[-1]] = {"type": "markdown_text", "text": last[:cut]}
+            chunks = [chunk for chunk in chunks if chunk["type"] != "markdown_text" or chunk["text"]]
         self._chunks = [{"type": "markdown_text", "text": held}] if held else []
         self._ready_since = None
         self._last_append = now
@@ -98,7 +107,7 @@ class Outbox:
         return bool(self._chunks)
 
     def _ready_chars(self) -> int:
-        """Characters of text that may go now."""
+        """Characters of text that may go now (while no card waits, the text is one chunk)."""
         if not self._chunks or self._chunks[-1]["type"] != "markdown_text":
             return 0
         last = self._chunks[-1]["text"]
