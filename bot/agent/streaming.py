@@ -15,8 +15,8 @@ reading pauses after each piece for about GATHER tokens' time (PACE at most), so
 are read (and shown) together: fewer reads than tokens (each read costs ~25 us of the transport's layers, then the
 citation check and the view). PACE is small because nothing tells a pause that the answer is ending: its last
 token and `response.completed` can arrive during one and wait for it, so the pause is what the turn's end may lag
-the model by. A fast trickle (2 ms a token) is still read a few tokens at a time; at a person's reading speed of
-tokens (~60 a second) each token is read as it comes. An answer that comes in a burst is read straight through.
+the model by. A fast trickle (2 ms a token) is still read a few tokens at a time; a slow one (~60 tokens a second, a
+model's usual pace) is read as it comes, unpaused. An answer that comes in a burst is read straight through.
 """
 
 from __future__ import annotations
@@ -205,7 +205,8 @@ class _Pace:
     """Whether an answer trickles in (each piece waited for) or comes in bursts; while it trickles, a pause after
     each piece that had to be waited for, of GATHER times the average gap between pieces (PACE at most), so the
     tokens arriving meanwhile are read in one go and the answer's end waits at most that long. The average over the
-    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop."""
+    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop. A trickle slower
+    than two tokens a PACE is not paused at all: the pause would gather nothing and only hold the end back."""
 
     def __init__(self, clock: Callable[[], float], *, socket: Callable[[], _Reading | None] = lambda: None) -> None:
         self._clock = clock
@@ -223,8 +224,9 @@ class _Pace:
         waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
         self._first = self._first if self._first is not None else now
         self._pieces += pieces
-        if waited and self._pieces > TRICKLE_AFTER:
-            await self._pause(min(PACE, GATHER * (now - self._first) / self._pieces))
+        gap = (now - self._first) / self._pieces
+        if waited and self._pieces > TRICKLE_AFTER and 2 * gap <= PACE:  # a pause that gathers nothing only delays
+            await self._pause(min(PACE, GATHER * gap))
 
     async def _pause(self, seconds: float) -> None:
         """Wait, the socket not read meanwhile where it can be paused: the tokens that arrive wait in the kernel and
