@@ -17,7 +17,6 @@ Pure: values in, chunk dicts out; the caller owns the clock and Slack. The rules
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from bot.slack.stream_chunks import markdown_chunks
@@ -26,7 +25,6 @@ Json = dict[str, Any]
 LAG = 0.5  # seconds the oldest unsent text waits before an append carries it (the budget may stretch it)
 BATCH = 250  # characters of waiting text that go without waiting LAG (a fast model: fewer, fuller appends)
 MIN_GAP = 0.25  # seconds between a stream's text-only appends, at least: one fast stream leaves budget to others
-_WORD_END = re.compile(r"\s(?=\S*\Z)")  # the last whitespace: what follows it may still be growing
 
 
 class Outbox:
@@ -115,9 +113,12 @@ class Outbox:
 
 
 def _cut(text: str) -> int:
-    """Where the text's last whole word ends (after its whitespace); 0 when it is one unfinished word."""
-    found = _WORD_END.search(text)
-    return found.end() if found else 0
+    """Where the text's last whole word ends (after its whitespace); 0 when it is one unfinished word. Read from the
+    end: it runs on every piece of the answer, and the word being written is short."""
+    for index in range(len(text) - 1, -1, -1):
+        if text[index].isspace():
+            return index + 1
+    return 0
 
 
 def _split(chunks: list[Json]) -> list[Json]:
