@@ -1,7 +1,7 @@
 """How streamed answers read while the model writes them, one stream and many at once, inside Slack's tier.
 
     .venv/bin/python benchmarks/stream_pace.py                     # 1 and 30 streams, answers of 600 and 1,500 chars
-    .venv/bin/python benchmarks/stream_pace.py --streams 30 --chars 1500 --tokens-per-second 60
+    .venv/bin/python benchmarks/stream_pace.py --streams 30 --chars 1500 --rounds 8   # 30 at once, 8 times over
 
 The real Bolt app (open_folio with its embedded Redis and sample index, FOLIO_STREAMING on) answers signed
 mentions; the fake model searches once, then writes the answer at the given token rate; the fake Slack enforces
@@ -53,7 +53,8 @@ _NUMBER = re.compile(r"question (\d+)")
 
 @dataclass(frozen=True)
 class Figures:
-    streams: int
+    streams: int  # at once
+    turns: int  # in all (streams x rounds)
     chars: int
     first_words_ms: list[float]
     gaps_ms: list[float]
@@ -82,16 +83,17 @@ def model_step(chars: int, tokens_per_second: float):  # type: ignore[no-untyped
     return step
 
 
-async def run(streams: int, chars: int, tokens_per_second: float) -> Figures:
+async def run(streams: int, chars: int, tokens_per_second: float, *, rounds: int = 1) -> Figures:
     with tempfile.TemporaryDirectory(prefix="folio-stream-pace-") as folder, FakeSlack() as slack, \
             FakeResponses(validate=False) as model_server:  # fmt: skip
         slack.tier("chat.appendStream", per_window=TIER, window=60.0)
         model_server.respond_with(model_step(chars, tokens_per_second))
         async with AsyncExitStack() as stack:
             url, tasks = await _serve(stack, Path(folder), slack, model_server)
-            began = time.monotonic()
-            roots = await _mentions(url, streams)
-            await tasks.drain()
+            began, roots = time.monotonic(), {}
+            for first in range(0, streams * rounds, streams):  # `streams` at once, the next round when all are done
+                roots.update(await _mentions(url, range(first, first + streams)))
+                await tasks.drain()
             seconds = time.monotonic() - began
         return _figures(slack, model_server, roots, streams=streams, chars=chars, seconds=seconds)
 
@@ -124,7 +126,7 @@ def _figures(
             gaps += [1000 * (later - earlier) for earlier, later in zip(updates, updates[1:])]
     appended = sorted(call.at for call in slack.calls if call.method == "chat.appendStream")
     busiest = max((sum(1 for at in appended if start <= at < start + 60) for start in appended), default=0)
-    return Figures(streams, chars, first_words, gaps, end_lags, len(appended), busiest, len(slack.limited), complete,
+    return Figures(streams, len(roots), chars, first_words, gaps, end_lags, len(appended), busiest, len(slack.limited), complete,
                    seconds)  # fmt: skip
 
 
@@ -147,9 +149,9 @@ async def _serve(
     return f"http://127.0.0.1:{runner.addresses[0][1]}{EVENTS_PATH}", folio.tasks
 
 
-async def _mentions(url: str, streams: int) -> dict[int, str]:
-    """One signed mention per stream, all at once, each in its own thread; question number -> thread ts."""
-    roots = {n: f"1900000000.{n:06d}" for n in range(streams)}
+async def _mentions(url: str, numbers: range) -> dict[int, str]:
+    """One signed mention per number, all at once, each in its own thread; question number -> thread ts."""
+    roots = {n: f"1900000000.{n:06d}" for n in numbers}
 
     async def mention(http: aiohttp.ClientSession, n: int) -> None:
         event = {"type": "app_mention", "user": "U0BENCH01", "text": f"<@{BOT_USER}> refund policy, question {n}?",
@@ -159,7 +161,7 @@ async def _mentions(url: str, streams: int) -> dict[int, str]:
             assert answer.status == 200, answer.status
 
     async with aiohttp.ClientSession() as http:
-        await asyncio.gather(*(mention(http, n) for n in range(streams)))
+        await asyncio.gather(*(mention(http, n) for n in numbers))
     return roots
 
 
@@ -169,15 +171,15 @@ def row(figures: Figures) -> str:
 
     f = figures
     return (
-        f"| {f.streams} | {f.chars} | {pct(f.first_words_ms, 50)} / {pct(f.first_words_ms, 100)} | "
+        f"| {f.streams} x {f.turns // f.streams} | {f.chars} | {pct(f.first_words_ms, 50)} / {pct(f.first_words_ms, 100)} | "
         f"{pct(f.gaps_ms, 50)} / {pct(f.gaps_ms, 90)} / {pct(f.gaps_ms, 100)} | "
         f"{pct(f.end_lag_ms, 50)} / {pct(f.end_lag_ms, 100)} | {f.appends} in {f.seconds:.1f} s "
-        f"(busiest 60 s: {f.busiest_minute}) | {f.limited} | {f.complete}/{f.streams} |"
+        f"(busiest 60 s: {f.busiest_minute}) | {f.limited} | {f.complete}/{f.turns} |"
     )
 
 
 HEADER = (
-    "| streams | chars | first words p50 / max ms | gaps p50 / p90 / max ms | end lag p50 / max ms | appends | 429s "
+    "| streams x rounds | chars | first words p50 / max ms | gaps p50 / p90 / max ms | end lag p50 / max ms | appends | 429s "
     "| complete |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
 )
 
@@ -187,12 +189,13 @@ def main() -> None:
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--chars", type=int, nargs="+", default=[600, 1500])
     parser.add_argument("--tokens-per-second", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=1, help="times the streams ask at once, one after another")
     args = parser.parse_args()
     print(f"{args.tokens_per_second:.0f} tokens a second; appendStream tier {TIER} a minute")
     print(HEADER)
     for streams in args.streams:
         for chars in args.chars:
-            print(row(asyncio.run(run(streams, chars, args.tokens_per_second))), flush=True)
+            print(row(asyncio.run(run(streams, chars, args.tokens_per_second, rounds=args.rounds))), flush=True)
 
 
 if __name__ == "__main__":
