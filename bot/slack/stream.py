@@ -166,7 +166,8 @@ class StreamView:
         self._close(FIRST_CARD)
         if step.kind != "write":
             self._queue_card(step_card(step, link_for=self._link_for))
-        self._wake.set()
+        if self._clock() < self._asleep_until:  # not while it waits for budget: a card does not bring any
+            self._wake.set()
 
     async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> str | None:
         """End the turn with its checked answer; returns the ts of the message that shows it."""
@@ -274,12 +275,13 @@ class StreamView:
                 log.info("stream appends in workspace %s wait %.1f s for budget: answers are posted", team, wait)
                 self._memory.refuse(team, seconds=STARVED)  # the next turns take the posted path meanwhile
                 return False
-            await self._sleep(wait)
+            await self._sleep(wait, budget=True)
         return False
 
-    async def _sleep(self, seconds: float | None) -> None:
-        """Until `seconds` pass (None: until woken), or something wakes the sender (a card, due text, the stop)."""
-        self._asleep_until = float("inf") if seconds is None else self._clock() + seconds
+    async def _sleep(self, seconds: float | None, *, budget: bool = False) -> None:
+        """Until `seconds` pass (None: until woken), or something wakes the sender: a card or due text, or the stop
+        alone while it waits for `budget` (more to send does not bring budget sooner; it only widens the batch)."""
+        self._asleep_until = float("-inf") if budget else float("inf") if seconds is None else self._clock() + seconds
         try:
             async with asyncio.timeout(seconds):
                 await self._wake.wait()
