@@ -25,6 +25,7 @@ Json = dict[str, Any]
 LAG = 0.5  # seconds the oldest unsent text waits before an append carries it (the budget may stretch it)
 BATCH = 250  # characters of waiting text that go without waiting LAG (a fast model: fewer, fuller appends)
 MIN_GAP = 0.25  # seconds between a stream's text-only appends, at least: one fast stream leaves budget to others
+LONGEST_WORD = 400  # characters a word may hold back (a long link, a line of code, a blob): past them it goes in parts
 
 
 class Outbox:
@@ -114,11 +115,12 @@ class Outbox:
 
 def _cut(text: str) -> int:
     """Where the text's last whole word ends (after its whitespace); 0 when it is one unfinished word. Read from the
-    end: it runs on every piece of the answer, and the word being written is short."""
-    for index in range(len(text) - 1, -1, -1):
+    end: it runs on every piece of the answer, and the word being written is short (one longer than LONGEST_WORD
+    is not held back: it would hold the whole answer back)."""
+    for index in range(len(text) - 1, max(-1, len(text) - 1 - LONGEST_WORD), -1):
         if text[index].isspace():
             return index + 1
-    return 0
+    return len(text) if len(text) > LONGEST_WORD else 0
 
 
 def _split(chunks: list[Json]) -> list[Json]:

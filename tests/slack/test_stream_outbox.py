@@ -3,7 +3,7 @@ word cut in two. Pure: a clock the test moves."""
 
 from __future__ import annotations
 
-from bot.slack.stream_outbox import BATCH, LAG, MIN_GAP, Outbox
+from bot.slack.stream_outbox import BATCH, LAG, LONGEST_WORD, MIN_GAP, Outbox
 
 
 def texts(chunks: list[dict]) -> str:
@@ -68,3 +68,11 @@ def test_a_card_that_comes_mid_word_goes_before_that_word_which_stays_whole() ->
     sent = box.take(now=0.1)
 
     assert [chunk.get("text", chunk["type"]) for chunk in sent] == ["Totals are ", "task_update", "42 in all "]
+
+
+def test_a_word_longer_than_any_word_does_not_hold_the_answer_back() -> None:
+    box = Outbox()
+    blob = "x" * (LONGEST_WORD + 1)  # a model writing a blob without spaces (base64, a minified line)
+    box.text("Here: " + blob, whole=False, now=0.0)
+
+    assert texts(box.take(now=0.0)) == "Here: " + blob
