@@ -15,9 +15,10 @@ reading pauses after each piece for about GATHER tokens' time (PACE at most), so
 are read (and shown) together: fewer reads than tokens (each read costs ~25 us of the transport's layers, then the
 citation check and the view). PACE is small because nothing tells a pause that the answer is ending (over TLS the
 bytes waiting in the kernel cannot be peeked at): its last token and `response.completed` can arrive during one and
-wait for it, so the pause is what the turn's end may lag the model by (it was 200 ms). A fast trickle (3 ms a
-token) is still read about five tokens at a time; a slow one (~60 tokens a second, a model's usual pace) is read
-as it comes, unpaused: a pause shorter than its gaps would gather nothing. A burst is read straight through.
+wait for it, so the pause is what the turn's end may lag the model by (it was 200 ms). Only a model faster than
+100 tokens a second is paused (3 ms a token: about seven tokens a read); a slower one (~60 tokens a second, a
+model's usual pace) is read as it comes: a pause shorter than two of its gaps would gather nothing, only hold the
+end back. A burst is read straight through.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ _FINAL = ("response.completed", "response.failed", "response.incomplete")
 _UNREAD = b'{"type":"response.in_progress"'
 _TEXT_DELTA = b'{"type":"response.output_text.delta",'
 _DELTA_KEY = '"delta":"'
-PACE = 0.015  # seconds to let a trickling answer gather before the next read, at most: what the end may lag by
+PACE = 0.02  # seconds to let a trickling answer gather before the next read, at most: what the end may lag by
 GATHER = 24  # text pieces a pause lets gather, PACE permitting: a fast trickle (2 ms a token) pauses PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
 WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
