@@ -12,9 +12,13 @@ the response unread), and the events are read here, in `ServerSentEvents`, strai
 event objects (~0.1 ms each through `responses.create(stream=True)`), no per-event trip through the SDK's decoder.
 The text deltas of one body chunk reach the listener as one piece. While an answer trickles in a token at a time,
 reading pauses after each piece for about GATHER tokens' time (PACE at most), so the tokens that arrive meanwhile
-are read (and shown) together: a read per GATHER tokens instead of one per token (each read costs ~25 us of the
-transport's layers, then the citation check and the view), well inside what a person notices (Slack shows the text
-in TEXT_BATCH pieces anyway). An answer that comes in a burst is read straight through.
+are read (and shown) together: fewer reads than tokens (each read costs ~25 us of the transport's layers, then the
+citation check and the view). PACE is small because nothing tells a pause that the answer is ending (over TLS the
+bytes waiting in the kernel cannot be peeked at): its last token and `response.completed` can arrive during one and
+wait for it, so the pause is what the turn's end may lag the model by (it was 200 ms). Only a model faster than
+100 tokens a second is paused (3 ms a token: about seven tokens a read); a slower one (~60 tokens a second, a
+model's usual pace) is read as it comes: a pause shorter than two of its gaps would gather nothing, only hold the
+end back. A burst is read straight through.
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ _FINAL = ("response.completed", "response.failed", "response.incomplete")
 _UNREAD = b'{"type":"response.in_progress"'
 _TEXT_DELTA = b'{"type":"response.output_text.delta",'
 _DELTA_KEY = '"delta":"'
-PACE = 0.2  # seconds to let a trickling answer gather before the next read, at most
-GATHER = 24  # text pieces a pause lets gather: a fast trickle (2 ms a token) pauses ~50 ms, a slow one PACE
+PACE = 0.02  # seconds to let a trickling answer gather before the next read, at most: what the end may lag by
+GATHER = 24  # text pieces a pause lets gather, PACE permitting: a fast trickle (2 ms a token) pauses PACE
 TRICKLE_AFTER = 3  # text pieces read before an answer may be judged
 WAITED = 0.001  # seconds a read took when it waited for the network (pieces already read come back at once)
 
@@ -201,9 +205,10 @@ async def _read(response: httpx2.Response, writer: AnswerWriter) -> ModelReply:
 
 class _Pace:
     """Whether an answer trickles in (each piece waited for) or comes in bursts; while it trickles, a pause after
-    each piece that had to be waited for, of GATHER times the average gap between pieces (PACE at most), so the
+    each piece that had to be waited for (or gathered in the pause before), of GATHER times the average gap between pieces (PACE at most), so the
     tokens arriving meanwhile are read in one go and the answer's end waits at most that long. The average over the
-    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop."""
+    answer, not the last gap, sets the pause: under load, one read may wait for a busy event loop. A trickle slower
+    than two tokens a PACE is not paused at all: the pause would gather nothing and only hold the end back."""
 
     def __init__(self, clock: Callable[[], float], *, socket: Callable[[], _Reading | None] = lambda: None) -> None:
         self._clock = clock
@@ -211,6 +216,7 @@ class _Pace:
         self._asked = 0.0
         self._first: float | None = None
         self._pieces = 0
+        self._paused = False  # the last read followed a pause: what it held gathered meanwhile, not a burst
 
     def asking(self) -> None:
         self._asked = self._clock()
@@ -218,11 +224,14 @@ class _Pace:
     async def after_text(self, pieces: int) -> None:
         """After a read that held `pieces` text deltas."""
         now = self._clock()
-        waited = now - self._asked > WAITED  # this piece came from the network, not from what was read already
+        # this piece came from the network (or gathered during a pause), not from a burst read already
+        waited, self._paused = now - self._asked > WAITED or self._paused, False
         self._first = self._first if self._first is not None else now
         self._pieces += pieces
-        if waited and self._pieces > TRICKLE_AFTER:
-            await self._pause(min(PACE, GATHER * (now - self._first) / self._pieces))
+        gap = (now - self._first) / self._pieces
+        if waited and self._pieces > TRICKLE_AFTER and 2 * gap <= PACE:  # a pause that gathers nothing only delays
+            await self._pause(min(PACE, GATHER * gap))
+            self._paused = True
 
     async def _pause(self, seconds: float) -> None:
         """Wait, the socket not read meanwhile where it can be paused: the tokens that arrive wait in the kernel and

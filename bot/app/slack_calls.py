@@ -42,10 +42,11 @@ class SlackCallMeter(AsyncRetryHandler):
 
 
 class RateLimitRetry(AsyncRateLimitErrorRetryHandler):
-    """Every method answered HTTP 429 is retried after its Retry-After (slack_sdk's handler), except the one that
-    opens a stream: a turn refused a stream is posted at once instead (bot.slack.stream) rather than kept waiting."""
+    """Every method answered HTTP 429 is retried after its Retry-After (slack_sdk's handler), except the ones that
+    open and feed a stream: a turn refused a stream is posted at once instead, and a refused append's text waits for
+    the stream's stop (bot.slack.stream) rather than keep the turn's end waiting."""
 
-    NOT_WAITED_FOR = frozenset({"chat.startStream"})
+    NOT_WAITED_FOR = frozenset({"chat.startStream", "chat.appendStream"})
 
     async def _can_retry_async(
         self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,

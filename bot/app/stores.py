@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from bot.config import Settings
 from bot.store import ConversationStore
 from bot.store.feedback import FeedbackStore
+from bot.store.pace import SharedPace, append_pace
 from bot.store.traces import TraceStore
 from bot.store.usage import UsageStore
 from bot.turns.governance import Ledger
@@ -27,6 +28,7 @@ class Stores:
     traces: TraceStore  # read by `folio trace` and "Why this answer?" whatever FOLIO_TRACES says now
     feedback: FeedbackStore
     ledger: Ledger  # what turns write to: `usage`, and `traces` unless FOLIO_TRACES=false
+    stream_pace: SharedPace  # each workspace's chat.appendStream budget, shared by every stream of every process
 
 
 def stores_on(settings: Settings, conversations: ConversationStore) -> Stores:
@@ -37,5 +39,11 @@ def stores_on(settings: Settings, conversations: ConversationStore) -> Stores:
     return Stores(
         conversations=conversations, usage=usage, traces=traces,
         feedback=FeedbackStore(redis, conversations.keyspace("feedback")[1]),
-        ledger=Ledger(usage, traces if settings.folio_traces else None),
+        ledger=Ledger(usage, traces if settings.folio_traces else None), stream_pace=_stream_pace(settings, conversations),
     )  # fmt: skip
+
+
+def _stream_pace(settings: Settings, conversations: ConversationStore) -> SharedPace:
+    redis, prefix = conversations.keyspace("stream-appends")
+    per_minute, burst = append_pace(settings.folio_stream_appends_per_minute)
+    return SharedPace(redis, prefix=prefix, per_minute=per_minute, burst=burst)

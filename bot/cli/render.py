@@ -144,6 +144,9 @@ class StatusLine:
     def writes_text(self) -> bool:
         return False
 
+    def shown_ts(self) -> str | None:
+        return None
+
     async def step_started(self, step: Step) -> None:
         """The step's title, in place of the last one."""
         if self.enabled:

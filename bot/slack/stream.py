@@ -1,25 +1,29 @@
 """A turn shown as one Slack stream: each step a task card as it happens, then the answer as the model writes it.
 
-    view = StreamView(client, channel=..., thread_ts=..., user=..., team=..., link_for=..., memory=...)
+    view = StreamView(client, channel=..., thread_ts=..., user=..., team=..., link_for=..., memory=..., pace=...)
     await view.working(messages.WORKING)                        # chat.startStream with a first card
     (steps and answer text: view.step_started / step_ended / text, while the agent runs)
     ts = await view.answer(answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
 
-The turn never waits for Slack: its events only fill an outbox, and one sender task empties it. A card goes out as
-soon as the sender is free (updates arriving meanwhile share one call, and pending text rides along); the first
-text of the answer goes out at once (it is the "writing" step: the loop's "Writing the answer" steps get no card,
-since most precede another tool round); after it, text alone goes out only while the answer holds TEXT_BATCH
-characters per text-only append, so appendStream carries at most one per TEXT_BATCH characters. chat.stopStream
-carries the rest. When the final answer is not the text that was streamed (a correction round, a preamble before
-tool calls, quoted passages after a model failure) or has no valid citation, the streamed message is replaced by the
-checked answer, which says so.
+The turn never waits for Slack: its events only fill an outbox (`bot.slack.stream_outbox`: what goes when), and one
+sender task empties it. A card goes out at once, with the text that is ready; the answer's first whole words go out
+at once; after that, text goes when the oldest unsent text has waited about half a second (sooner when much has
+gathered), never cutting a word, a citation or a table. Every append is paid from the workspace's budget of
+chat.appendStream calls (`StreamPace`, shared by every stream of every process through Redis, sized to Slack's tier
+4), so many streams at once send fewer, fuller appends instead of meeting 429. A stream that cannot get budget for
+STARVED seconds sends nothing more until its end (chat.stopStream, its own method, carries the rest) and the
+workspace's next turns are posted meanwhile. The stop waits for nothing but an append already on its way.
+
+When the final answer is not the text that was streamed (a correction round, a preamble before tool calls, quoted
+passages after a model failure) or has no valid citation, the streamed message is replaced by the checked answer,
+which says so.
 
 A failing stream method makes the turn go on as it would without streams: before the stream exists, with the thread
-status or a placeholder (StatusLineView); after, by replacing the streamed message with chat.update. The workspace
-is then remembered as one without streams for REMEMBER_SECONDS (for a rate limit, HTTP 429: only until its
-Retry-After has passed, and the turns meanwhile are posted at once), in this process's memory only (`StreamMemory`, held
-by the SlackFolio: each replica learns it once; a restart forgets it), unless the refusal was about that one message
-only (MESSAGE_ENDED).
+status or a placeholder (the StatusLineView the stream holds); after, by replacing the streamed message with
+chat.update. The workspace is then remembered as one without streams for REMEMBER_SECONDS (for a rate limit, HTTP
+429: only until its Retry-After has passed, and the turns meanwhile are posted at once), in this process's memory
+only (`StreamMemory`, held by the SlackFolio: each replica learns it once; a restart forgets it), unless the refusal
+was about that one message only (MESSAGE_ENDED).
 """
 
 from __future__ import annotations
@@ -28,29 +32,31 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.agent.events import AnswerText, Step
+from bot.errors import StoreUnavailable
 from bot.models import Answer, Chunk, Scope
+from bot.slack.failures import describe_failure
 from bot.slack.progress import StatusLineView
 from bot.slack.render import (
-    SlackMessage,
     answer_footer,
     answer_markdown,
     citation_markdown,
     escape_markdown,
     render_answer,
 )
-from bot.slack.stream_chunks import card, markdown_chunks, step_card
+from bot.slack.stream_chunks import card, step_card
+from bot.slack.stream_outbox import Outbox
 from bot.slack.tables import TableHold
 
 log = logging.getLogger(__name__)
 
-TEXT_BATCH = 250  # answer characters per text-only appendStream, at least (appendStream is rate limited)
+STARVED = 10.0  # seconds a stream waits for an append's budget before it sends nothing more until its end
 REMEMBER_SECONDS = 3600.0  # how long a workspace whose stream failed gets today's progress line instead
 FIRST_CARD = "folio-start"
 # Refusals about one streamed message, not the workspace: Slack ended it (an undocumented server timeout), its reader
@@ -73,38 +79,47 @@ class StreamMemory:
         self._until[team] = time.monotonic() + seconds
 
 
-class StreamView(StatusLineView):
-    """One turn's stream in one thread; the status line or placeholder where streams fail."""
+class StreamPace(Protocol):
+    """The workspace's budget of chat.appendStream calls (`bot.store.pace.SharedPace`), shared by every stream."""
+
+    async def take(self, name: str) -> float: ...
+
+    async def drain(self, name: str, *, seconds: float) -> None: ...
+
+
+class StreamView:
+    """One turn's stream in one thread; the status line or placeholder (a StatusLineView it holds) where streams
+    fail."""
 
     def __init__(
         self, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str | None,
-        link_for: Callable[[Chunk], str | None], memory: StreamMemory,
+        link_for: Callable[[Chunk], str | None], memory: StreamMemory, pace: StreamPace,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
-        super().__init__(client, channel=channel, thread_ts=thread_ts)
-        self._user, self._team, self._link_for, self._memory = user, team, link_for, memory
+        self._line = StatusLineView(client, channel=channel, thread_ts=thread_ts)
+        self._client, self._channel, self._thread_ts = client, channel, thread_ts
+        self._user, self._team, self._link_for, self._memory, self._pace = user, team, link_for, memory, pace
+        self._clock = clock
         self.stream_ts: str | None = None
         self.streaming = False  # a stream is open and working: the turn's answer text is wanted
         self._streamed = False  # the turn began with a stream: its steps are cards, not status lines
-        self._outbox: list[Json] = []  # chunks not sent yet, in display order
+        self._outbox = Outbox()
         self._open: dict[str, Json] = {}  # cards shown as in progress
-        self._pending_text = 0  # characters of markdown in the outbox
-        self._text_total = 0  # characters of markdown queued in all (sent or not)
-        self._text_appends = 0  # appends that carried text alone
-        self._text_out = False  # some answer text has gone out
         self._written = ""  # the answer text streamed so far, as Answer.text writes it (`[n]` labels)
         self._draft = 0
         self._tables = TableHold()  # a table's rows wait for its last one
         self._stale = False  # text of an earlier draft was shown: the final answer replaces the stream
         self._wake = asyncio.Event()
+        self._asleep_until = float("inf")  # when the sender wakes by itself; new text due sooner wakes it
         self._stopping = False
         self._sender: asyncio.Task[None] | None = None
 
-    async def _start(self, text: str) -> None:
+    async def working(self, title: str) -> None:
         """Open the stream with a first card saying Folio is at work; where that fails, today's status line."""
         if not self._team or not self._memory.allows(self._team):
-            await super()._start(text)
+            await self._line.working(title)
             return
-        first = card(FIRST_CARD, text)
+        first = card(FIRST_CARD, title)
         try:
             response = await self._client.chat_startStream(
                 channel=self._channel, thread_ts=self._thread_ts, recipient_user_id=self._user,
@@ -112,7 +127,7 @@ class StreamView(StatusLineView):
             )  # fmt: skip
         except SlackApiError as exc:
             self._refused("chat.startStream", exc)
-            await super()._start(text)
+            await self._line.working(title)
             return
         self.stream_ts, self.streaming, self._streamed = str(response["ts"]), True, True
         self._open[FIRST_CARD] = first
@@ -121,20 +136,29 @@ class StreamView(StatusLineView):
     def writes_text(self) -> bool:
         return self.streaming
 
+    def shown_ts(self) -> str | None:
+        """The streamed message, or the placeholder where the turn shows no stream."""
+        return self.stream_ts or self._line.shown_ts()
+
     async def step_started(self, step: Step) -> None:
-        await (self._card(step) if self._streamed else super().step_started(step))
+        await (self._card(step) if self._streamed else self._line.step_started(step))
 
     async def step_ended(self, step: Step) -> None:
         if self._streamed:
             await self._card(step)
 
     async def text(self, piece: AnswerText) -> None:
-        """Answer text into the outbox (most pieces only wait there: no need to wake the sender for them)."""
+        """Answer text into the outbox; the sender is woken only when it is due sooner than the sender would wake."""
         if not self.streaming:  # the stream broke: the answer will replace what it showed
             return
         self._queue_text(piece)
-        if self._text_due():
+        now = self._clock()
+        due = self._outbox.due(now=now)
+        if due is not None and due < self._asleep_until:
             self._wake.set()
+
+    async def notice(self, text: str) -> None:
+        await self._line.notice(text)
 
     async def _card(self, step: Step) -> None:
         if not self.streaming:  # the stream broke: the answer will replace what it showed
@@ -142,12 +166,13 @@ class StreamView(StatusLineView):
         self._close(FIRST_CARD)
         if step.kind != "write":
             self._queue_card(step_card(step, link_for=self._link_for))
-        self._wake.set()
+        if self._clock() < self._asleep_until:  # not while it waits for budget: a card does not bring any
+            self._wake.set()
 
     async def answer(self, answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> str | None:
         """End the turn with its checked answer; returns the ts of the message that shows it."""
         if self.stream_ts is None:
-            return await super().finish(render_answer(answer, scope=scope, turn_index=turn_index, basis=basis))
+            return await self._line.answer(answer, scope=scope, turn_index=turn_index, basis=basis)
         footer = answer_footer(answer, scope=scope, turn_index=turn_index, basis=basis).block_dicts()
         streamed = bool(self._written)
         replaced = answer  # what an update shows when the stream cannot end with the answer itself
@@ -157,15 +182,16 @@ class StreamView(StatusLineView):
                 replaced = answer.model_copy(update={"notices": (*answer.notices, messages.STREAM_REPLACED)})
         elif await self._stop(markdown="" if streamed else answer_markdown(answer), blocks=footer):
             return self.stream_ts
-        self.placeholder_ts = self.stream_ts
-        return await super().finish(render_answer(replaced, scope=scope, turn_index=turn_index, basis=basis))
+        message = render_answer(replaced, scope=scope, turn_index=turn_index, basis=basis)
+        return await self._line.finish(message, replacing=self.stream_ts)
 
-    async def finish(self, message: SlackMessage) -> str:
-        """Replace whatever was streamed with `message` (a failure, a notice)."""
-        if self.stream_ts is not None and not self._stopping:
+    async def failed(self, error: BaseException) -> str | None:
+        """Replace whatever was streamed with what went wrong; never raises."""
+        if self.stream_ts is None:
+            return await self._line.failed(error)
+        if not self._stopping:
             await self._stop()
-            self.placeholder_ts = self.stream_ts
-        return await super().finish(message)
+        return await self._line.fail(describe_failure(error), replacing=self.stream_ts)
 
     def _needs_replacing(self, answer: Answer) -> bool:
         return self._stale or self._written != answer.text or not answer.answerable
@@ -175,11 +201,7 @@ class StreamView(StatusLineView):
             self._open[chunk["id"]] = chunk
         else:
             self._open.pop(chunk["id"], None)
-        for index, queued in enumerate(self._outbox):  # a card not sent yet shows its latest state only
-            if queued.get("id") == chunk["id"]:
-                self._outbox[index] = chunk
-                return
-        self._outbox.append(chunk)
+        self._outbox.card(chunk)
 
     def _close(self, card_id: str) -> None:
         opened = self._open.get(card_id)
@@ -197,53 +219,78 @@ class StreamView(StatusLineView):
                 self._close(card_id)
         self._written += f"[{event.citation.label}]" if event.citation else event.text
         text = self._tables.feed(citation_markdown(event.citation) if event.citation else escape_markdown(event.text))
-        if not text:  # a table being written: it goes out whole
-            return
-        if self._outbox and self._outbox[-1]["type"] == "markdown_text":
-            self._outbox[-1] = {"type": "markdown_text", "text": self._outbox[-1]["text"] + text}
-        else:
-            self._outbox.append({"type": "markdown_text", "text": text})
-        self._pending_text += len(text)
-        self._text_total += len(text)
-
-    def _card_waits(self) -> bool:
-        return any(chunk["type"] == "task_update" for chunk in self._outbox)
-
-    def _text_due(self) -> bool:
-        """Text may go alone when it is the answer's first, or once the answer holds TEXT_BATCH characters per
-        text-only append made, this one included (the k-th waits for k x TEXT_BATCH characters)."""
-        more = not self._text_out or self._text_total >= TEXT_BATCH * (self._text_appends + 1)
-        return self._pending_text > 0 and more
-
-    def _due(self) -> list[Json]:
-        """What the sender should send now: everything when a card waits, or text alone when it is due."""
-        if self._card_waits():
-            self._text_out = self._text_out or self._pending_text > 0
-            return self._take()
-        if self._text_due():
-            self._text_out, self._text_appends = True, self._text_appends + 1
-            return self._take()
-        return []
-
-    def _take(self) -> list[Json]:
-        chunks, self._outbox, self._pending_text = self._outbox, [], 0
-        return [piece for chunk in chunks for piece in _split(chunk)]
+        self._outbox.text(text, whole=event.citation is not None, now=self._clock())  # a table goes out whole
 
     async def _send_loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            if self._stopping:
+        """Sends what is due, each append paid from the workspace's budget; returns when the stream stops, breaks,
+        or cannot get budget for STARVED seconds (then chat.stopStream carries the rest)."""
+        while not self._stopping:
+            now = self._clock()
+            due = self._outbox.due(now=now)
+            if due is None or due > now:
+                await self._sleep(None if due is None else due - now)
+                continue
+            if not await self._granted():
                 return
-            chunks = self._due()
+            chunks = self._outbox.take(now=self._clock())
             if not chunks:
                 continue
             try:
                 assert self.stream_ts is not None  # the sender runs once the stream started
                 await self._client.chat_appendStream(channel=self._channel, ts=self.stream_ts, chunks=chunks)
             except Exception as exc:  # noqa: BLE001 - any failure: the turn goes on without the stream
-                self._refused("chat.appendStream", exc)
+                wait = retry_after(exc)
+                if wait is None:
+                    self._refused("chat.appendStream", exc)
+                    return
+                self._outbox.put_back(chunks)  # not shown: the stop carries it
+                await self._limited(wait)
                 return
+
+    async def _limited(self, wait: float) -> None:
+        """Slack answered an append 429 all the same (another app on the token, a tier lower than documented): no
+        stream of the workspace appends before Retry-After, new turns are posted meanwhile, and this one's stop
+        carries the rest."""
+        team = str(self._team)
+        log.info("chat.appendStream rate limited: workspace %s appends nothing for %.0f s", team, wait)
+        self._memory.refuse(team, seconds=wait)
+        try:
+            await self._pace.drain(team, seconds=wait)
+        except StoreUnavailable:
+            log.warning("could not share the rate limit of workspace %s (Redis failed)", team)
+
+    async def _granted(self) -> bool:
+        """Wait for one append from the workspace's budget; False when stopping or starved (nothing more is sent
+        before the stop, which then carries everything left: no appendStream is spent on it)."""
+        asked = self._clock()
+        team = str(self._team)
+        while not self._stopping:
+            try:
+                wait = await self._pace.take(team)
+            except StoreUnavailable:  # no shared budget to spend: nothing more goes before the stop
+                log.warning("no budget for stream appends (Redis failed): the answer comes whole at its end")
+                return False
+            if wait <= 0:
+                return True
+            if self._clock() + wait - asked > STARVED:
+                log.info("stream appends in workspace %s wait %.1f s for budget: answers are posted", team, wait)
+                self._memory.refuse(team, seconds=STARVED)  # the next turns take the posted path meanwhile
+                return False
+            await self._sleep(wait, budget=True)
+        return False
+
+    async def _sleep(self, seconds: float | None, *, budget: bool = False) -> None:
+        """Until `seconds` pass (None: until woken), or something wakes the sender: a card or due text, or the stop
+        alone while it waits for `budget` (more to send does not bring budget sooner; it only widens the batch)."""
+        self._asleep_until = float("-inf") if budget else float("inf") if seconds is None else self._clock() + seconds
+        try:
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self._wake.clear()
+            self._asleep_until = self._clock()
 
     async def _stop(self, *, markdown: str = "", blocks: list[Json] | None = None) -> bool:
         """Stop the sender and the stream, sending what is left; False when Slack refused (already noted)."""
@@ -253,8 +300,8 @@ class StreamView(StatusLineView):
             await self._sender
         for card_id in list(self._open):
             self._close(card_id)
-        markdown = self._tables.flush() + markdown  # a table that ended the answer
-        chunks = self._take() + (markdown_chunks(markdown) if markdown else [])
+        self._outbox.text(self._tables.flush() + markdown, whole=True, now=self._clock())  # a table that ended it
+        chunks = self._outbox.rest()
         if not self.streaming:  # the sender found the stream broken: nothing more goes through it
             return False
         self.streaming = False
@@ -292,7 +339,3 @@ def retry_after(exc: Exception) -> float | None:
         return max(1.0, float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 1.0
-
-
-def _split(chunk: Json) -> list[Json]:
-    return markdown_chunks(chunk["text"]) if chunk["type"] == "markdown_text" else [chunk]

@@ -22,7 +22,7 @@ from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
 from bot.slack.stream import StreamView
-from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, take_turn
+from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, take_turn
 from bot.turns.boundary import SharedSpaces
 from bot.turns.consumer import Attempt, OnShown
 from bot.turns.scope import Scopes
@@ -86,7 +86,7 @@ def observer_for(folio: SlackFolio, request: TurnRequest) -> TurnRecorder:
                             spawn=folio.tasks.spawn)  # fmt: skip
 
 
-def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> StatusLineView:
+def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:
     """The view of one turn, chosen once: a stream when FOLIO_STREAMING is on (and no earlier attempt showed a
     message to reuse), else the status line or placeholder."""
     thread = request.thread
@@ -95,6 +95,7 @@ def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None 
     return StreamView(
         folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
         team=thread.team if thread.team != "-" else None, link_for=folio.options.link_for, memory=folio.streams,
+        pace=folio.stream_pace,
     )  # fmt: skip
 
 
@@ -102,16 +103,19 @@ class NotedView:
     """A Slack view that tells `on_shown` the ts of each message it shows, the moment it exists: the stream or
     placeholder `working` opened, then the message of the answer or of the failure (when it is another one)."""
 
-    def __init__(self, view: StatusLineView, on_shown: OnShown) -> None:
+    def __init__(self, view: TurnView, on_shown: OnShown) -> None:
         self._view = view
         self._on_shown = on_shown
 
     async def working(self, title: str) -> None:
         await self._view.working(title)
-        await self._note(getattr(self._view, "stream_ts", None) or self._view.placeholder_ts)
+        await self._note(self._view.shown_ts())
 
     def writes_text(self) -> bool:
         return self._view.writes_text()
+
+    def shown_ts(self) -> str | None:
+        return self._view.shown_ts()
 
     async def step_started(self, step: Step) -> None:
         await self._view.step_started(step)

@@ -21,6 +21,9 @@ class TurnView(Protocol):
     def writes_text(self) -> bool:
         """Whether this view shows the answer as the model writes it (then `text` hears each piece)."""
 
+    def shown_ts(self) -> str | None:
+        """The id of the message that shows the turn now (a stream, a placeholder), where there is one."""
+
     async def step_started(self, step: Step) -> None:
         """A step began: "Searching: payment terms Acme"."""
 
@@ -48,6 +51,9 @@ class SilentView:
 
     def writes_text(self) -> bool:
         return False
+
+    def shown_ts(self) -> str | None:
+        return None
 
     async def step_started(self, step: Step) -> None:
         return None

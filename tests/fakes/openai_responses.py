@@ -29,7 +29,7 @@ A request with `stream: true` is answered as the service does: server-sent event
 function call arguments, `response.output_item.done`, and `response.completed` carrying the whole Response). Each
 event is checked against its schema in the same document. The model's latency passes before the first item, then
 each text token waits `token_delay` (per server or per Step); `first_tokens` records when each response's first
-text delta was written. Unstreamed, a response waits the same time for all its tokens before it is sent (its first
+text delta was written, `last_tokens` its last. Unstreamed, a response waits the same time for all its tokens before it is sent (its first
 token is recorded when it was written all the same). `reply(text, tokens=[...])` cuts the text where a test needs
 it (`[S`, `1]`).
 """
@@ -225,6 +225,7 @@ class FakeResponses:
         self.latency = latency
         self.token_delay = token_delay
         self.first_tokens: dict[str, float] = {}  # response id -> wall time its first text delta was written
+        self.last_tokens: dict[str, float] = {}  # response id -> wall time its last text delta was written
         self.api_key = api_key  # None: any key is accepted
         self.models = models  # None: any model name is accepted
         self.reasoning = reasoning
@@ -374,6 +375,7 @@ class FakeResponses:
         if step.text and delay:  # unstreamed, the whole text is written before the response is sent
             self.first_token(response["id"])
             time.sleep(delay * (len(tokens_of(step.text, step.tokens)) - 1))
+            self.last_token(response["id"])
         return 200, response
 
     def refuses_key(self, authorization: str | None, api_key: str | None = None) -> tuple[int, Json] | None:
@@ -482,6 +484,11 @@ class FakeResponses:
         """Record that a response's first text delta was written now (the first one counts)."""
         with self._lock:
             self.first_tokens.setdefault(response_id, time.time())
+
+    def last_token(self, response_id: str) -> None:
+        """Record that a text delta of a response was written now (the last one counts)."""
+        with self._lock:
+            self.last_tokens[response_id] = time.time()
 
 
 def _response(response_id: str, body: Json, output: list[Json], step: Step) -> Json:
@@ -647,6 +654,7 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
                 if event["type"] == "response.output_text.delta":
                     fake.first_token(stream.response["id"])
+                    fake.last_token(stream.response["id"])
             if stream.broken_after is not None:  # the connection drops: no last chunk, the body never ends
                 self.close_connection = True
                 return

@@ -13,7 +13,7 @@ import pytest
 
 from bot import messages
 from bot.slack.render import ACTION_DELETE
-from bot.slack.stream import TEXT_BATCH
+from bot.slack.stream_outbox import BATCH as TEXT_BATCH
 from tests.fakes.openai_responses import FakeResponses, broken, reply, rewrite, search, tools
 from tests.fakes.slack_api import TEAM, FakeSlack, Message
 from tests.fakes.slack_stream import View
