@@ -10,6 +10,7 @@ import asyncio
 import gc
 import logging
 import os
+import socket
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -32,6 +33,7 @@ from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
 from bot.errors import ConfigurationError, InvalidInput
+from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import ops_routes, running_site
@@ -67,6 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
                         "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
     parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
+    parser.add_argument("--listen-fds", help=argparse.SUPPRESS)  # a worker's sockets from its parent (bot.ports)
     parser.add_argument("--worker-number", type=int, default=1, help=argparse.SUPPRESS)  # 1: says start-up warnings
     parser.set_defaults(run=run)
 
@@ -112,16 +115,21 @@ def run(args: argparse.Namespace) -> int:
             return asyncio.run(supervise(settings, args, host=args.host, port=port))
         if args.worker_ready is not None:  # one of the workers `supervise` started
             quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
+            listeners = Listeners.inherited(args.listen_fds or "-,-")
+            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet,
+                                      listeners=listeners)  # fmt: skip
             return asyncio.run(worker)
-        return asyncio.run(serve(settings, host=args.host, port=port))
+        listeners = Listeners.open(settings, host=args.host, port=port)  # connections wait in its queue from now on
+        return asyncio.run(serve(settings, host=args.host, port=port, listeners=listeners))
     finally:
         # The interpreter's last collections at exit walk the whole heap of modules: ~2 s of a restart on a busy
         # machine (benchmarks/restart.py). Out of the collector's sight, they are freed without that walk.
         gc.freeze()
 
 
-async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool) -> int:
+async def _serve_as_worker(
+    settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool, listeners: Listeners
+) -> int:
     """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent;
     `quiet`: without the start-up warnings (until it serves), which the first worker has said."""
     stop = stop_on_signals()
@@ -132,7 +140,7 @@ async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd
         speak()
         tell_parent(ready_fd)
 
-    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready)
+    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready, listeners=listeners)
 
 
 async def serve(
@@ -144,12 +152,14 @@ async def serve(
     started: Callable[[int], None] | None = None,
     shared: bool = False,
     on_ready: Callable[[], None] | None = None,
+    listeners: Listeners | None = None,
     **clients: Any,
 ) -> int:
     """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
 
     `shared`: one worker of `--workers N`, listening beside the others (SO_REUSEPORT) and announcing nothing;
-    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers). Returns 1 when the
+    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers); `listeners`: the
+    sockets already listening (bot.ports; None: bind here). Returns 1 when the
     embedded Redis keeps dying, so that a supervisor starts Folio afresh. On `stop`: see `_drain`."""
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
@@ -166,15 +176,20 @@ async def serve(
         intake: list[Callable[[], Awaitable[None]]] = []  # what takes events: stopped first on the way out
         async with AsyncExitStack() as running:
             running.enter_context(_settled_heap())
-            metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
+            listeners = listeners or Listeners()
+            metrics_port = settings.folio_metrics_port if listeners.metrics is None else 0
+            metrics_site = _metrics_site(metrics_port, host, ready, port, port_serves, shared=shared,
+                                         sock=listeners.metrics)  # fmt: skip
             await running.enter_async_context(metrics_site)
+            sock = listeners.events
             if app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
+                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared, sock))
             else:
                 application = web_app(app, *(documents.routes() if documents else ()), ready=ready)
                 announce = None if shared else LISTENING
-                site = running_site(application, host, port, announce=announce, started=started, shared=shared)
+                site = running_site(application, host, port, announce=announce, started=started, shared=shared,
+                                    sock=sock)  # fmt: skip
                 intake.append((await running.enter_async_context(site)).stop_taking)
             tell = _once(on_ready)
             if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):
@@ -255,16 +270,19 @@ def _settled_heap() -> Iterator[None]:
 
 @asynccontextmanager
 async def _metrics_site(
-    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool
-) -> AsyncIterator[None]:
-    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT, unless it is PORT and the site there serves them."""
-    if metrics_port is None or (metrics_port == port and port_serves):
+    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool,
+    sock: socket.socket | None = None,
+) -> AsyncIterator[None]:  # fmt: skip
+    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT (or `sock`, listening on it already), unless it is PORT
+    and the site there serves them."""
+    if sock is None and (metrics_port is None or (metrics_port == port and port_serves)):
         yield
         return
     application = web.Application()
     application.add_routes(ops_routes(ready))
     announce = None if shared else "Folio serves /metrics, /healthz and /readyz on {url}"
-    site = running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared)
+    site = running_site(application, host, metrics_port or 0, announce=announce, setting="FOLIO_METRICS_PORT",
+                        shared=shared, sock=sock)  # fmt: skip
     async with site:
         yield
 
