@@ -108,7 +108,8 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
                 env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="folio-metrics-")
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
             command = _worker_command(args, host, listeners.port(port), listeners)
-            pool = _Pool(command, env, STOP_TIMEOUT + settings.folio_stop_delay, listeners)
+            stop_timeout = STOP_TIMEOUT + settings.folio_stop_delay
+            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners)
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
@@ -139,8 +140,11 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
 class _Pool:
     """The running workers: started, watched, replaced when one dies, and stopped together."""
 
-    def __init__(self, command: list[str], env: dict[str, str], stop_timeout: float, listeners: Listeners) -> None:
+    def __init__(
+        self, command: list[str], env: dict[str, str], *, size: int, stop_timeout: float, listeners: Listeners
+    ) -> None:
         self._command = command
+        self.size = size  # workers wanted
         self._env = env
         self._stop_timeout = stop_timeout  # a worker still draining after this long is killed
         self._listeners = listeners
@@ -202,27 +206,18 @@ class _Pool:
             if redis is not None and redis.gave_up.is_set():
                 logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
                 return 1
-            dead = [worker for worker in self.workers if worker.process.returncode is not None]
-            if dead:
-                if not await self.replace(dead, stop):
+            if any(worker.process.returncode is not None for worker in self.workers):
+                if not await self.replace(stop):
                     return 0 if stop.is_set() else 1
                 continue
             reload.clear()
             await self.reload(stop)
 
-    async def replace(self, dead: list[Worker], stop: asyncio.Event) -> bool:
+    async def replace(self, stop: asyncio.Event) -> bool:
         """Start a worker in place of each dead one (after the back-off when workers keep dying), while the others
         serve; False when a stop signal came, or when starts failed GIVE_UP times in a row with no worker serving."""
         failed = 0
-        for worker in dead:
-            self.workers.remove(worker)
-            served = time.monotonic() - worker.started
-            logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
-                     f"{worker.process.returncode} after {served:.0f} s; {self._serving()}.",
-                     level=logging.ERROR)  # fmt: skip
-            self._backoff.died(served)
-        wanted = len(dead)
-        while wanted:
+        while self._reap() < self.size:
             delay = self._backoff.delay()
             if delay:
                 logs.say(f"folio: workers keep dying ({self._backoff.recent()} in the last {STEADY:.0f} s); the next "
@@ -236,17 +231,27 @@ class _Pool:
                 new = self.workers[-1]
                 logs.say(f"folio: worker {new.number} (process {new.process.pid}) serves in place of the one that "
                          f"stopped; {self._serving()}.")  # fmt: skip
-                wanted -= 1
                 failed = 0
                 continue
             if stop.is_set():
                 return False
             failed += 1
             self._backoff.died(0.0)
-            if not self.workers and failed >= GIVE_UP:
+            if self._reap() == 0 and failed >= GIVE_UP:
                 logs.say(f"folio: no worker could be started ({failed} tries in a row); stopping.", level=logging.ERROR)
                 return False
         return True
+
+    def _reap(self) -> int:
+        """Forget the workers that died, saying so for each; how many serve."""
+        for worker in [worker for worker in self.workers if worker.process.returncode is not None]:
+            self.workers.remove(worker)
+            served = time.monotonic() - worker.started
+            self._backoff.died(served)
+            logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
+                     f"{worker.process.returncode} after {served:.0f} s; {self._serving()}.",
+                     level=logging.ERROR)  # fmt: skip
+        return len(self.workers)
 
     def _serving(self) -> str:
         alive = [worker for worker in self.workers if worker.process.returncode is None]

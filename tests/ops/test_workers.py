@@ -342,3 +342,19 @@ async def test_sighup_starts_new_workers_before_stopping_the_old_ones_so_the_por
     new = {int(pid) for pid in re.findall(r"\d+", said.split(";")[0])}
     assert len(new) == 2 and not new & set(served.workers)
     assert {record["process"] for record in served.turn_records()} <= new
+
+
+async def test_when_no_worker_can_be_started_folio_backs_off_says_so_and_stops(
+    env: dict[str, str], tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
+    async with workers(env, tmp_path) as served:
+        slack.token = "xoxb-revoked-since"  # every new worker's auth.test is refused now (exit status 2)
+        for pid in served.workers:
+            os.kill(pid, signal.SIGKILL)
+        code = await asyncio.wait_for(served.process.wait(), 90)
+
+    assert code == 1  # so that its supervisor (Docker, systemd) starts Folio afresh, and says why each time
+    said = "\n".join(served.lines)
+    assert "workers keep dying (3 in the last 60 s); the next starts in 2 s" in said, said
+    assert said.count("did not start (exit status 2)") == 3, said
+    assert "no worker could be started (3 tries in a row); stopping." in said
