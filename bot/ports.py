@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from bot.config import Settings
 from bot.errors import ConfigurationError
 
+EVENTS_PATH = "/slack/events"  # where Slack posts events (bot.slack.app serves it; named here, light to import)
 BACKLOG = 1024  # connections the kernel holds until a worker accepts them (a start, a replacement, a busy loop)
 
 

@@ -9,13 +9,10 @@ import argparse
 import asyncio
 import gc
 import logging
-import os
 import socket
-import stat
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -27,12 +24,11 @@ from bot import logs, messages
 from bot.app import SHUTDOWN_GRACE, open_folio
 from bot.app.health import Readiness, ReadyCheck, unreachable
 from bot.app.redis_server import EmbeddedRedis
-from bot.cli.chat import chat
-from bot.cli.common import HelpFormatter, settings_from, stop_on_signals
+from bot.cli.common import stop_on_signals
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
-from bot.errors import ConfigurationError, InvalidInput
+from bot.errors import ConfigurationError
 from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH, build_app, web_app
 from bot.slack.services import SlackFolio
@@ -51,75 +47,17 @@ SLACK_RETRY_MAX = 30.0  # ... up to this
 GC_YOUNG_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python: 700)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve", help="run Folio in Slack (a terminal chat when Slack is not configured)",
-        description="Serve Slack: Socket Mode when SLACK_APP_TOKEN is set, else HTTP events on PORT at "
-        f"{EVENTS_PATH}. Without SLACK_BOT_TOKEN, chat in the terminal instead.",
-        epilog="examples:\n"
-        "  folio serve                         # settings from the environment and .env\n"
-        "  PORT=8080 folio serve --host 127.0.0.1\n"
-        "  folio serve --workers 2             # two processes on one port, one Redis; SIGTERM drains both\n"
-        "see README.md, 'Connect to Slack', for the tokens and the app manifest.",
-        formatter_class=HelpFormatter,
-    )  # fmt: skip
-    parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
-    parser.add_argument("--port", type=port_number, help="HTTP port (default: $PORT, else 3000)")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
-                        "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
-    parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
-    parser.add_argument("--listen-fds", help=argparse.SUPPRESS)  # a worker's sockets from its parent (bot.ports)
-    parser.add_argument("--worker-number", type=int, default=1, help=argparse.SUPPRESS)  # 1: says start-up warnings
-    parser.set_defaults(run=run)
-
-
-def port_number(text: str) -> int:
-    """--port's value: 0 (any free port) to 65535, else a usage error rather than a traceback from bind()."""
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port number (0-65535)")
-    return port
-
-
-def _nobody_to_chat_with(stdin: TextIO | None) -> bool:
-    """Whether the terminal chat would end at once with nobody having typed: no stdin, or /dev/null (a container
-    started without -i, a systemd unit). Exiting 0 there only has a supervisor start Folio again, saying nothing."""
-    if stdin is None:
-        return True
-    try:
-        fd = stdin.fileno()
-    except (OSError, ValueError):  # an in-memory stream (tests): someone gives it input
-        return False
-    if os.isatty(fd):
-        return False
-    return stat.S_ISCHR(os.fstat(fd).st_mode)  # a character device that is not a terminal: /dev/null
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve until stopped (SIGINT / SIGTERM): in this process, or in `--workers N` processes started from here."""
-    settings = settings_from(args)
-    if not settings.slack_configured:
-        if _nobody_to_chat_with(sys.stdin):
-            raise ConfigurationError(messages.SLACK_NOT_CONFIGURED_NO_TERMINAL)
-        print(messages.SLACK_NOT_CONFIGURED, flush=True)
-        return chat(settings)
-    port = settings.port if args.port is None else args.port
-    if args.workers < 1:
-        raise InvalidInput("--workers must be 1 or more.")
+def main(args: argparse.Namespace, settings: Settings, *, port: int, listeners: Listeners) -> int:
+    """`folio serve` once its sockets listen (bot.cli.serve_command): serve until stopped (SIGINT / SIGTERM), in this
+    process, or in `--workers N` processes started from here."""
     try:
         if args.workers > 1:
-            return asyncio.run(supervise(settings, args, host=args.host, port=port))
+            return asyncio.run(supervise(settings, args, host=args.host, port=port, listeners=listeners))
         if args.worker_ready is not None:  # one of the workers `supervise` started
             quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-            listeners = Listeners.inherited(args.listen_fds or "-,-")
             worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet,
                                       listeners=listeners)  # fmt: skip
             return asyncio.run(worker)
-        listeners = Listeners.open(settings, host=args.host, port=port)  # connections wait in its queue from now on
         return asyncio.run(serve(settings, host=args.host, port=port, listeners=listeners))
     finally:
         # The interpreter's last collections at exit walk the whole heap of modules: ~2 s of a restart on a busy
@@ -236,19 +174,21 @@ async def _reach_slack(
 
 
 async def _drain(folio: SlackFolio, ready: Readiness, intake: list[Callable[[], Awaitable[None]]]) -> None:
-    """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), after
-    FOLIO_STOP_DELAY no new events are taken (the HTTP listener closes, the Socket Mode connection ends), then the
-    turns in flight finish within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`)."""
+    """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), and
+    the consumer pauses: events still come in and are recorded in the durable intake and acked, but left for the next
+    process (another worker, or the one started after this) instead of run here. Meanwhile the turns in flight finish
+    within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`); only then, and after FOLIO_STOP_DELAY,
+    no new events are taken (the HTTP listener closes, the Socket Mode connection ends): the port is closed for as
+    short a time as the next start takes, not for the drain as well."""
     ready.stopping = True
-    folio.consumer.pause()  # no other worker's turn is taken on now; this one's keep their leases while they drain
+    folio.consumer.pause()  # new deliveries are recorded and left claimable; this worker's own keep their leases
     delay = folio.settings.folio_stop_delay
-    log.info("stopping: /readyz answers 503%s", f"; taking events for {delay:g} s more" if delay else "")
-    if delay:
-        await asyncio.sleep(delay)
+    log.info("stopping: /readyz answers 503; events are recorded for the next process while running turns finish")
+    drained = finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE, hand_back=folio.consumer.hand_back)
+    await asyncio.gather(drained, asyncio.sleep(delay))
     for stop_taking in intake:
         await stop_taking()
     log.info("stopping: no new events are taken")
-    await finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE, hand_back=folio.consumer.hand_back)
     await folio.consumer.stop()  # its leases are all given back or done: nothing more to renew or claim
 
 

@@ -87,13 +87,13 @@ class Worker:
     started: float = field(default_factory=time.monotonic)
 
 
-async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, port: int) -> int:
-    """Run `args.workers` workers of `folio serve` until a stop signal (0), or until no worker can be started or the
-    embedded Redis gives up (1); a worker that dies is replaced."""
+async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, port: int, listeners: Listeners) -> int:
+    """Run `args.workers` workers of `folio serve` on `listeners` (open while this runs: connections wait in their
+    queue whichever worker serves) until a stop signal (0), or until no worker can be started or the embedded Redis
+    gives up (1); a worker that dies is replaced."""
     stop = stop_on_signals()
     reload = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload.set)
-    listeners = Listeners.open(settings, host=host, port=port)  # connections queue from now on, whoever serves
     try:
         async with AsyncExitStack() as stack:
             env = dict(os.environ)
