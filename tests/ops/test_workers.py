@@ -263,6 +263,7 @@ async def test_a_killed_worker_is_replaced_while_the_other_serves_and_no_deliver
         code = await asyncio.wait_for(served.process.wait(), 60)
 
     assert "refused" not in probes and "refused" not in outcomes.values(), (probes, outcomes)
+    assert [p for p in probes if p != "ready" and not p.startswith("dropped")] == []  # /readyz 200 while one serves
     assert set(outcomes.values()) <= {"acked", "acked on the retry"}, outcomes  # dropped mid-request: Slack retries
     assert [ts for ts in outcomes if answers(slack, ts) != 1] == []
     assert len(outcomes) >= 40 and code == 0
