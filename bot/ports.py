@@ -78,15 +78,17 @@ def listening_socket(host: str, port: int, *, setting: str) -> socket.socket:
     SO_REUSEADDR as every listener has it (aiohttp's too): without it a connection of a stopped Folio still in
     TIME-WAIT (~60 s after a keep-alive connection or a /readyz probe) made a free port look "in use"."""
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        # One socket: a name with both (localhost) gets its IPv4 address, where Slack's proxies and probes connect.
+        family, _, _, _, address = next((info for info in found if info[0] == socket.AF_INET), found[0])
         sock = socket.socket(family, socket.SOCK_STREAM)
     except OSError as exc:
         raise port_refused(exc, host, port, setting) from exc
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6 and host in ("::", ""):
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # "::" takes IPv4 too, as aiohttp's does
-        sock.bind((host, port))
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # "::" is IPv6 only, as asyncio's servers are
+        sock.bind(address)
         sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
