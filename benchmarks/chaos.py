@@ -8,12 +8,15 @@ Slack's retry schedule for a delivery that is not acked with HTTP 200 within 3 s
 5 minutes, those waits divided by --compress (default 10: 6 s and 30 s), each retry with X-Slack-Retry-Num.
 
 One fault per run, a third into the load:
-  worker-kill   SIGKILL one worker (the parent then stops the other and exits 1; Folio is started again)
+  worker-kill   SIGKILL one worker (the parent starts another in its place while the other serves)
   redis-kill    SIGKILL redis-server, start it again 3 s later on the same append-only file
   redeploy      SIGTERM `folio serve` (it drains), then it is started again at once
   model-slow    every model call takes 5 s, for a third of the load
   model-500     every model call is HTTP 500, for a third of the load
   none          no fault (the baseline)
+Or every fault in one run, `--fault all-faults` (issue 32), at fixed times into the load: 15 s SIGKILL one worker,
+30 s SIGKILL redis-server (back 3 s later), 45 s model slow for 10 s then HTTP 500 for 10 s, 75 s redeploy; meant
+with `--threads 30 --duration 90 --retry-waits 0,1,60` (Slack's retries at once, after 1 s and after 60 s).
 After the load (no new questions) and every pending retry, --tail s more for late answers; then per thread: asked,
 acked (some delivery of the question got 200), answered, failure shown (one of Folio's failure sentences), lost
 (neither) and duplicates (more answers than questions). Figures to benchmarks/RESULTS.md with `uptime`.
@@ -52,10 +55,25 @@ from benchmarks.restart import folio_env, ready  # noqa: E402
 from bot.evaluation.golden import load_golden  # noqa: E402
 
 FAULTS = ("none", "worker-kill", "redis-kill", "redeploy", "model-slow", "model-500")
+ALL_FAULTS = "all-faults"  # every fault in one run, on the schedule below
 ACK_TIMEOUT = 3.0  # Slack counts a delivery not acked within 3 s as failed
 RETRY_WAITS = (0.0, 60.0, 300.0)  # Slack's retries of a failed delivery: at once, after 1 minute, after 5 minutes
 REDIS_DOWN = 3.0  # seconds redis-server stays dead in redis-kill
 SLOW_MODEL_MS = 5000.0
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fault of a run's schedule: at `at` s into the load; a model fault lasts `length` s."""
+
+    at: float
+    fault: str
+    length: float = 0.0
+
+
+# The slow model ends half a second before the 500s begin, so that its end does not undo them.
+SCHEDULE = (Step(15, "worker-kill"), Step(30, "redis-kill"), Step(45, "model-slow", 9.5), Step(55, "model-500", 10),
+            Step(75, "redeploy"))  # fmt: skip
 
 
 @dataclass
@@ -181,9 +199,9 @@ class Supervised:
 class Slack:
     """Delivers events as Slack does (retries included) and reads what each thread shows from the fake Slack."""
 
-    def __init__(self, session: aiohttp.ClientSession, events_url: str, answers_url: str, compress: float) -> None:
+    def __init__(self, session: aiohttp.ClientSession, events_url: str, answers_url: str, waits: tuple[float, ...]):
         self.session, self.events_url, self.answers_url = session, events_url, answers_url
-        self.waits = tuple(wait / compress for wait in RETRY_WAITS)
+        self.waits = waits
         self.deliveries = 0
         self.refused = 0
         self.pending = 0  # deliveries still being tried
@@ -241,6 +259,18 @@ class Plan:
     compress: float = 10.0
     tail: float = 30.0
     patience: float = 20.0
+    retry_waits: tuple[float, ...] | None = None  # Slack's waits before each retry; None: RETRY_WAITS / compress
+    steps: tuple[Step, ...] | None = None  # the faults; None: `fault` a third into the load, for a third of it
+
+    def schedule(self) -> tuple[Step, ...]:
+        if self.steps is not None:
+            return self.steps
+        if self.fault == ALL_FAULTS:
+            return SCHEDULE
+        return (Step(self.duration / 3, self.fault, self.duration / 3),) if self.fault != "none" else ()
+
+    def waits(self) -> tuple[float, ...]:
+        return self.retry_waits if self.retry_waits is not None else tuple(w / self.compress for w in RETRY_WAITS)
 
 
 def run(plan: Plan, questions: list[str], corpus: Path) -> Counts:
@@ -315,9 +345,10 @@ class _Faults:
 
 async def _drive(plan: Plan, questions: list[str], port: int, answers_url: str, faults: _Faults) -> Counts:
     counts = Counts(plan.fault)
+    counts.notes.append("load average at the start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     began = time.monotonic()
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True)) as session:
-        slack = Slack(session, f"http://127.0.0.1:{port}/slack/events", answers_url, plan.compress)
+        slack = Slack(session, f"http://127.0.0.1:{port}/slack/events", answers_url, plan.waits())
         poller = asyncio.create_task(_poll(slack))
         asked: dict[str, int] = defaultdict(int)
         acked: list[bool] = []
@@ -350,19 +381,20 @@ async def _drive(plan: Plan, questions: list[str], port: int, answers_url: str, 
                     await asyncio.sleep(0.1)
                 root = thread
 
-        async def fault() -> None:
-            await asyncio.sleep(plan.duration / 3)
-            counts.notes.append(await faults.inject(plan.fault, session, plan.duration / 3))
+        async def fault(step: Step) -> None:
+            await asyncio.sleep(max(0.0, began + step.at - time.monotonic()))
+            counts.notes.append(f"{step.at:g} s: {await faults.inject(step.fault, session, step.length)}")
 
-        injector = asyncio.create_task(fault())
+        injectors = [asyncio.create_task(fault(step)) for step in plan.schedule()]
         await asyncio.gather(*(conversation(n) for n in range(plan.threads)))
-        await injector
+        await asyncio.gather(*injectors)
         await asyncio.gather(*deliveries)  # every retry Slack would still make
         await asyncio.sleep(plan.tail)
         await slack.poll()
         poller.cancel()
     _count(counts, asked, acked, slack)
     counts.seconds = time.monotonic() - began
+    counts.notes.append("load average at the end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return counts
 
 
@@ -406,7 +438,10 @@ def main(argv: list[str] | None = None) -> int:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    parser.add_argument("--fault", choices=(*FAULTS, "all"), default="all", help="one fault, or each in turn")
+    parser.add_argument("--fault", choices=(*FAULTS, "all", ALL_FAULTS), default="all",
+                        help=f"one fault, or each in turn (all), or every fault in one run ({ALL_FAULTS})")  # fmt: skip
+    parser.add_argument("--retry-waits", type=_waits, metavar="S,S,S",
+                        help="seconds Slack waits before each retry (default: 0,60,300 divided by --compress)")  # fmt: skip
     parser.add_argument("--threads", type=int, default=15, metavar="N", help="conversations (default 15)")
     parser.add_argument("--duration", type=float, default=30.0, metavar="S", help="seconds of new questions")
     parser.add_argument("--workers", type=int, default=2, metavar="N", help="`folio serve --workers N` (default 2)")
@@ -432,12 +467,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for fault in FAULTS if args.fault == "all" else (args.fault,):
         plan = Plan(fault=fault, threads=args.threads, duration=args.duration, workers=args.workers,
-                    compress=args.compress, tail=args.tail, patience=args.patience)  # fmt: skip
+                    compress=args.compress, tail=args.tail, patience=args.patience,
+                    retry_waits=args.retry_waits)  # fmt: skip
         print(f"chaos: {fault}: {args.threads} conversations for {args.duration:.0f} s", file=sys.stderr, flush=True)
         rows.append(run(plan, questions, args.corpus))
         print(f"chaos: {json.dumps(asdict(rows[-1]))}", file=sys.stderr, flush=True)
     print(json.dumps([asdict(row) for row in rows], indent=2) if args.json else table(rows))
     return 0
+
+
+def _waits(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: seconds separated by commas, as 0,1,60") from None
 
 
 if __name__ == "__main__":

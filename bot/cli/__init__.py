@@ -31,7 +31,7 @@ COMMANDS = {
     "search": ("bot.cli.search", "search the documents of a container (no model involved)"),
     "ask": ("bot.cli.ask", "answer one question, citing the page of every claim"),
     "chat": ("bot.cli.chat", "a conversation in the terminal (follow-up questions keep the context)"),
-    "serve": ("bot.cli.serve", "run Folio in Slack (a terminal chat when Slack is not configured)"),
+    "serve": ("bot.cli.serve_command", "run Folio in Slack (a terminal chat when Slack is not configured)"),
     "access": ("bot.cli.access", "show what a Slack user may search in direct messages, and why; manage tokens"),
     "doctor": ("bot.cli.doctor", "check that every part is wired right, with what to do when one is not"),
     "eval": ("bot.cli.eval", "score answers (or retrieval) on a golden file"),

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -81,7 +82,7 @@ def _headers(file: str) -> dict[str, str]:
 @asynccontextmanager
 async def serve_documents(
     server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None,
-    ready: ReadyCheck | None = None, shared: bool = False,
+    ready: ReadyCheck | None = None, shared: bool = False, sock: socket.socket | None = None,
 ) -> AsyncIterator[None]:  # fmt: skip
     """Serve only the documents route (and /healthz, /readyz, /metrics) on host:port while the block runs; nothing
     when None. `shared`: one of several workers on the port (see `running_site`), which announce nothing."""
@@ -93,5 +94,5 @@ async def serve_documents(
     application.add_routes(server.routes())
     application.add_routes(ops_routes(ready))
     announce = None if shared else f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
-    async with running_site(application, host, port, announce=announce, started=started, shared=shared):
+    async with running_site(application, host, port, announce=announce, started=started, shared=shared, sock=sock):
         yield

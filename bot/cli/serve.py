@@ -9,12 +9,10 @@ import argparse
 import asyncio
 import gc
 import logging
-import os
-import stat
-import sys
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -26,14 +24,14 @@ from bot import logs, messages
 from bot.app import SHUTDOWN_GRACE, open_folio
 from bot.app.health import Readiness, ReadyCheck, unreachable
 from bot.app.redis_server import EmbeddedRedis
-from bot.cli.chat import chat
-from bot.cli.common import HelpFormatter, settings_from, stop_on_signals
+from bot.cli.common import stop_on_signals
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.cli.workers import stop_with_parent, supervise, tell_parent
 from bot.config import Settings
-from bot.errors import ConfigurationError, InvalidInput
+from bot.errors import ConfigurationError
 from bot.mcp.server import McpHttp
 from bot.mcp.services import McpFolio
+from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import Listening, ops_routes, running_site
@@ -51,79 +49,27 @@ SLACK_RETRY_MAX = 30.0  # ... up to this
 GC_YOUNG_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python: 700)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve", help="run Folio in Slack (a terminal chat when Slack is not configured)",
-        description="Serve Slack: Socket Mode when SLACK_APP_TOKEN is set, else HTTP events on PORT at "
-        f"{EVENTS_PATH}. Without SLACK_BOT_TOKEN, chat in the terminal instead.",
-        epilog="examples:\n"
-        "  folio serve                         # settings from the environment and .env\n"
-        "  PORT=8080 folio serve --host 127.0.0.1\n"
-        "  folio serve --workers 2             # two processes on one port, one Redis; SIGTERM drains both\n"
-        "see docs/slack-admins.md, 'Connect to Slack', for the tokens and the app manifest.",
-        formatter_class=HelpFormatter,
-    )  # fmt: skip
-    parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
-    parser.add_argument("--port", type=port_number, help="HTTP port (default: $PORT, else 3000)")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
-                        "SIGTERM lets each finish its running turns (default 1)")  # fmt: skip
-    parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
-    parser.add_argument("--worker-number", type=int, default=1, help=argparse.SUPPRESS)  # 1: says start-up warnings
-    parser.set_defaults(run=run)
-
-
-def port_number(text: str) -> int:
-    """--port's value: 0 (any free port) to 65535, else a usage error rather than a traceback from bind()."""
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port number (0-65535)")
-    return port
-
-
-def _nobody_to_chat_with(stdin: TextIO | None) -> bool:
-    """Whether the terminal chat would end at once with nobody having typed: no stdin, or /dev/null (a container
-    started without -i, a systemd unit). Exiting 0 there only has a supervisor start Folio again, saying nothing."""
-    if stdin is None:
-        return True
-    try:
-        fd = stdin.fileno()
-    except (OSError, ValueError):  # an in-memory stream (tests): someone gives it input
-        return False
-    if os.isatty(fd):
-        return False
-    return stat.S_ISCHR(os.fstat(fd).st_mode)  # a character device that is not a terminal: /dev/null
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve until stopped (SIGINT / SIGTERM): in this process, or in `--workers N` processes started from here."""
-    settings = settings_from(args)
-    if not settings.slack_configured:
-        if _nobody_to_chat_with(sys.stdin):
-            raise ConfigurationError(messages.SLACK_NOT_CONFIGURED_NO_TERMINAL)
-        print(messages.SLACK_NOT_CONFIGURED, flush=True)
-        return chat(settings)
-    port = settings.port if args.port is None else args.port
-    if args.workers < 1:
-        raise InvalidInput("--workers must be 1 or more.")
+def main(args: argparse.Namespace, settings: Settings, *, port: int, listeners: Listeners) -> int:
+    """`folio serve` once its sockets listen (bot.cli.serve_command): serve until stopped (SIGINT / SIGTERM), in this
+    process, or in `--workers N` processes started from here."""
     try:
         if args.workers > 1:
-            return asyncio.run(supervise(settings, args, host=args.host, port=port))
+            return asyncio.run(supervise(settings, args, host=args.host, port=port, listeners=listeners))
         if args.worker_ready is not None:  # one of the workers `supervise` started
             quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet)
+            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet,
+                                      listeners=listeners)  # fmt: skip
             return asyncio.run(worker)
-        return asyncio.run(serve(settings, host=args.host, port=port))
+        return asyncio.run(serve(settings, host=args.host, port=port, listeners=listeners))
     finally:
         # The interpreter's last collections at exit walk the whole heap of modules: ~2 s of a restart on a busy
         # machine (benchmarks/restart.py). Out of the collector's sight, they are freed without that walk.
         gc.freeze()
 
 
-async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool) -> int:
+async def _serve_as_worker(
+    settings: Settings, *, host: str, port: int, ready_fd: int, quiet: bool, listeners: Listeners
+) -> int:
     """One worker of `--workers N`: beside the others on the port, stopping with a signal or with its parent;
     `quiet`: without the start-up warnings (until it serves), which the first worker has said."""
     stop = stop_on_signals()
@@ -134,7 +80,7 @@ async def _serve_as_worker(settings: Settings, *, host: str, port: int, ready_fd
         speak()
         tell_parent(ready_fd)
 
-    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready)
+    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready, listeners=listeners)
 
 
 async def serve(
@@ -146,12 +92,14 @@ async def serve(
     started: Callable[[int], None] | None = None,
     shared: bool = False,
     on_ready: Callable[[], None] | None = None,
+    listeners: Listeners | None = None,
     **clients: Any,
 ) -> int:
     """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
 
     `shared`: one worker of `--workers N`, listening beside the others (SO_REUSEPORT) and announcing nothing;
-    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers). Returns 1 when the
+    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers); `listeners`: the
+    sockets already listening (bot.ports; None: bind here). Returns 1 when the
     embedded Redis keeps dying, so that a supervisor starts Folio afresh. On `stop`: see `_drain`."""
     stop = stop or stop_on_signals()
     port = settings.port if port is None else port
@@ -172,20 +120,25 @@ async def serve(
         intake: list[Callable[[], Awaitable[None]]] = []  # what takes events: stopped first on the way out
         async with AsyncExitStack() as running:
             running.enter_context(_settled_heap())
-            metrics_site = _metrics_site(settings.folio_metrics_port, host, ready, port, port_serves, shared=shared)
+            listeners = listeners or Listeners()
+            metrics_port = settings.folio_metrics_port if listeners.metrics is None else 0
+            metrics_site = _metrics_site(metrics_port, host, ready, port, port_serves, shared=shared,
+                                         sock=listeners.metrics)  # fmt: skip
             await running.enter_async_context(metrics_site)
+            sock = listeners.events
             if agents is not None:
                 await running.enter_async_context(agents.running())
             if app_token is not None and agents is not None:
                 # Socket Mode needs no HTTP server, but agents and signed document links do: serve them on PORT.
-                await running.enter_async_context(_agents_site(extra, host, port, started, ready, shared))
+                await running.enter_async_context(_agents_site(extra, host, port, started, ready, shared, sock))
             elif app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared))
+                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared, sock))
             else:
                 application = web_app(app, *extra, ready=ready)
                 announce = None if shared else LISTENING
-                site = running_site(application, host, port, announce=announce, started=started, shared=shared)
+                site = running_site(application, host, port, announce=announce, started=started, shared=shared,
+                                    sock=sock)  # fmt: skip
                 intake.append((await running.enter_async_context(site)).stop_taking)
             tell = _once(on_ready)
             if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):
@@ -232,19 +185,21 @@ async def _reach_slack(
 
 
 async def _drain(folio: SlackFolio, ready: Readiness, intake: list[Callable[[], Awaitable[None]]]) -> None:
-    """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), after
-    FOLIO_STOP_DELAY no new events are taken (the HTTP listener closes, the Socket Mode connection ends), then the
-    turns in flight finish within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`)."""
+    """A stop, in the order a redeploy without a gap needs: /readyz answers 503 (a load balancer stops sending), and
+    the consumer pauses: events still come in and are recorded in the durable intake and acked, but left for the next
+    process (another worker, or the one started after this) instead of run here. Meanwhile the turns in flight finish
+    within SHUTDOWN_GRACE or are handed back unfinished (`finish_or_hand_back`); only then, and after FOLIO_STOP_DELAY,
+    no new events are taken (the HTTP listener closes, the Socket Mode connection ends): the port is closed for as
+    short a time as the next start takes, not for the drain as well."""
     ready.stopping = True
-    folio.consumer.pause()  # no other worker's turn is taken on now; this one's keep their leases while they drain
+    folio.consumer.pause()  # new deliveries are recorded and left claimable; this worker's own keep their leases
     delay = folio.settings.folio_stop_delay
-    log.info("stopping: /readyz answers 503%s", f"; taking events for {delay:g} s more" if delay else "")
-    if delay:
-        await asyncio.sleep(delay)
+    log.info("stopping: /readyz answers 503; events are recorded for the next process while running turns finish")
+    drained = finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE, hand_back=folio.consumer.hand_back)
+    await asyncio.gather(drained, asyncio.sleep(delay))
     for stop_taking in intake:
         await stop_taking()
     log.info("stopping: no new events are taken")
-    await finish_or_hand_back(folio.tasks, grace=SHUTDOWN_GRACE, hand_back=folio.consumer.hand_back)
     await folio.consumer.stop()  # its leases are all given back or done: nothing more to renew or claim
 
 
@@ -266,30 +221,33 @@ def _settled_heap() -> Iterator[None]:
 
 @asynccontextmanager
 async def _metrics_site(
-    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool
-) -> AsyncIterator[None]:
-    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT, unless it is PORT and the site there serves them."""
-    if metrics_port is None or (metrics_port == port and port_serves):
+    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool,
+    sock: socket.socket | None = None,
+) -> AsyncIterator[None]:  # fmt: skip
+    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT (or `sock`, listening on it already), unless it is PORT
+    and the site there serves them."""
+    if sock is None and (metrics_port is None or (metrics_port == port and port_serves)):
         yield
         return
     application = web.Application()
     application.add_routes(ops_routes(ready))
     announce = None if shared else "Folio serves /metrics, /healthz and /readyz on {url}"
-    site = running_site(application, host, metrics_port, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared)
+    site = running_site(application, host, metrics_port or 0, announce=announce, setting="FOLIO_METRICS_PORT",
+                        shared=shared, sock=sock)  # fmt: skip
     async with site:
         yield
 
 
 def _agents_site(
     routes: list[web.RouteDef], host: str, port: int, started: Callable[[int], None] | None, ready: ReadyCheck,
-    shared: bool,
+    shared: bool, sock: socket.socket | None,
 ) -> AbstractAsyncContextManager[Listening]:  # fmt: skip
     """In Socket Mode: /mcp (and the document links) with /healthz, /readyz and /metrics on PORT."""
     application = web.Application()
     application.add_routes(routes)
     application.add_routes(ops_routes(ready))
     announce = None if shared else "Folio serves agents (MCP) on {url}/mcp"
-    return running_site(application, host, port, announce=announce, started=started, shared=shared)
+    return running_site(application, host, port, announce=announce, started=started, shared=shared, sock=sock)
 
 
 async def check_bot_token(client: AsyncWebClient, api_url: str) -> str | None:

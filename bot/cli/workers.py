@@ -1,8 +1,9 @@
 """`folio serve --workers N`: N processes serving Slack side by side, one Redis between them, stopped together.
 
-    this process (the parent)                    each worker (`folio serve --worker-ready FD`)
-    reserves PORT (SO_REUSEPORT, not listening)  listens on PORT with SO_REUSEPORT: the kernel spreads connections
-                                                 (Socket Mode: opens its own connection; Slack spreads the events)
+    this process (the parent)                    each worker (`folio serve --worker-ready FD --listen-fds ...`)
+    listens on PORT (and FOLIO_METRICS_PORT)     accepts from the parent's sockets: one queue of connections for
+    first, and holds the sockets while it runs   all, open while the parent runs (Socket Mode: each opens its own
+                                                 connection; Slack spreads the events)
     runs the embedded Redis when REDIS_URL is    REDIS_URL = that Redis's unix socket: dedupe, thread locks and
     unset, and restarts it when it dies          conversations are shared, so any worker may take any event
     a fresh PROMETHEUS_MULTIPROC_DIR             writes its samples there; /metrics on any worker sums them all
@@ -10,8 +11,12 @@
                                                  their answers (up to bot.app.SHUTDOWN_GRACE) or hand them back, exit 0
     SIGHUP (a reload: new code, a new .env)      N new workers start beside the old ones; once every new one serves,
                                                  the old ones get SIGTERM and drain: the port never closes
-    a worker that dies                           the others are stopped and the parent exits 1, so its supervisor
-                                                 (Docker, systemd) starts Folio afresh
+    a worker that dies                           the others keep serving (what waited in the queue goes to them);
+                                                 a new worker starts in its place, at once, or after a back-off
+                                                 (1 s doubling to 30 s, said in one line) when workers keep dying
+    no worker can be started (3 tries in a row   exit 1, so that its supervisor (Docker, systemd) starts Folio
+    while none serves), or the embedded Redis    afresh
+    gave up
 
 The parent owns the embedded Redis rather than requiring REDIS_URL: one process holds the data folder's Redis (its
 lock), it outlives any worker, and `folio serve --workers 2` works on the embedded defaults as `folio serve` does.
@@ -27,11 +32,11 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import sys
 import tempfile
-from contextlib import AsyncExitStack, ExitStack, suppress
-from dataclasses import dataclass
+import time
+from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass, field
 
 from bot import logs, messages
 from bot.app import SHUTDOWN_GRACE, builders
@@ -39,13 +44,17 @@ from bot.app.redis_server import EmbeddedRedis
 from bot.cli.common import stop_on_signals
 from bot.config import Settings
 from bot.errors import ConfigurationError
+from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH
-from bot.slack.site import port_refused
 
 READY = b"ready\n"  # what a worker writes to its parent once it serves
 START_TIMEOUT = 120.0  # seconds a worker may take to start (the first may index the sample corpus)
 STOP_TIMEOUT = SHUTDOWN_GRACE + 15.0  # a worker still running after its turns' grace (+ FOLIO_STOP_DELAY) is killed
 EXIT_WAIT = 10.0  # seconds a worker that closed its ready pipe may take to exit (closing what it opened)
+RESTART_FIRST = 1.0  # seconds before replacing a worker when workers keep dying; doubling ...
+RESTART_MAX = 30.0  # ... up to this
+STEADY = 60.0  # a worker that served this long before it died is replaced at once: its death is not a pattern
+GIVE_UP = 3  # starts failed in a row while no worker serves: Folio stops (exit 1) for its supervisor to start afresh
 
 
 def tell_parent(fd: int) -> None:
@@ -75,24 +84,19 @@ _watchers: set[asyncio.Future[None]] = set()  # the loop keeps only weak referen
 class Worker:
     number: int
     process: asyncio.subprocess.Process
+    started: float = field(default_factory=time.monotonic)
 
 
-async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, port: int) -> int:
-    """Run `args.workers` workers of `folio serve` until a stop signal (0) or until one dies (1)."""
-    if not hasattr(socket, "SO_REUSEPORT"):
-        raise ConfigurationError("--workers needs SO_REUSEPORT (Linux, macOS); run one `folio serve` per port here.")
+async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, port: int, listeners: Listeners) -> int:
+    """Run `args.workers` workers of `folio serve` on `listeners` (open while this runs: connections wait in their
+    queue whichever worker serves) until a stop signal (0), or until no worker can be started or the embedded Redis
+    gives up (1); a worker that dies is replaced."""
     stop = stop_on_signals()
     reload = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, reload.set)
-    with ExitStack() as held:
-        port = _reserve(held, host, port, "PORT") if _serves_port(settings) else port
-        metrics_port = settings.folio_metrics_port
-        if metrics_port is not None and metrics_port != port:
-            metrics_port = _reserve(held, host, metrics_port, "FOLIO_METRICS_PORT")
+    try:
         async with AsyncExitStack() as stack:
             env = dict(os.environ)
-            if metrics_port is not None:  # port 0 was made a real one: every worker shares it
-                env["FOLIO_METRICS_PORT"] = str(metrics_port)
             redis = None
             if settings.redis_url is None:
                 if settings.redis_cluster:  # the embedded Redis is a single server
@@ -103,39 +107,25 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
             if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
                 env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="folio-metrics-")
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
-            pool = _Pool(_worker_command(args, host, port), env, STOP_TIMEOUT + settings.folio_stop_delay)
+            command = _worker_command(args, host, listeners.port(port), listeners)
+            stop_timeout = STOP_TIMEOUT + settings.folio_stop_delay
+            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners)
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
+                if not stop.is_set():
+                    logs.say("folio: stopping: a worker did not start.", level=logging.ERROR)
                 return 0 if stop.is_set() else 1
-            _announce(settings, host, port, [worker.process.pid for worker in pool.workers])
+            _announce(settings, host, listeners.port(port), [worker.process.pid for worker in pool.workers])
             return await pool.watch(stop, redis, reload)
+    finally:
+        listeners.close()
 
 
-def _serves_port(settings: Settings) -> bool:
-    """Whether workers listen on PORT: for Slack's events over HTTP, or for signed document links."""
-    return settings.slack_app_token is None or settings.folio_public_url is not None
-
-
-def _reserve(held: ExitStack, host: str, port: int, setting: str) -> int:
-    """Bind `port` with SO_REUSEPORT without listening: a port in use is said once, here, and port 0 becomes the
-    port every worker then shares. The socket stays open (and takes no connections) until the workers stop.
-
-    SO_REUSEADDR as every listener has it (aiohttp's too): without it a connection of a stopped Folio still in
-    TIME-WAIT (~60 s after a keep-alive connection or a /readyz probe) made a free port look "in use"."""
-    probe = held.enter_context(socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET))
-    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        probe.bind((host, port))
-    except OSError as exc:
-        raise port_refused(exc, host, port, setting) from exc
-    return int(probe.getsockname()[1])
-
-
-def _worker_command(args: argparse.Namespace, host: str, port: int) -> list[str]:
+def _worker_command(args: argparse.Namespace, host: str, port: int, listeners: Listeners) -> list[str]:
     common = ["--env-file", args.env_file, *(["--verbose"] if args.verbose else [])]
-    return [sys.executable, "-m", "bot", *common, "serve", "--host", host, "--port", str(port)]
+    serve = ["serve", "--host", host, "--port", str(port), "--listen-fds", listeners.describe()]
+    return [sys.executable, "-m", "bot", *common, *serve]
 
 
 def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None:
@@ -148,31 +138,40 @@ def _announce(settings: Settings, host: str, port: int, pids: list[int]) -> None
 
 
 class _Pool:
-    """The running workers: started, watched, and stopped together."""
+    """The running workers: started, watched, replaced when one dies, and stopped together."""
 
-    def __init__(self, command: list[str], env: dict[str, str], stop_timeout: float) -> None:
+    def __init__(
+        self, command: list[str], env: dict[str, str], *, size: int, stop_timeout: float, listeners: Listeners
+    ) -> None:
         self._command = command
+        self.size = size  # workers wanted
         self._env = env
         self._stop_timeout = stop_timeout  # a worker still draining after this long is killed
+        self._listeners = listeners
+        self._numbers = 0  # the last worker number given
+        self._backoff = _Backoff()
         self.workers: list[Worker] = []
 
     async def start(self, number: int, stop: asyncio.Event) -> bool:
         """Start worker `number` and wait until it serves; False when it exits first or a stop signal comes."""
+        self._numbers = max(self._numbers, number)
         read, write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self._command, "--worker-ready", str(write), "--worker-number", str(number), pass_fds=(write,),
-                env=self._env,
+                *self._command, "--worker-ready", str(write), "--worker-number", str(number),
+                pass_fds=(write, *self._listeners.fds()), env=self._env,
                 stdin=asyncio.subprocess.PIPE,  # never written: closed when this process ends (stop_with_parent)
             )  # fmt: skip
         finally:
             os.close(write)
-        self.workers.append(Worker(number, process))
+        worker = Worker(number, process)
+        self.workers.append(worker)
         ready = asyncio.ensure_future(_read_line(read))
         stopped = asyncio.ensure_future(stop.wait())
         await asyncio.wait([ready, stopped], timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
         if ready.done() and ready.result() == READY:
+            worker.started = time.monotonic()
             return True
         ready.cancel()
         if not stop.is_set():
@@ -180,7 +179,11 @@ class _Pool:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), EXIT_WAIT)
             code = process.returncode if process.returncode is not None else "none (it did not start in time)"
-            logs.say(f"folio: worker {number} did not start (exit status {code}); stopping.", level=logging.ERROR)
+            logs.say(f"folio: worker {number} did not start (exit status {code}).", level=logging.ERROR)
+            if process.returncode is None:  # not waited for any longer
+                process.kill()
+            await process.wait()
+            self.workers.remove(worker)
         return False
 
     async def start_rest(self, workers: int, stop: asyncio.Event) -> bool:
@@ -188,8 +191,8 @@ class _Pool:
         return all(started)
 
     async def watch(self, stop: asyncio.Event, redis: EmbeddedRedis | None, reload: asyncio.Event) -> int:
-        """Until a stop signal (0, or 1 when a worker's drain failed), a worker's death or Redis giving up (1);
-        `reload` (SIGHUP) replaces the workers on the way."""
+        """Until a stop signal (0, or 1 when a worker's drain failed), Redis giving up or no worker starting (1);
+        a worker that dies is replaced, `reload` (SIGHUP) replaces them all."""
         while True:
             waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload.wait()),
                      *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}  # fmt: skip
@@ -204,22 +207,62 @@ class _Pool:
                 logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
                 return 1
             if any(worker.process.returncode is not None for worker in self.workers):
-                break
+                if not await self.replace(stop):
+                    return 0 if stop.is_set() else 1
+                continue
             reload.clear()
             await self.reload(stop)
-        for worker in self.workers:
-            if worker.process.returncode is not None:
-                logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
-                         f"{worker.process.returncode}; stopping the others so that Folio starts afresh.",
-                         level=logging.ERROR)  # fmt: skip
-        return 1
+
+    async def replace(self, stop: asyncio.Event) -> bool:
+        """Start a worker in place of each dead one (after the back-off when workers keep dying), while the others
+        serve; False when a stop signal came, or when starts failed GIVE_UP times in a row with no worker serving."""
+        failed = 0
+        while self._reap() < self.size:
+            delay = self._backoff.delay()
+            if delay:
+                logs.say(f"folio: workers keep dying ({self._backoff.recent()} in the last {STEADY:.0f} s); the next "
+                         f"starts in {delay:.0f} s. The lines above say why.", level=logging.ERROR)  # fmt: skip
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+            if stop.is_set():
+                return False
+            self._numbers += 1
+            if await self.start(self._numbers, stop):
+                new = self.workers[-1]
+                logs.say(f"folio: worker {new.number} (process {new.process.pid}) serves in place of the one that "
+                         f"stopped; {self._serving()}.")  # fmt: skip
+                failed = 0
+                continue
+            if stop.is_set():
+                return False
+            failed += 1
+            self._backoff.died(0.0)
+            if self._reap() == 0 and failed >= GIVE_UP:
+                logs.say(f"folio: no worker could be started ({failed} tries in a row); stopping.", level=logging.ERROR)
+                return False
+        return True
+
+    def _reap(self) -> int:
+        """Forget the workers that died, saying so for each; how many serve."""
+        for worker in [worker for worker in self.workers if worker.process.returncode is not None]:
+            self.workers.remove(worker)
+            served = time.monotonic() - worker.started
+            self._backoff.died(served)
+            logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
+                     f"{worker.process.returncode} after {served:.0f} s; {self._serving()}.",
+                     level=logging.ERROR)  # fmt: skip
+        return len(self.workers)
+
+    def _serving(self) -> str:
+        alive = [worker for worker in self.workers if worker.process.returncode is None]
+        return f"processes {_pids(alive)} serve" if alive else "no worker serves (connections wait in the queue)"
 
     async def reload(self, stop: asyncio.Event) -> None:
         """Start as many new workers as run now, beside them on the port; once every new one serves, SIGTERM the old
         ones (each drains: /readyz 503, no new events, its turns finish or are handed back). A new worker that does
         not start stops the reload: the old ones keep serving."""
         old, self.workers = self.workers, []
-        first = max(worker.number for worker in old) + 1
+        first = self._numbers + 1
         logs.say(f"folio: reloading: starting {len(old)} new workers beside processes {_pids(old)}")
         started = await asyncio.gather(*(self.start(number, stop) for number in range(first, first + len(old))))
         new, self.workers = self.workers, old
@@ -233,8 +276,33 @@ class _Pool:
 
     async def stop(self) -> list[int]:
         """SIGTERM every worker (each lets its running turns finish), kill any still running after STOP_TIMEOUT;
-        their exit statuses."""
+        their exit statuses. The parent's own copies of the sockets close first: once every worker has stopped
+        taking events, connections are refused (and Slack retries them) rather than left waiting in the queue."""
+        self._listeners.close()
         return await _terminate(self.workers, self._stop_timeout)
+
+
+class _Backoff:
+    """How long to wait before the next worker start: nothing while deaths are rare, RESTART_FIRST doubling up to
+    RESTART_MAX for each death of a worker that had served less than STEADY s, within STEADY s of the last."""
+
+    def __init__(self) -> None:
+        self._deaths: list[float] = []  # when workers that had not served STEADY s died (or failed to start)
+
+    def died(self, served: float) -> None:
+        now = time.monotonic()
+        self._deaths = [when for when in self._deaths if now - when < STEADY]
+        if served < STEADY:
+            self._deaths.append(now)
+
+    def recent(self) -> int:
+        return len(self._deaths)
+
+    def delay(self) -> float:
+        """0 for the first death in a while; then 1, 2, 4 ... 30 s."""
+        if len(self._deaths) < 2:
+            return 0.0
+        return min(RESTART_FIRST * 2 ** (len(self._deaths) - 2), RESTART_MAX)
 
 
 async def _terminate(workers: list[Worker], timeout: float) -> list[int]:

@@ -17,6 +17,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 from bot.app import Folio
 from bot.app.slack_calls import PacedWebClient
 from bot.errors import ConfigurationError
+from bot.ports import EVENTS_PATH
 from bot.slack.door import give_up
 from bot.slack.listeners import register
 from bot.slack.middleware import Deliveries, PacedPosts
@@ -29,7 +30,7 @@ from bot.turns.thread_files import sweep_quietly
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
+__all__ = ["EVENTS_PATH", "build_app", "web_app"]  # EVENTS_PATH: bot.ports names it, light to import
 
 
 class _TokenNote(logging.Filter):

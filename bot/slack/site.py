@@ -3,7 +3,6 @@ Folio HTTP server has: GET /healthz (alive), /readyz (ready to answer: 503 and w
 
 from __future__ import annotations
 
-import errno
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -13,7 +12,7 @@ from aiohttp import web
 
 from bot import logs, metrics
 from bot.app.health import ReadyCheck
-from bot.errors import ConfigurationError
+from bot.ports import port_refused
 
 
 async def health(request: web.Request) -> web.Response:
@@ -47,18 +46,6 @@ def ops_routes(ready: ReadyCheck | None = None) -> list[web.RouteDef]:
     return routes
 
 
-def port_refused(exc: OSError, host: str, port: int, setting: str) -> ConfigurationError:
-    """The one line a port that cannot be had ends Folio with, naming the setting to change (or the host: a name
-    that does not resolve, or an address of another machine, is no fault of the port)."""
-    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
-        return ConfigurationError(
-            f"Cannot listen on {host} ({exc.strerror or exc}): set --host to an address of this machine, "
-            "or leave it out to listen on all of them."
-        )
-    why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})"
-    return ConfigurationError(f"Port {port} on {host} {why}: set {setting} to a free port.")
-
-
 @dataclass(frozen=True)
 class Listening:
     """A running site: the port it got, and how to stop it taking requests before it closes (a drain)."""
@@ -79,15 +66,20 @@ class Listening:
 async def running_site(
     application: web.Application, host: str, port: int, *, announce: str | None,
     started: Callable[[int], None] | None = None, setting: str = "PORT", shared: bool = False,
+    sock: socket.socket | None = None,
 ) -> AsyncIterator[Listening]:  # fmt: skip
     """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr (None: say
-    nothing). A port that cannot be had is a ConfigurationError naming `setting`. `shared`: bind with SO_REUSEPORT,
-    beside the other workers of `folio serve --workers N`, so the kernel spreads connections between them."""
+    nothing). A port that cannot be had is a ConfigurationError naming `setting`. `sock`: a socket already listening
+    on host:port (bot.ports, opened before the slow parts of the start, or inherited from `folio serve --workers N`'s
+    parent); `shared` without one: bind with SO_REUSEPORT, so the kernel spreads connections between processes."""
     runner = web.AppRunner(application, access_log=None)
     await runner.setup()
     try:
         try:
-            await web.TCPSite(runner, host, port, reuse_port=shared or None).start()
+            if sock is not None:
+                await web.SockSite(runner, sock).start()
+            else:
+                await web.TCPSite(runner, host, port, reuse_port=shared or None).start()
         except OSError as exc:
             raise port_refused(exc, host, port, setting) from exc
         bound = runner.addresses[0][1]

@@ -198,3 +198,9 @@ def test_the_index_job_indexes_each_folder_into_the_container_of_its_name(tmp_pa
         ("handbook", "refund_policy_2026.pdf"),
         ("legal", "supplier_contract_acme.pdf"),
     }
+
+
+def test_compose_runs_two_workers_so_that_a_dead_one_never_closes_the_port() -> None:
+    folio = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["folio"]
+    command = folio["command"]
+    assert command[:2] == ["folio", "serve"] and int(command[command.index("--workers") + 1]) >= 2

@@ -263,3 +263,14 @@ async def test_the_rendered_redis_refuses_strangers_and_folios_rendered_url_gets
     finally:
         server.kill()
         server.wait()
+
+
+def test_a_rolling_update_starts_the_new_pod_before_an_old_one_stops_taking_events() -> None:
+    # Issue 32: a redeploy leaves no gap where it can. The Service's endpoints lag a SIGTERM: the old pod keeps
+    # taking events (FOLIO_STOP_DELAY) while they catch up.
+    manifests = render()
+    [deployment] = by_kind(manifests, "Deployment")
+    assert deployment["spec"]["strategy"] == {"type": "RollingUpdate",
+                                              "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}  # fmt: skip
+    [settings] = [m for m in by_kind(manifests, "ConfigMap") if m["metadata"]["name"].endswith("-settings")]
+    assert float(settings["data"]["FOLIO_STOP_DELAY"]) > 0
