@@ -135,6 +135,6 @@ def test_without_a_network_namespace_linked_content_is_still_refused(listener: L
     done = index(folder, tmp_path / ".folio", path=str(programs))
 
     assert listener.heard == []
-    assert done.stdout.startswith(f"{len(SETTINGS_ALONE_FAILED)} files indexed, "), (done.stdout, done.stderr)
+    assert done.stdout.startswith(f"{len(SETTINGS_ALONE_FAILED)} files indexed ("), (done.stdout, done.stderr)
     assert "converters run with the network: `unshare` (util-linux) is not installed" in done.stderr
     assert "proxy to nowhere" in done.stderr
