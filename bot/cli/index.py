@@ -36,7 +36,9 @@ under their header. Folders are searched recursively; hidden files are left out,
 and date is skipped without being read; a changed one replaces its old passages. Without --tag, a file indexed before
 keeps its tags (--clear-tags removes them). A file named like one the container already holds from another path that
 still exists is refused: rename one, or use another container. Files whose converter is not installed are skipped
-with the package to install.
+with the package to install. A file that could not be read is remembered by its content and not read again until it
+changes (--retry-failed reads it again): a run exits 1 when a file failed for the first time, not on every run after.
+To keep folders in step with where the documents live, declare them in a sources file and run `folio sync`.
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
