@@ -15,6 +15,7 @@ from pathlib import Path
 from bot import messages
 from bot.app import builders, open_folio
 from bot.app.changes import documents_changed, index_changes
+from bot.app.sync import failure_key, reading_stamp
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput, UnreadableFile
@@ -93,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
     memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
-    files, known_bad = unchanged_failures(memory, container, collected.files, retry=args.retry_failed)
+    converters = builders.converters(settings, ocr=args.ocr)
+    reading = reading_stamp(converters, settings.folio_max_file_chars)
+    files, known_bad = unchanged_failures(memory, container, collected.files, reading, retry=args.retry_failed)
 
     async def go() -> IndexReport:
         async with open_folio(settings) as folio:
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 report = await index_files(
                     files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
                     date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    jobs=args.jobs, converters=builders.converters(settings, ocr=args.ocr),
+                    jobs=args.jobs, converters=converters,
                 )  # fmt: skip
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
@@ -114,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(go())
-        remember_failures(memory, container, files, report.failed)
+        remember_failures(memory, container, files, report.failed, reading)
     finally:
         memory.close()
     report.notes.extend(known_bad)
@@ -154,28 +157,29 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
 
 
 def unchanged_failures(
-    memory: SyncState, container: str, files: list[Path], *, retry: bool
+    memory: SyncState, container: str, files: list[Path], reading: str, *, retry: bool
 ) -> tuple[list[Path], list[str]]:
-    """(the files to read, a note for each left out): a file that failed before, with the same bytes, is not read
-    (converted, OCR'd) again unless `retry`; only files with such a record are hashed here."""
+    """(the files to read, a note for each left out): a file that failed before, with the same bytes and read the
+    same way, is not read (converted, OCR'd) again unless `retry`; only files with such a record are hashed here."""
     keep, notes = [], []
     for path in files:
         known = None if retry else memory.known_bad(container, source_of(path))
-        if known is not None and _content(path) == known[0]:
+        if known is not None and failure_key(_content(path), reading) == known[0]:
             notes.append(messages.known_bad_skipped(path.name, known[1]))
         else:
             keep.append(path)
     return keep, notes
 
 
-def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str]) -> None:
+def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str], reading: str) -> None:
     """Remember each file that failed this run by its content (and forget those that were read)."""
     why = {line.partition(":")[0]: line.partition(":")[2].strip() for line in failed}
     for path in files:
         reason = why.get(path.name) or why.get(stored_name(path.name))
         if reason is not None:
             with contextlib.suppress(OSError):
-                memory.remember_bad(container, source_of(path), content=_content(path), reason=reason)
+                content = failure_key(_content(path), reading)
+                memory.remember_bad(container, source_of(path), content=content, reason=reason)
         elif memory.known_bad(container, source_of(path)) is not None:
             memory.forget_bad(container, source_of(path))
 

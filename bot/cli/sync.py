@@ -20,7 +20,7 @@ from prometheus_client import start_http_server
 from bot import messages
 from bot.app import Folio, builders, open_folio, open_store
 from bot.app.changes import documents_changed
-from bot.app.sync import SyncOptions, SyncTargets, forget_source, sync_source
+from bot.app.sync import SyncOptions, SyncTargets, forget_source, reading_stamp, sync_source
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.index import MAX_JOBS
 from bot.cli.progress import IndexProgress
@@ -111,11 +111,12 @@ async def _sync_all(
     settings: Settings, path: Path, sources: SourcesFile, args: argparse.Namespace, stop: asyncio.Event
 ) -> int:
     """One run over the named sources; the exit status it ends with."""
+    converters = builders.converters(settings)
     options = SyncOptions(
         base=path.resolve().parent, staging=settings.folio_data_dir / "sources" / "fetched",
         rclone=Rclone(program=settings.folio_rclone or default_program(), timeout=settings.folio_rclone_timeout),
-        converters=builders.converters(settings), jobs=args.jobs, retry_failed=args.retry_failed,
-        max_chars=settings.folio_max_file_chars,
+        converters=converters, jobs=args.jobs, retry_failed=args.retry_failed, max_chars=settings.folio_max_file_chars,
+        reading=reading_stamp(converters, settings.folio_max_file_chars),
     )  # fmt: skip
     state = SyncState(settings.folio_data_dir / "sources" / "state.db")
     results: list[SourceStatus] = []

@@ -28,12 +28,13 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     source TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, modified TEXT NOT NULL, hash TEXT NOT NULL,
     identity TEXT NOT NULL, settings TEXT NOT NULL, content TEXT NOT NULL, document TEXT NOT NULL,
-    state TEXT NOT NULL, reason TEXT NOT NULL, seen INTEGER NOT NULL, PRIMARY KEY (source, path));
+    state TEXT NOT NULL, reason TEXT NOT NULL, reading TEXT NOT NULL, seen INTEGER NOT NULL,
+    PRIMARY KEY (source, path));
 CREATE INDEX IF NOT EXISTS files_seen ON files (source, seen);
 CREATE INDEX IF NOT EXISTS files_by_document ON files (document);
 CREATE TABLE IF NOT EXISTS runs (source TEXT PRIMARY KEY, status TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS known_bad (
-    container TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL, reason TEXT NOT NULL,
+    container TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL, reason TEXT NOT NULL,  -- content: failure_key
     PRIMARY KEY (container, path));
 """
 _BATCH = 500  # rows a query reads at once: SQLite's variable limit is far above, memory stays flat
@@ -53,6 +54,7 @@ class Held:
     document: str  # its name in the container ("" when it was never indexed)
     state: FileState
     reason: str = ""  # why it could not be read
+    reading: str = ""  # how it was read when it failed (bot.app.sync.reading_stamp): a change tries it again
 
     def lists_as(self, entry: Entry) -> bool:
         """Whether `entry` is this file as listed last time (size, time, and the hash when both have one)."""
@@ -96,9 +98,9 @@ class SyncState:
     def record(self, source: str, held: Held, run: int) -> None:
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (source, held.path, held.size, held.modified, held.hash, held.identity, held.settings, held.content,
-                 held.document, held.state, held.reason, run),
+                 held.document, held.state, held.reason, held.reading, run),
             )  # fmt: skip
 
     def document_in_use(self, source: str, document: str, run: int) -> bool:
@@ -167,9 +169,9 @@ class SyncState:
 
 
 def _held(row: tuple[object, ...]) -> Held:
-    _, path, size, modified, hash_, identity, settings, content, document, state, reason, _ = row
+    _, path, size, modified, hash_, identity, settings, content, document, state, reason, reading, _ = row
     return Held(
         path=str(path), size=int(str(size)), modified=str(modified), hash=str(hash_), identity=str(identity),
         settings=str(settings), content=str(content), document=str(document),
-        state="unreadable" if state == "unreadable" else "indexed", reason=str(reason),
+        state="unreadable" if state == "unreadable" else "indexed", reason=str(reason), reading=str(reading),
     )  # fmt: skip
