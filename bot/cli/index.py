@@ -93,20 +93,26 @@ def run(args: argparse.Namespace) -> int:
     check_tag_keys(scope)
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
-    memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
     converters = builders.converters(settings, ocr=args.ocr)
     reading = reading_stamp(converters, settings.folio_max_file_chars)
-    files, known_bad = unchanged_failures(memory, container, collected.files, reading, retry=args.retry_failed)
 
     async def go() -> IndexReport:
-        async with open_folio(settings) as folio:
-            before = await folio.retriever.files(container)
-            with IndexProgress(len(files)) as progress:
-                report = await index_files(
-                    files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
-                    date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    jobs=args.jobs, converters=converters,
-                )  # fmt: skip
+        async with open_folio(settings) as folio:  # makes (and announces) the data folder the memory lives in
+            memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
+            try:
+                files, known_bad = unchanged_failures(memory, container, collected.files, reading,
+                                                      retry=args.retry_failed)  # fmt: skip
+                before = await folio.retriever.files(container)
+                with IndexProgress(len(files)) as progress:
+                    report = await index_files(
+                        files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
+                        date=day, on_file=progress, documents=folio.documents,
+                        max_chars=settings.folio_max_file_chars, jobs=args.jobs, converters=converters,
+                    )  # fmt: skip
+                remember_failures(memory, container, files, report.failed, reading)
+            finally:
+                memory.close()
+            report.notes.extend(known_bad)
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
                                      collected.unreadable)  # fmt: skip
@@ -115,12 +121,7 @@ def run(args: argparse.Namespace) -> int:
             await documents_changed(index_changes(before, await folio.retriever.files(container)))
             return report
 
-    try:
-        report = asyncio.run(go())
-        remember_failures(memory, container, files, report.failed, reading)
-    finally:
-        memory.close()
-    report.notes.extend(known_bad)
+    report = asyncio.run(go())
     _print(report, args, container)
     return 1 if report.failed else 0  # files known bad and unchanged are noted, not failed again
 

@@ -14,6 +14,7 @@ source now), which must be shared between machines.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,8 @@ class SyncState:
     """The state file, opened once per command."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the rest of the data folder
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # SQLite gives its -wal and -shm files this mode
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")  # `folio sources` reads while a sync writes
         # No fsync per commit (one per file recorded would cost more than indexing it): a crash may lose the last

@@ -257,9 +257,7 @@ def test_a_source_taken_out_of_the_file_is_named_and_forget_removes_its_document
     assert "no longer in the sources file" not in capsys.readouterr().err
 
 
-def test_a_bad_file_is_read_again_when_folio_reads_differently(
-    sync_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bad_file_is_read_again_when_folio_reads_differently(sync_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     program, calls = counting_converter(sync_env)
     monkeypatch.setenv("FOLIO_SOFFICE", str(program))
     write_sources(sync_env, SOURCES)
