@@ -227,7 +227,7 @@ def test_the_embedded_defaults_pass_and_say_what_is_skipped(doctor: Doctor, caps
 
     assert code == 0
     assert [part for part, check in checks.items() if check["status"] == "skip"] == [
-        "channel policy", "model", "azure search", "slack"
+        "channel policy", "model", "azure search", "slack", "sources"
     ]  # fmt: skip
     assert checks["redis"]["status"] == "ok" and "embedded" in checks["redis"]["summary"]
     assert main(["doctor"]) == 0  # and as lines: one per part
