@@ -2,7 +2,7 @@
 calls `documents_changed` once with its list (`bot.models.DocumentChange`).
 
 Its consumer is the watch (issue 34: threads whose cited passages changed get one note each); until it exists, the
-changes are logged, one line per run and one debug line per document, and nothing else happens.
+changes are logged at debug level (`folio -v`), one line per run and one per document, and nothing else happens.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ async def documents_changed(changes: Sequence[DocumentChange]) -> None:
     if not changes:
         return
     kinds = Counter(change.kind for change in changes)
-    log.info("documents changed: %s", ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())))
+    log.debug("documents changed: %s", ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())))
     for change in changes:
         log.debug("document %s: %s/%s (%s)", change.kind, change.container, change.document, change.identity)
 

@@ -54,6 +54,7 @@ class SyncOptions:
     jobs: int = 1
     retry_failed: bool = False
     max_chars: int | None = None
+    reading: str = ""  # reading_stamp(converters, max_chars): files that failed are tried again when it changes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,7 +129,7 @@ async def _compare(
         for entry in batch:
             mine, settings = held.get(entry.path), settings_of(spec, entry.path)
             if mine is not None and mine.settings == settings and mine.lists_as(entry):
-                if mine.state == "indexed" or not options.retry_failed:
+                if mine.state == "indexed" or (mine.reading == options.reading and not options.retry_failed):
                     seen.append(entry.path)
                     tally.unchanged += mine.state == "indexed"
                     tally.unreadable += mine.state == "unreadable"
@@ -147,6 +148,19 @@ async def _compare(
             await compare()
     await compare()
     return pending
+
+
+def reading_stamp(converters: Converters, max_chars: int | None) -> str:
+    """How files are read (the OCR mode and languages, which converters are installed, the size cap): a file that
+    failed is tried again when this changes (OCR installed, --ocr force), as when its content does."""
+    found = ",".join(f"{name}={bool(converters.find(name))}" for name in (converters.soffice, converters.ocrmypdf,
+                                                                        converters.tesseract))  # fmt: skip
+    return f"ocr={converters.ocr};languages={converters.languages};{found};max={max_chars};timeout={converters.timeout}"
+
+
+def failure_key(content: str, reading: str) -> str:
+    """What a failed file is remembered by: its content as read with these settings."""
+    return hashlib.sha256(f"{content}\n{reading}".encode()).hexdigest()
 
 
 def settings_of(spec: SourceSpec, path: str) -> str:
@@ -178,7 +192,7 @@ async def _fetch_and_index(
         for item in batch:
             ready.append(await _arrived(spec, item, into, options, complaint, targets.state, run, tally))
         fetched = [item for item in ready if item is not None]
-        named = _unclashed(spec, _matched_renames(fetched, gone), gone, targets.state, run, tally)
+        named = _unclashed(spec, _matched_renames(fetched, gone), gone, targets.state, run, tally, options.reading)
         stopped = await index_batch(spec, named, targets, options, run, tally, stop)
         shutil.rmtree(into, ignore_errors=True)
         if stopped:
@@ -203,7 +217,11 @@ async def _arrived(
             state.mark_seen(spec.name, [item.entry.path], run)
         return None
     held = item.held
-    if held and held.state == "unreadable" and held.content == content and held.settings == item.settings:
+    if (
+        held
+        and held.state == "unreadable"
+        and (held.content, held.settings, held.reading) == (content, item.settings, options.reading)
+    ):
         if not options.retry_failed:  # the same bytes that failed before: not converted again
             state.record(spec.name, _relisted(held, item.entry), run)
             tally.unreadable += 1
@@ -212,7 +230,7 @@ async def _arrived(
 
 
 def _unclashed(
-    spec: SourceSpec, items: list[Pending], gone: list[Held], state: SyncState, run: int, tally: Tally
+    spec: SourceSpec, items: list[Pending], gone: list[Held], state: SyncState, run: int, tally: Tally, reading: str
 ) -> list[Pending]:
     """The files whose document name no other file of a source holds in the container (a file gone this run, or
     the file itself before, may): fetched copies do not stay, so the pipeline cannot see the other file itself, and
@@ -232,7 +250,7 @@ def _unclashed(
             path=item.entry.path, size=item.entry.size, modified=item.entry.modified, hash=item.entry.hash,
             identity=item.entry.identity, settings=item.settings, content=item.content,
             document=item.held.document if item.held else "", state="unreadable",
-            reason=messages.source_name_taken(name, source=source, path=path),
+            reason=messages.source_name_taken(name, source=source, path=path), reading=reading,
         ), run)  # fmt: skip
         tally.unreadable += 1
     return kept
@@ -242,7 +260,7 @@ def _relisted(held: Held, entry: Entry) -> Held:
     return Held(
         path=held.path, size=entry.size, modified=entry.modified, hash=entry.hash, identity=entry.identity or
         held.identity, settings=held.settings, content=held.content, document=held.document, state=held.state,
-        reason=held.reason,
+        reason=held.reason, reading=held.reading,
     )  # fmt: skip
 
 

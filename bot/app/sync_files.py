@@ -51,7 +51,7 @@ async def index_batch(
                 converters=options.converters,
             )  # fmt: skip
             for item in files:
-                _record(spec, item, outcome.get(_name(item), "failed"), report, targets, run, tally)
+                _record(spec, item, outcome.get(_name(item), "failed"), report, targets, options, run, tally)
     return False
 
 
@@ -96,8 +96,9 @@ def _name(item: Pending) -> str:
 
 
 def _record(
-    spec: SourceSpec, item: Pending, state: str, report: IndexReport, targets: SyncTargets, run: int, tally: Tally
-) -> None:
+    spec: SourceSpec, item: Pending, state: str, report: IndexReport, targets: SyncTargets, options: SyncOptions,
+    run: int, tally: Tally,
+) -> None:  # fmt: skip
     """Remember what became of one file, count it, and say which document changed."""
     entry, held = item.entry, item.held
     if state == "skipped":  # no converter installed: tried again next run, the old document (if any) stays
@@ -124,7 +125,7 @@ def _record(
     targets.state.record(spec.name, Held(
         path=entry.path, size=entry.size, modified=entry.modified, hash=entry.hash, identity=identity,
         settings=item.settings, content=item.content, document=document,
-        state="unreadable" if reason else "indexed", reason=reason,
+        state="unreadable" if reason else "indexed", reason=reason, reading=options.reading if reason else "",
     ), run)  # fmt: skip
 
 

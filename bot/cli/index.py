@@ -15,11 +15,11 @@ from pathlib import Path
 from bot import messages
 from bot.app import builders, open_folio
 from bot.app.changes import documents_changed, index_changes
+from bot.app.sync import failure_key, reading_stamp
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput, UnreadableFile
 from bot.ingest import IndexReport, collect_files, gone_files, index_files
-from bot.ingest.converters import Converters
 from bot.ingest.kinds import stored_name
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.parsing import stamp_of
@@ -37,7 +37,9 @@ under their header. Folders are searched recursively; hidden files are left out,
 and date is skipped without being read; a changed one replaces its old passages. Without --tag, a file indexed before
 keeps its tags (--clear-tags removes them). A file named like one the container already holds from another path that
 still exists is refused: rename one, or use another container. Files whose converter is not installed are skipped
-with the package to install.
+with the package to install. A file that could not be read is remembered by its content and not read again until it
+changes (--retry-failed reads it again): a run exits 1 when a file failed for the first time, not on every run after.
+To keep folders in step with where the documents live, declare them in a sources file and run `folio sync`.
 Files of the container that were indexed from a folder named here and are no longer in it are reported; --prune
 removes them (passages, vectors and Folio's copy; links to them then say the document was removed)."""
 
@@ -91,20 +93,26 @@ def run(args: argparse.Namespace) -> int:
     check_tag_keys(scope)
     day = _iso_date(args.date)
     collected = collect_files(args.paths, follow_symlinks=args.follow_symlinks)
-    memory = SyncState(builders.data_dir(settings) / "sources" / "state.db")  # the data folder made private first
     converters = builders.converters(settings, ocr=args.ocr)
-    reading = _reading(converters)
-    files, known_bad = unchanged_failures(memory, container, collected.files, retry=args.retry_failed, reading=reading)
+    reading = reading_stamp(converters, settings.folio_max_file_chars)
 
     async def go() -> IndexReport:
-        async with open_folio(settings) as folio:
-            before = await folio.retriever.files(container)
-            with IndexProgress(len(files)) as progress:
-                report = await index_files(
-                    files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
-                    date=day, on_file=progress, documents=folio.documents, max_chars=settings.folio_max_file_chars,
-                    jobs=args.jobs, converters=converters,
-                )  # fmt: skip
+        async with open_folio(settings) as folio:  # makes (and announces) the data folder the memory lives in
+            memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
+            try:
+                files, known_bad = unchanged_failures(memory, container, collected.files, reading,
+                                                      retry=args.retry_failed)  # fmt: skip
+                before = await folio.retriever.files(container)
+                with IndexProgress(len(files)) as progress:
+                    report = await index_files(
+                        files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
+                        date=day, on_file=progress, documents=folio.documents,
+                        max_chars=settings.folio_max_file_chars, jobs=args.jobs, converters=converters,
+                    )  # fmt: skip
+                remember_failures(memory, container, files, report.failed, reading)
+            finally:
+                memory.close()
+            report.notes.extend(known_bad)
             report.skipped.extend(collected.skipped)
             report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
                                      collected.unreadable)  # fmt: skip
@@ -113,12 +121,7 @@ def run(args: argparse.Namespace) -> int:
             await documents_changed(index_changes(before, await folio.retriever.files(container)))
             return report
 
-    try:
-        report = asyncio.run(go())
-        remember_failures(memory, container, files, report.failed, reading=reading)
-    finally:
-        memory.close()
-    report.notes.extend(known_bad)
+    report = asyncio.run(go())
     _print(report, args, container)
     return 1 if report.failed else 0  # files known bad and unchanged are noted, not failed again
 
@@ -154,37 +157,30 @@ def again(args: argparse.Namespace, container: str, *extra: str) -> str:
     return shlex.join([*words, *extra])
 
 
-def _reading(converters: Converters) -> str:
-    """How files are read this run, as far as it decides whether one can be: OCR's mode and whether OCR and
-    LibreOffice are installed. A file that failed is tried again when this changes (`--ocr force`, OCR installed)."""
-    office = converters.find(converters.soffice) is not None
-    return f"ocr={converters.ocr},{'ready' if converters.ocr_ready() else 'absent'};office={office}"
-
-
 def unchanged_failures(
-    memory: SyncState, container: str, files: list[Path], *, retry: bool, reading: str
+    memory: SyncState, container: str, files: list[Path], reading: str, *, retry: bool
 ) -> tuple[list[Path], list[str]]:
     """(the files to read, a note for each left out): a file that failed before, with the same bytes and read the
-    same way (`_reading`), is not read (converted, OCR'd) again unless `retry`; only files with such a record are
-    hashed here."""
+    same way, is not read (converted, OCR'd) again unless `retry`; only files with such a record are hashed here."""
     keep, notes = [], []
     for path in files:
         known = None if retry else memory.known_bad(container, source_of(path))
-        if known is not None and f"{_content(path)}|{reading}" == known[0]:
+        if known is not None and failure_key(_content(path), reading) == known[0]:
             notes.append(messages.known_bad_skipped(path.name, known[1]))
         else:
             keep.append(path)
     return keep, notes
 
 
-def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str], *, reading: str) -> None:
-    """Remember each file that failed this run by its content and how it was read (and forget those that were read)."""
+def remember_failures(memory: SyncState, container: str, files: list[Path], failed: list[str], reading: str) -> None:
+    """Remember each file that failed this run by its content (and forget those that were read)."""
     why = {line.partition(":")[0]: line.partition(":")[2].strip() for line in failed}
     for path in files:
         reason = why.get(path.name) or why.get(stored_name(path.name))
         if reason is not None:
             with contextlib.suppress(OSError):
-                memory.remember_bad(container, source_of(path), content=f"{_content(path)}|{reading}", reason=reason)
+                content = failure_key(_content(path), reading)
+                memory.remember_bad(container, source_of(path), content=content, reason=reason)
         elif memory.known_bad(container, source_of(path)) is not None:
             memory.forget_bad(container, source_of(path))
 

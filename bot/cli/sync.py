@@ -8,7 +8,7 @@ import logging
 import re
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -20,7 +20,7 @@ from prometheus_client import start_http_server
 from bot import messages
 from bot.app import Folio, builders, open_folio, open_store
 from bot.app.changes import documents_changed
-from bot.app.sync import SyncOptions, SyncTargets, forget_source, sync_source
+from bot.app.sync import SyncOptions, SyncTargets, forget_source, reading_stamp, sync_source
 from bot.cli.common import HelpFormatter, settings_from
 from bot.cli.index import MAX_JOBS
 from bot.cli.progress import IndexProgress
@@ -111,46 +111,52 @@ async def _sync_all(
     settings: Settings, path: Path, sources: SourcesFile, args: argparse.Namespace, stop: asyncio.Event
 ) -> int:
     """One run over the named sources; the exit status it ends with."""
+    converters = builders.converters(settings)
     options = SyncOptions(
         base=path.resolve().parent, staging=settings.folio_data_dir / "sources" / "fetched",
         rclone=Rclone(program=settings.folio_rclone or default_program(), timeout=settings.folio_rclone_timeout),
-        converters=builders.converters(settings), jobs=args.jobs, retry_failed=args.retry_failed,
-        max_chars=settings.folio_max_file_chars,
+        converters=converters, jobs=args.jobs, retry_failed=args.retry_failed, max_chars=settings.folio_max_file_chars,
+        reading=reading_stamp(converters, settings.folio_max_file_chars),
     )  # fmt: skip
-    state = SyncState(builders.data_dir(settings) / "sources" / "state.db")  # the data folder made private first
     results: list[SourceStatus] = []
     changes: list[DocumentChange] = []
-    try:
-        async with AsyncExitStack() as stack:
-            folio = await stack.enter_async_context(open_folio(settings))
-            store = await stack.enter_async_context(open_store(settings))
-            redis, prefix = store.conversations.keyspace("sources")
-            previous = state.statuses()
-            if args.forget:
-                return await _forget(args.forget, sources, _targets(folio, state))
-            _tell_undeclared(sources, state)
-            for spec in sources.named(args.names):
-                if stop.is_set():
-                    break
-                lost = asyncio.Event()
-                async with source_lease(redis, prefix, spec.name, lost=lost) as mine:
-                    if not mine:
-                        print(messages.source_busy(spec.name), file=sys.stderr)
-                        continue
-                    try:
-                        with _with_progress(_targets(folio, state)) as targets:
-                            status, made = await sync_source(spec, targets=targets, options=options,
-                                                             stop=partial(_halted, stop, lost),
-                                                             previous=previous.get(spec.name))  # fmt: skip
-                    except FolioError as exc:  # the index or a store failed this source: the next may fare better
-                        status, made = _failed(spec, str(exc), previous.get(spec.name), state), []
-                results.append(_with_next_run(status, args.every, state))
-                changes.extend(made)
-                _print(spec, status)
-            await documents_changed(changes)
-    finally:
-        state.close()
+    async with AsyncExitStack() as stack:
+        folio = await stack.enter_async_context(open_folio(settings))  # makes (and announces) the data folder
+        store = await stack.enter_async_context(open_store(settings))
+        state = SyncState(settings.folio_data_dir / "sources" / "state.db")
+        stack.callback(state.close)
+        if args.forget:
+            return await _forget(args.forget, sources, _targets(folio, state))
+        _tell_undeclared(sources, state)
+        redis, prefix = store.conversations.keyspace("sources")
+        previous = state.statuses()
+        for spec in sources.named(args.names):
+            if stop.is_set():
+                break
+            lost = asyncio.Event()
+            async with source_lease(redis, prefix, spec.name, lost=lost) as mine:
+                if not mine:
+                    print(messages.source_busy(spec.name), file=sys.stderr)
+                    continue
+                halted = partial(_halted, stop, lost)
+                status, made = await _sync_one(spec, folio, state, options, halted, previous.get(spec.name))
+            results.append(_with_next_run(status, args.every, state))
+            changes.extend(made)
+            _print(spec, status)
+        await documents_changed(changes)
     return exit_status(results, strict=args.strict)
+
+
+async def _sync_one(
+    spec: SourceSpec, folio: Folio, state: SyncState, options: SyncOptions, halted: Callable[[], bool],
+    previous: SourceStatus | None,
+) -> tuple[SourceStatus, list[DocumentChange]]:  # fmt: skip
+    """One source, its failures its own: an index or store error fails it, and the next source may fare better."""
+    try:
+        with _with_progress(_targets(folio, state)) as targets:
+            return await sync_source(spec, targets=targets, options=options, stop=halted, previous=previous)
+    except FolioError as exc:
+        return _failed(spec, str(exc), previous, state), []
 
 
 def _failed(spec: SourceSpec, error: str, previous: SourceStatus | None, state: SyncState) -> SourceStatus:

@@ -164,7 +164,7 @@ async def fetch(spec: SourceSpec, paths: Sequence[str], into: Path, *, base: Pat
     finds which by what arrived), None when all were."""
     if spec.remote is None or not paths:
         return None
-    into.mkdir(parents=True, exist_ok=True)
+    _private_folder(into)  # fetched documents are as private as Folio's copies
     listed = into.parent / f"{into.name}.files"
     listed.write_text("".join(f"{path}\n" for path in paths), encoding="utf-8")
     command = [rclone.program, "copy", "--files-from-raw", str(listed), "--no-traverse", *spec.rclone_options]
@@ -179,6 +179,14 @@ async def fetch(spec: SourceSpec, paths: Sequence[str], into: Path, *, base: Pat
     finally:
         listed.unlink(missing_ok=True)
     return None if process.returncode == 0 else _said(said)
+
+
+def _private_folder(path: Path) -> None:
+    """`path` and the folders above it that do not exist yet, each readable by this user only (mkdir's `mode`
+    applies to the last folder alone)."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
 
 
 async def _start(command: list[str], spec: SourceSpec) -> asyncio.subprocess.Process:

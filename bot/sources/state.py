@@ -29,12 +29,13 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     source TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, modified TEXT NOT NULL, hash TEXT NOT NULL,
     identity TEXT NOT NULL, settings TEXT NOT NULL, content TEXT NOT NULL, document TEXT NOT NULL,
-    state TEXT NOT NULL, reason TEXT NOT NULL, seen INTEGER NOT NULL, PRIMARY KEY (source, path));
+    state TEXT NOT NULL, reason TEXT NOT NULL, reading TEXT NOT NULL, seen INTEGER NOT NULL,
+    PRIMARY KEY (source, path));
 CREATE INDEX IF NOT EXISTS files_seen ON files (source, seen);
 CREATE INDEX IF NOT EXISTS files_by_document ON files (document);
 CREATE TABLE IF NOT EXISTS runs (source TEXT PRIMARY KEY, status TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS known_bad (
-    container TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL, reason TEXT NOT NULL,
+    container TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL, reason TEXT NOT NULL,  -- content: failure_key
     PRIMARY KEY (container, path));
 """
 _BATCH = 500  # rows a query reads at once: SQLite's variable limit is far above, memory stays flat
@@ -54,6 +55,7 @@ class Held:
     document: str  # its name in the container ("" when it was never indexed)
     state: FileState
     reason: str = ""  # why it could not be read
+    reading: str = ""  # how it was read when it failed (bot.app.sync.reading_stamp): a change tries it again
 
     def lists_as(self, entry: Entry) -> bool:
         """Whether `entry` is this file as listed last time (size, time, and the hash when both have one)."""
@@ -65,7 +67,8 @@ class SyncState:
     """The state file, opened once per command."""
 
     def __init__(self, path: Path) -> None:
-        _private(path)  # it names every document of every source: as private as the data folder holding it
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the rest of the data folder
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # SQLite gives its -wal and -shm files this mode
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")  # `folio sources` reads while a sync writes
         # No fsync per commit (one per file recorded would cost more than indexing it): a crash may lose the last
@@ -97,9 +100,9 @@ class SyncState:
     def record(self, source: str, held: Held, run: int) -> None:
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (source, held.path, held.size, held.modified, held.hash, held.identity, held.settings, held.content,
-                 held.document, held.state, held.reason, run),
+                 held.document, held.state, held.reason, held.reading, run),
             )  # fmt: skip
 
     def document_in_use(self, source: str, document: str, run: int) -> bool:
@@ -168,20 +171,9 @@ class SyncState:
 
 
 def _held(row: tuple[object, ...]) -> Held:
-    _, path, size, modified, hash_, identity, settings, content, document, state, reason, _ = row
+    _, path, size, modified, hash_, identity, settings, content, document, state, reason, reading, _ = row
     return Held(
         path=str(path), size=int(str(size)), modified=str(modified), hash=str(hash_), identity=str(identity),
         settings=str(settings), content=str(content), document=str(document),
-        state="unreadable" if state == "unreadable" else "indexed", reason=str(reason),
+        state="unreadable" if state == "unreadable" else "indexed", reason=str(reason), reading=str(reading),
     )  # fmt: skip
-
-
-def _private(path: Path) -> None:
-    """Make `path`'s folders (0700) and the file itself (0600) before SQLite does, whatever the umask; SQLite gives
-    its -wal and -shm files the database file's mode."""
-    for folder in reversed([path.parent, *path.parent.parents]):
-        if not folder.exists():
-            folder.mkdir()
-            os.chmod(folder, 0o700)
-    if not path.exists():
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -256,3 +256,21 @@ def test_a_source_taken_out_of_the_file_is_named_and_forget_removes_its_document
     capsys.readouterr()
     main(["sync"])
     assert "no longer in the sources file" not in capsys.readouterr().err
+
+
+@pytest.mark.slow  # converts with a program (under unshare)
+def test_a_bad_file_is_read_again_when_folio_reads_differently(sync_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program, calls = counting_converter(sync_env)
+    monkeypatch.setenv("FOLIO_SOFFICE", str(program))
+    write_sources(sync_env, SOURCES)
+    _write(sync_env / "docs" / "locked.docx", "not really a Word file")
+    _write(sync_env / "docs" / "leave.md", "Annual leave is twenty-five days.")
+    assert main(["sync"]) == 0
+    runs = calls.read_text().count("run")
+    other = sync_env / "bin" / "soffice"  # another LibreOffice (a newer one installed): worth another try
+    other.parent.mkdir()
+    other.write_bytes(program.read_bytes())
+    other.chmod(0o755)
+    monkeypatch.setenv("FOLIO_SOFFICE", str(other))
+    assert main(["sync"]) == 0
+    assert calls.read_text().count("run") > runs

@@ -120,6 +120,8 @@ def test_one_sync_adds_replaces_renames_and_removes_then_reads_nothing(
 
     fetched = served.gets()
     assert fetched == 4 + 3  # only the changed, renamed and new files
+    data = sync_env / ".folio"
+    assert {oct(path.stat().st_mode & 0o777) for path in data.rglob("*") if path.is_dir()} == {"0o700"}
     assert main(["sync"]) == 0
     assert served.gets() == fetched  # an unchanged sync reads no file
 

@@ -77,3 +77,31 @@ def test_every_runs_as_a_service_with_metrics_and_stops_on_sigterm(sync_env: Pat
         if service.poll() is None:
             service.kill()
             service.wait()
+
+
+@pytest.mark.slow
+def test_sigterm_finishes_the_files_being_read_and_leaves_the_rest(sync_env: Path) -> None:
+    write_sources(sync_env, SOURCES)
+    calls = sync_env / "calls.txt"
+    slow = sync_env / "soffice"  # stands in for LibreOffice: a second a file, then it fails
+    slow.write_text(f"#!/bin/sh\necho run >> {calls}\nsleep 1\nexit 1\n", encoding="utf-8")
+    slow.chmod(0o755)
+    (sync_env / "docs").mkdir()
+    for number in range(12):
+        (sync_env / "docs" / f"report-{number:02d}.docx").write_bytes(b"not a Word file %d" % number)
+    env = {**os.environ, "FOLIO_SOFFICE": str(slow), "FOLIO_CONVERT_JOBS": "1"}
+    service = subprocess.Popen([str(Path(sys.executable).parent / "folio"), "sync"], cwd=sync_env, env=env,
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        service.send_signal(signal.SIGTERM)
+        out, _ = service.communicate(timeout=30)
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+    assert service.returncode == 0
+    assert "stopped before the end (removals wait for the next run)" in out
+    assert calls.read_text().count("run") < 12  # the rest were left for the next run
