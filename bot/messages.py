@@ -1015,3 +1015,19 @@ def updated_ago(days: int) -> str:
     if days <= 0:
         return "updated today"
     return "updated yesterday" if days == 1 else f"updated {days} days ago"
+
+
+WATCH_NO_RUNS = "No run has changed or removed a document yet."
+WATCH_POST_NEEDS_SLACK = "SLACK_BOT_TOKEN is not set: set it (the bot token of Folio's Slack app) to post the notes"
+
+
+def watch_posted_now(posted: int) -> str:
+    return f"{posted} note{'s' * (posted != 1)} posted now"
+
+
+def watch_pending(pending: int) -> str:
+    if not pending:
+        return "No note waits to be posted."
+    return (
+        f"{pending} note{'s' * (pending != 1)} wait{'s' * (pending == 1)} to be posted: `folio watch --post` posts them"
+    )

@@ -10,11 +10,13 @@ A watch that fails (Redis or Slack down) is logged and leaves the run's own work
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
+from bot import messages
 from bot.app import Folio, builders, open_store
 from bot.config.policy_file import PolicyFile
 from bot.errors import FolioError
@@ -22,6 +24,7 @@ from bot.metrics import count_watch
 from bot.models import DocumentChange
 from bot.retrieval import IndexedFile
 from bot.store import ConversationStore
+from bot.store.watch import WatchRecord
 from bot.turns.watch import WatchRun, watch_changes
 from bot.turns.watch_post import post_notes
 
@@ -55,6 +58,8 @@ async def documents_changed(
         log.warning("the watch did not run to its end: %s", exc)
         return WatchReport()
     count_watch(report.run.documents, report.run.threads, report.run.notes, report.posted)
+    log.info(messages.watch_run(report.run.documents, report.run.threads, report.run.notes, report.posted,
+                                report.pending))  # fmt: skip
     return report
 
 
@@ -70,7 +75,10 @@ async def _watch(changes: Sequence[DocumentChange], *, folio: Folio, store: Conv
             stack.push_async_callback(session.close)
             slack = builders.slack_client(folio.settings, session)
         posted = await post_notes(store, slack) if slack is not None else 0
-        return WatchReport(run=run, posted=posted, pending=await store.outbox().pending())
+        outbox = store.outbox()
+        await outbox.record(WatchRecord(at=time.time(), documents=run.documents, threads=run.threads, notes=run.notes,
+                                        posted=posted))  # fmt: skip
+        return WatchReport(run=run, posted=posted, pending=await outbox.pending())
 
 
 def index_changes(before: Sequence[IndexedFile], after: Sequence[IndexedFile]) -> list[DocumentChange]:

@@ -6,6 +6,7 @@
     {{prefix}:watch}:due                    sorted set: note id -> when it may be claimed (now, or a lease's end)
     {{prefix}:watch}:tries                  hash: note id -> how many times it was claimed
     {{prefix}:watch}:posted                 sorted set: note id -> when it was posted (30 days): never queued again
+    {{prefix}:watch}:runs                   list: the last RUNS_KEPT runs (JSON), newest first, for `folio watch`
 
 The cited sets are written with the conversation's save (`cite_in`: in its MULTI on a single Redis; beside it on a
 cluster, whose transactions cannot span slots). A member's score is the thread's last answer, so `threads` reads
@@ -34,6 +35,7 @@ from bot.store.keys import ThreadKey
 from bot.store.scripts import Script
 
 POSTED_KEPT = 30 * 24 * 3600  # a note posted is remembered as long as a conversation lives: never queued again
+RUNS_KEPT = 100
 
 
 def cited_key(prefix: str, container: str, document: str) -> str:
@@ -96,6 +98,18 @@ class Note(BaseModel):
         return ThreadKey(team=self.team, channel=self.channel, thread_ts=self.thread_ts)
 
 
+class WatchRecord(BaseModel):
+    """One run of the watch as `folio watch` lists it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at: float  # epoch seconds
+    documents: int  # changed or removed
+    threads: int  # checked
+    notes: int  # found and queued
+    posted: int  # posted by this run (notes of earlier runs included)
+
+
 @dataclass(frozen=True)
 class Claimed:
     """A note a poster holds until its lease ends; `tries` > 1: an earlier poster may have posted it."""
@@ -140,8 +154,9 @@ class Outbox:
     def __init__(self, redis: Redis | RedisCluster, *, prefix: str) -> None:
         self._redis = redis
         tag = f"{{{prefix}:watch}}"
-        self._notes, self._due, self._tries, self._posted = (f"{tag}:{name}" for name in ("notes", "due", "tries",
-                                                                                         "posted"))  # fmt: skip
+        self._notes, self._due, self._tries, self._posted, self._runs = (
+            f"{tag}:{name}" for name in ("notes", "due", "tries", "posted", "runs")
+        )
 
     async def add(self, note: Note) -> bool:
         """Queue `note`; False when it is queued or was posted already (the same finding again)."""
@@ -169,3 +184,17 @@ class Outbox:
         """How many notes wait to be posted (claimed ones included)."""
         async with redis_errors():
             return int(await self._redis.hlen(self._notes))
+
+    async def record(self, run: WatchRecord) -> None:
+        """Keep one run's figures (the last RUNS_KEPT)."""
+        async with redis_errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.lpush(self._runs, run.model_dump_json())
+                pipe.ltrim(self._runs, 0, RUNS_KEPT - 1)
+                await pipe.execute()
+
+    async def runs(self, *, last: int = 20) -> list[WatchRecord]:
+        """The last runs, newest first."""
+        async with redis_errors():
+            raw = await self._redis.lrange(self._runs, 0, last - 1)
+        return [WatchRecord.model_validate_json(item) for item in raw]

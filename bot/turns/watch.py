@@ -135,7 +135,6 @@ async def watch_changes(
             trigger=", ".join(sorted({f"{c.container}/{c.document} {c.kind}" for c in mine})),
         )  # fmt: skip
         notes += await outbox.add(note)
-    log.info("watch: %d documents, %d threads checked, %d notes queued", len(watched), len(threads), notes)
     return WatchRun(documents=len(watched), threads=len(threads), notes=notes)
 
 

@@ -3,14 +3,17 @@ that answers again from today's documents (issue 34)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from bot.app.changes import documents_changed, index_changes
+from bot.cli import main
 from bot.models import Chunk
 from bot.retrieval.local import LocalRetriever
 from bot.store.watch import Outbox
@@ -192,3 +195,37 @@ async def test_a_deleted_conversation_is_no_longer_found_and_outbox_keys_share_a
 
     assert await watched.store.threads_citing([("benefits", DOC)], since=0) == {("benefits", DOC): []}
     assert len({key.split("}")[0] for key in vars(Outbox(None, prefix="p")).values() if isinstance(key, str)}) == 1  # type: ignore[arg-type]
+
+
+async def test_folio_watch_lists_the_runs_and_posts_what_waits(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, index_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    redis = Redis.from_url(redis_url)
+    await redis.delete(*[key async for key in redis.scan_iter("{folio:watch}:*")] or ["-"])  # the CLI's prefix
+    await redis.aclose()
+    LocalRetriever(index_path)
+    async with running_app(slack, fake_model, redis_url, index_path, prefix="folio") as harness:
+        await index(harness, HOURS, REFUNDS, fingerprint="v1")
+        ts = await cited_thread(harness)
+        await documents_changed(await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"), folio=harness.folio)
+        # a syncer without a Slack token: found and queued, not posted
+        await watch_changes(await remove(harness), store=harness.store, retriever=harness.retriever, policy=None,
+                            watch_days=30)  # fmt: skip
+
+        for name, value in (("REDIS_URL", redis_url), ("SLACK_BOT_TOKEN", "xoxb-test-token"),
+                            ("SLACK_API_URL", slack.base_url), ("FOLIO_SAMPLE_CORPUS", "false")):  # fmt: skip
+            monkeypatch.setenv(name, value)
+        assert await asyncio.to_thread(main, ["watch", "--post", "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert (printed["posted_now"], printed["pending"]) == (1, 0)
+        [run] = printed["runs"]
+        assert (run["documents"], run["threads"], run["notes"], run["posted"]) == (1, 1, 1, 1)
+        assert [note.text.splitlines()[-1].split(" on ")[0] for note in notes(harness, ts)] == [
+            "• [1] refund_policy.pdf, page 2 changed", "• [1] refund_policy.pdf, page 2 was removed from the documents"
+        ]
+
+        assert await asyncio.to_thread(main, ["watch"]) == 0
+        table = capsys.readouterr().out.splitlines()
+        assert table[0].split() == ["run", "(UTC)", "documents", "threads", "notes", "posted"]
+        assert table[1].split()[2:] == ["1", "1", "1", "1"] and table[-1] == "No note waits to be posted."
