@@ -222,7 +222,8 @@ async def test_folio_watch_lists_the_runs_and_posts_what_waits(
         [run] = printed["runs"]
         assert (run["documents"], run["threads"], run["notes"], run["posted"]) == (1, 1, 1, 1)
         assert [note.text.splitlines()[-1].split(" on ")[0] for note in notes(harness, ts)] == [
-            "• [1] refund_policy.pdf, page 2 changed", "• [1] refund_policy.pdf, page 2 was removed from the documents"
+            "• [1] refund_policy.pdf, page 2 changed",
+            "• [1] refund_policy.pdf, page 2 was removed from the documents",
         ]
 
         assert await asyncio.to_thread(main, ["watch"]) == 0
