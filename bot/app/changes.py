@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
+from slack_sdk.errors import SlackClientError
+
 from bot import messages
 from bot.app import Folio, builders, open_store
 from bot.config.policy_file import PolicyFile
@@ -54,7 +56,7 @@ async def documents_changed(
         return WatchReport()  # nothing cited them yet
     try:
         report = await _watch(changes, folio=folio, store=store)
-    except FolioError as exc:
+    except (FolioError, SlackClientError) as exc:  # the notes found are queued: the next run posts them
         log.warning("the watch did not run to its end: %s", exc)
         return WatchReport()
     count_watch(report.run.documents, report.run.threads, report.run.notes, report.posted)

@@ -3,7 +3,9 @@ names it, then marked posted. A note claimed before (its poster died, or Slack f
 in its thread first (`conversations.replies` with `include_all_metadata`), so none is posted twice.
 
 Who posts: the command that found the notes (`folio sync`, `index`, `remove`) when it has a Slack token, right
-after finding them; `folio watch --post` (and `folio serve`'s watch task, where one runs) for whatever is left.
+after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts, and
+`folio watch --post`, for whatever is left (a syncer without a Slack token, a poster that died, a Slack outage).
+No worker polls: a note waits at most until the next run that changes anything, or the next start.
 The Web API client the caller passes is Folio's own, so posts keep its per-channel pace.
 """
 
@@ -13,10 +15,11 @@ import json
 import logging
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.errors import FolioError
 from bot.store import ConversationStore
 from bot.store.watch import Note
 
@@ -63,6 +66,17 @@ async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: 
         await store.remember_message(note.thread, ts)  # deleting the conversation deletes the note too
         posted += 1
     return posted
+
+
+async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
+    """`post_notes`, logged; a Redis or Slack that cannot be reached now leaves the notes for the next run."""
+    try:
+        posted = await post_notes(store, slack)
+    except (FolioError, SlackClientError) as error:
+        log.warning("watch notes not posted now: %s", error)
+        return
+    if posted:
+        log.info("posted %d watch note(s) left waiting", posted)
 
 
 async def _post(slack: AsyncWebClient, note: Note) -> str:

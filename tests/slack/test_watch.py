@@ -230,3 +230,18 @@ async def test_folio_watch_lists_the_runs_and_posts_what_waits(
         table = capsys.readouterr().out.splitlines()
         assert table[0].split() == ["run", "(UTC)", "documents", "threads", "notes", "posted"]
         assert table[1].split()[2:] == ["1", "1", "1", "1"] and table[-1] == "No note waits to be posted."
+
+
+async def test_a_serving_worker_posts_the_notes_left_waiting_as_it_starts(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, index_path: Path
+) -> None:
+    LocalRetriever(index_path)
+    async with running_app(slack, fake_model, redis_url, index_path, prefix="watch-serve") as harness:
+        await index(harness, HOURS, REFUNDS, fingerprint="v1")
+        ts = await cited_thread(harness)
+        await watch_changes(await remove(harness), store=harness.store, retriever=harness.retriever, policy=None,
+                            watch_days=30)  # fmt: skip  # a syncer without a Slack token
+        assert notes(harness, ts) == []
+    async with running_app(slack, fake_model, redis_url, index_path, prefix="watch-serve") as restarted:
+        await restarted.settle()
+        assert len(notes(restarted, ts)) == 1 and await restarted.store.outbox().pending() == 0
