@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ REFUNDS_NOW = "Refunds are accepted within 14 days of purchase, receipts no long
 
 
 def chunk(page: int, text: str) -> Chunk:
-    return Chunk(id=f"refund_policy-p{page}-0", file=DOC, page=page, container="benefits", text=text)
+    return Chunk(id=f"refund_policy-p{page}-0", file=DOC, page=page, container="benefits", text=text,
+                 doc_date=(datetime.now(UTC).date() - timedelta(days=3)).isoformat())  # fmt: skip
 
 
 async def index(harness: Harness, *pages: str, fingerprint: str) -> list[Any]:
@@ -70,6 +72,7 @@ async def cited_thread(harness: Harness, *, channel: str = CHANNEL) -> str:
     await harness.settle()
     conversation = await harness.store.load(harness.thread_key(ts, channel))
     assert conversation is not None and conversation.turns[-1].citations[0].page == 2
+    assert "refund_policy.pdf>, page 2 · benefits · updated 3 days ago" in harness.texts(ts, channel)[-1]
     return ts
 
 
