@@ -91,13 +91,18 @@ def note_text(found: Sequence[Finding], *, reachable: bool, day: str) -> str:
     lines = [messages.WATCH_NOTE_HEAD]
     for finding in found:
         citation = finding.citation
-        name = f"[{citation.label}] {citation.title}{citation.place}"
+        name = escape(f"[{citation.label}] {citation.title}{citation.place}")
         if finding.removed:
             lines.append(messages.watch_removed(name, day))
         else:
-            place = citation.place.lstrip(", ·") or "it"
-            lines.append(messages.watch_changed(name, place, day, finding.now_reads))
+            place = escape(citation.place.lstrip(", ·")) or "it"
+            lines.append(messages.watch_changed(name, place, day, escape(finding.now_reads)))
     return "\n".join(lines)
+
+
+def escape(text: str) -> str:
+    """Document text and names as mrkdwn shows them: `<!channel>` or `<@U...>` in a document stays text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def note_id(thread: ThreadKey, changes: Sequence[DocumentChange]) -> str:
@@ -111,13 +116,13 @@ async def watch_changes(
     policy: ChannelPolicy | None, watch_days: int, now: datetime | None = None,
 ) -> WatchRun:  # fmt: skip
     """Find the threads whose cited passages these changes changed or removed, and queue one note for each."""
-    watched = {(c.container, c.document): c for c in changes if c.kind != "added"}
+    watched = watched_documents(changes)
     if not watched:
         return WatchRun()
     now = now or datetime.now(UTC)
     cited = await store.threads_citing(list(watched), since=now.timestamp() - watch_days * 86400)
     threads = list(dict.fromkeys(thread for found in cited.values() for thread in found))
-    texts = {doc: await retriever.passages(*doc) for doc, found in cited.items() if found}
+    texts = {doc: await retriever.passages(doc[0], watched[doc].document) for doc, found in cited.items() if found}
     outbox, notes = store.outbox(), 0
     for thread in threads:
         if not _watches(policy, thread):
@@ -128,7 +133,7 @@ async def watch_changes(
             continue
         assert conversation is not None  # found only in a conversation
         reachable = all(_reaches(policy, thread, conversation, f.citation) for f in found)
-        mine = [watched[(f.citation.container, f.citation.file)] for f in found]
+        mine = list(dict.fromkeys(watched[(f.citation.container, f.citation.file)] for f in found))
         note = Note(
             id=note_id(thread, mine), team=thread.team, channel=thread.channel, thread_ts=thread.thread_ts,
             text=note_text(found, reachable=reachable, day=f"{now.day} {now:%b}"),
@@ -136,6 +141,18 @@ async def watch_changes(
         )  # fmt: skip
         notes += await outbox.add(note)
     return WatchRun(documents=len(watched), threads=len(threads), notes=notes)
+
+
+def watched_documents(changes: Sequence[DocumentChange]) -> dict[Document, DocumentChange]:
+    """The documents whose citations a run may have changed, by the name citations know them by: a renamed
+    document's old name too (its passages are read under the new one)."""
+    watched: dict[Document, DocumentChange] = {}
+    for change in changes:
+        if change.kind != "added":
+            watched[(change.container, change.document)] = change
+            if change.previous_name:
+                watched[(change.container, change.previous_name)] = change
+    return watched
 
 
 def _watches(policy: ChannelPolicy | None, thread: ThreadKey) -> bool:

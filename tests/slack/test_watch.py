@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 
 from bot.app.changes import documents_changed, index_changes
 from bot.cli import main
+from bot.config import ChannelPolicy
 from bot.models import Chunk
 from bot.retrieval.local import LocalRetriever
 from bot.store.watch import Outbox
@@ -248,3 +249,17 @@ async def test_a_serving_worker_posts_the_notes_left_waiting_as_it_starts(
     async with running_app(slack, fake_model, redis_url, index_path, prefix="watch-serve") as restarted:
         await restarted.settle()
         assert len(notes(restarted, ts)) == 1 and await restarted.store.outbox().pending() == 0
+
+
+async def test_a_thread_whose_channel_no_longer_reaches_the_document_is_told_only_that_a_source_is_gone(
+    watched: Harness,
+) -> None:
+    ts = await cited_thread(watched)
+    today = ChannelPolicy.model_validate({**POLICY, "channels": {CHANNEL: {"container": "legal"}}})
+    changes = await index(watched, HOURS, REFUNDS_NOW, fingerprint="v2")
+
+    await watch_changes(changes, store=watched.store, retriever=watched.retriever, policy=today, watch_days=30)
+    assert watched.folio is not None and await post_notes(watched.store, watched.folio.slack) == 1
+
+    [note] = notes(watched, ts)
+    assert note.text == "A source an answer here relied on is no longer available."
