@@ -14,6 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.app.changes import documents_changed, index_changes
+from bot.app.redis_client import RedisOptions
 from bot.cli import main
 from bot.config import ChannelPolicy
 from bot.models import Chunk
@@ -23,6 +24,7 @@ from bot.turns.watch import watch_changes
 from bot.turns.watch_post import ACTION_ANSWER_AGAIN, NOTE_EVENT, post_notes
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
+from tests.redis_cluster import ThreeNodeCluster
 from tests.slack.conftest import running_app
 from tests.slack.harness import CHANNEL, POLICY, Harness
 
@@ -263,3 +265,22 @@ async def test_a_thread_whose_channel_no_longer_reaches_the_document_is_told_onl
 
     [note] = notes(watched, ts)
     assert note.text == "A source an answer here relied on is no longer available."
+
+
+@pytest.mark.slow  # three redis-server processes
+async def test_the_watch_on_a_redis_cluster_finds_notes_posts_once_and_forgets_deleted_threads(
+    tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, index_path: Path
+) -> None:
+    LocalRetriever(index_path)
+    with ThreeNodeCluster(tmp_path / "cluster") as cluster:
+        async with running_app(slack, fake_model, redis_url, index_path, redis=cluster.url,
+                               redis_options=RedisOptions(cluster=True), prefix="watched") as harness:  # fmt: skip
+            assert harness.store.cluster
+            await index(harness, HOURS, REFUNDS, fingerprint="v1")
+            ts = await cited_thread(harness)
+
+            report = await documents_changed(await remove(harness), folio=harness.folio)
+
+            assert (report.run.notes, report.posted, report.pending) == (1, 1, 0) and len(notes(harness, ts)) == 1
+            await harness.store.delete(harness.thread_key(ts))
+            assert await harness.store.threads_citing([("benefits", DOC)], since=0) == {("benefits", DOC): []}
