@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.errors import FolioError
+from bot.errors import FolioError, ThreadBusy
 from bot.store import ConversationStore
 from bot.store.watch import Note
 
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 ACTION_ANSWER_AGAIN = "folio_answer_again"
 NOTE_EVENT = "folio_watch_note"  # the metadata event_type a note is posted with, and looked for by
 LEASE_SECONDS = 60.0  # a poster holds a note this long; one that died leaves it to the next after that
+REMEMBER_WAIT = 20.0  # seconds a posted note waits for its thread's lock to join the record
 _GONE = {"channel_not_found", "is_archived", "not_in_channel", "thread_not_found", "message_not_found"}
 _REPLIES_PAGES = 10  # a thread's replies read back looking for a note: at most this many pages of 200
 
@@ -63,9 +64,20 @@ async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: 
             log.warning("watch note %s: Slack answered %s; it stays queued", note.id, error)
             break
         await outbox.posted(note.id)
-        await store.remember_message(note.thread, ts)  # deleting the conversation deletes the note too
+        await _remember(store, note, ts)
         posted += 1
     return posted
+
+
+async def _remember(store: ConversationStore, note: Note, ts: str) -> None:
+    """Deleting the conversation deletes the note too: its ts joins the record, under the thread's lock (a turn
+    running there saves its own copy of the record); a thread busy past REMEMBER_WAIT keeps the note, logged."""
+    try:
+        async with store.lock(note.thread, wait_seconds=REMEMBER_WAIT):
+            await store.remember_message(note.thread, ts)
+    except ThreadBusy:
+        log.warning("watch note %s (%s) posted in busy %s: not deleted with the conversation", note.id, ts,
+                    note.thread)  # fmt: skip
 
 
 async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
