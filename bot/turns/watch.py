@@ -122,7 +122,8 @@ async def watch_changes(
     now = now or datetime.now(UTC)
     cited = await store.threads_citing(list(watched), since=now.timestamp() - watch_days * 86400)
     threads = list(dict.fromkeys(thread for found in cited.values() for thread in found))
-    texts = {doc: await retriever.passages(doc[0], watched[doc].document) for doc, found in cited.items() if found}
+    texts = {doc: await retriever.passages(doc[0], watched[doc].document)
+             for doc, found in cited.items() if found and watched[doc].kind != "removed"}  # fmt: skip
     outbox, notes = store.outbox(), 0
     for thread in threads:
         if not _watches(policy, thread):
@@ -140,7 +141,7 @@ async def watch_changes(
             trigger=", ".join(sorted({f"{c.container}/{c.document} {c.kind}" for c in mine})),
         )  # fmt: skip
         notes += await outbox.add(note)
-    return WatchRun(documents=len(watched), threads=len(threads), notes=notes)
+    return WatchRun(documents=len(set(watched.values())), threads=len(threads), notes=notes)
 
 
 def watched_documents(changes: Sequence[DocumentChange]) -> dict[Document, DocumentChange]:
