@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from bot import messages
 from bot.cli import main
@@ -134,6 +135,9 @@ async def test_folio_feedback_outdated_lists_the_documents_flagged_with_their_th
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
+    redis = Redis.from_url(redis_url)
+    await redis.delete(*[key async for key in redis.scan_iter("folio:feedback:*")] or ["-"])  # other tests' verdicts
+    await redis.aclose()
     async with running_app(slack, fake_model, redis_url, corpus_index, prefix="folio") as harness:  # `serve`'s keys
         ts, answer_ts = await answered_thread(harness)
         await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts)
