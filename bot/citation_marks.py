@@ -179,6 +179,7 @@ def citation_for(chunk: Chunk, *, label: int, link_for: LinkFor) -> Citation:
         url=link_for(chunk),
         rows=place.label if (place := chunk.table_place) else None,
         passages=(relied_on(chunk),),
+        updated=chunk.doc_date,
     )
 
 

@@ -987,3 +987,47 @@ def source_undeclared(name: str, files: int) -> str:
 
 def source_forgotten(name: str, removed: int) -> str:
     return f"{name}: forgotten, {removed} documents removed"
+
+
+# Watch: a thread told that a document its answer relied on changed or went
+BUTTON_ANSWER_AGAIN = "Answer again with today's documents"
+WATCH_NOTE_HEAD = "A document an answer here relied on has changed since:"
+WATCH_SOURCE_GONE = "A source an answer here relied on is no longer available."
+WATCH_NOTHING_TO_ASK = "There is no earlier question in this thread to answer again."
+
+
+def watch_changed(citation: str, place: str, day: str, now_reads: str) -> str:
+    return f"• {citation} changed on {day}: {place} now reads “{now_reads}”"
+
+
+def watch_removed(citation: str, day: str) -> str:
+    return f"• {citation} was removed from the documents on {day}"
+
+
+def watch_run(documents: int, threads: int, notes: int, posted: int, pending: int) -> str:
+    return (
+        f"watch: {documents} documents changed or removed, {threads} threads checked, {notes} notes found, "
+        f"{posted} posted, {pending} waiting to be posted"
+    )
+
+
+def updated_ago(days: int) -> str:
+    if days <= 0:
+        return "updated today"
+    return "updated yesterday" if days == 1 else f"updated {days} days ago"
+
+
+WATCH_NO_RUNS = "No run has changed or removed a document yet."
+WATCH_POST_NEEDS_SLACK = "SLACK_BOT_TOKEN is not set: set it (the bot token of Folio's Slack app) to post the notes"
+
+
+def watch_posted_now(posted: int) -> str:
+    return f"{posted} note{'s' * (posted != 1)} posted now"
+
+
+def watch_pending(pending: int) -> str:
+    if not pending:
+        return "No note waits to be posted."
+    return (
+        f"{pending} note{'s' * (pending != 1)} wait{'s' * (pending == 1)} to be posted: `folio watch --post` posts them"
+    )

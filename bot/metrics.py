@@ -166,3 +166,14 @@ def source_synced(source: str, *, counts: tuple[int, ...], last_success: float |
         SOURCE_FILES.labels(source, state).set(count)
     if last_success is not None:
         SOURCE_LAST_SUCCESS.labels(source).set(last_success)
+
+
+# Watch: documents changed -> threads checked -> notes found and posted
+WATCH = Counter("folio_watch", "The watch's work: documents changed or removed, threads checked, notes found, "
+                "notes posted", ["what"])  # fmt: skip
+
+
+def count_watch(documents: int, threads: int, notes: int, posted: int) -> None:
+    """Add one run of the watch."""
+    for what, count in (("documents", documents), ("threads", threads), ("notes", notes), ("posted", posted)):
+        WATCH.labels(what).inc(count)

@@ -248,6 +248,9 @@ class Citation(_Value):
     # What the claims citing it relied on (none in records made before). Rolling upgrades: a release before this
     # field forbids it, as with `Conversation.model_items`: upgrade every replica before serving from this one.
     passages: tuple[CitedPassage, ...] = ()
+    # The document's date (YYYY-MM-DD: --date, else the PDF's creation date, else the file's modification date):
+    # how old the source is, shown beside it. Rolling upgrades: as `passages`.
+    updated: str | None = None
 
 
 class MarkerSpan(_Value):

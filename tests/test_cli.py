@@ -17,6 +17,7 @@ SUBCOMMANDS = (
     "remove",
     "sync",
     "sources",
+    "watch",
     "search",
     "ask",
     "chat",

@@ -28,6 +28,7 @@ COMMANDS = {
     "remove": ("bot.cli.remove", "remove indexed documents"),
     "sync": ("bot.cli.sync", "sync the sources of the sources file into the index"),
     "sources": ("bot.cli.sources", "what the last sync of each source did, and when the next runs"),
+    "watch": ("bot.cli.watch", "what the watch of changed documents did, and the notes waiting"),
     "search": ("bot.cli.search", "search the documents of a container (no model involved)"),
     "ask": ("bot.cli.ask", "answer one question, citing the page of every claim"),
     "chat": ("bot.cli.chat", "a conversation in the terminal (follow-up questions keep the context)"),

@@ -16,6 +16,7 @@ from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings
 from bot.errors import InvalidInput
 from bot.evaluation.feedback_export import golden_lines
+from bot.evaluation.outdated import Flagged, flagged_line, outdated_documents
 from bot.store.feedback import FeedbackRecord, FeedbackStore
 
 DESCRIPTION = (
@@ -29,6 +30,7 @@ examples:
   folio feedback --since 2026-11-01 --channel C0123ABCD
   folio feedback --json
   folio feedback export feedback.jsonl
+  folio feedback --outdated        # documents flagged outdated, most flagged first, with their threads
 """
 
 
@@ -39,6 +41,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--since", type=_date, help="only feedback given on or after this day (YYYY-MM-DD)")
     parser.add_argument("--channel", help="only feedback on answers in this Slack channel (ID)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--outdated", action="store_true",
+                        help="list the documents cited by answers flagged outdated, most flagged first")  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -51,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         review = sum('"review": true' in line for line in lines)
         print(f"wrote {len(lines)} golden lines to {export} ({review} to review before `folio eval` uses them)")
         return 0
+    if args.outdated:
+        return _print_outdated(outdated_documents(records), as_json=args.json)
     for record in records:
         print(json.dumps(asdict(record), ensure_ascii=False) if args.json else format_record(record))
     if not records and not args.json:
@@ -69,6 +75,14 @@ async def feedback_records(
         start = datetime.combine(since, datetime.min.time(), UTC).timestamp() if since else 0.0
         records = await store.since(start)
     return [record for record in records if channel is None or record.channel == channel]
+
+
+def _print_outdated(flagged: list[Flagged], *, as_json: bool) -> int:
+    for item in flagged:
+        print(json.dumps(asdict(item), ensure_ascii=False) if as_json else flagged_line(item))
+    if not flagged and not as_json:
+        print("no document flagged outdated")
+    return 0
 
 
 def format_record(record: FeedbackRecord) -> str:

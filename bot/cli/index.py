@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
                                      collected.unreadable)  # fmt: skip
             if args.prune and report.gone:
                 report.removed = await remove_files(folio.retriever, folio.documents, report.gone)
-            await documents_changed(index_changes(before, await folio.retriever.files(container)))
+            await documents_changed(index_changes(before, await folio.retriever.files(container)), folio=folio)
             return report
 
     report = asyncio.run(go())

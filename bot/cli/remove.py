@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             await check_container(folio, args.container)
             found, unknown = named(await folio.retriever.files(args.container), args.files)
             removed = await remove_files(folio.retriever, folio.documents, found)
-            await documents_changed(index_changes(removed, []))
+            await documents_changed(index_changes(removed, []), folio=folio)
             return removed, unknown
 
     removed, unknown = asyncio.run(go())

@@ -31,6 +31,7 @@ from bot.sources.listing import Rclone, default_program
 from bot.sources.spec import SourcesFile, SourceSpec, load_sources
 from bot.sources.state import SyncState
 from bot.sources.status import SourceStatus
+from bot.store import ConversationStore
 from bot.store.source_lease import source_lease
 
 log = logging.getLogger(__name__)
@@ -126,7 +127,7 @@ async def _sync_all(
         state = SyncState(settings.folio_data_dir / "sources" / "state.db")
         stack.callback(state.close)
         if args.forget:
-            return await _forget(args.forget, sources, _targets(folio, state))
+            return await _forget(args.forget, sources, _targets(folio, state), folio=folio, store=store.conversations)
         _tell_undeclared(sources, state)
         redis, prefix = store.conversations.keyspace("sources")
         previous = state.statuses()
@@ -143,7 +144,7 @@ async def _sync_all(
             results.append(_with_next_run(status, args.every, state))
             changes.extend(made)
             _print(spec, status)
-        await documents_changed(changes)
+        await documents_changed(changes, folio=folio, store=store.conversations)
     return exit_status(results, strict=args.strict)
 
 
@@ -168,7 +169,9 @@ def _failed(spec: SourceSpec, error: str, previous: SourceStatus | None, state: 
     return status
 
 
-async def _forget(names: list[str], sources: SourcesFile, targets: SyncTargets) -> int:
+async def _forget(
+    names: list[str], sources: SourcesFile, targets: SyncTargets, *, folio: Folio, store: ConversationStore
+) -> int:
     """`--forget`: only sources the file no longer declares, so a typo cannot empty a live one."""
     declared = {spec.name for spec in sources.sources}
     for name in names:
@@ -179,7 +182,7 @@ async def _forget(names: list[str], sources: SourcesFile, targets: SyncTargets) 
         removed = await forget_source(name, targets)
         print(messages.source_forgotten(name, len(removed)))
         changes += removed
-    await documents_changed(changes)
+    await documents_changed(changes, folio=folio, store=store)
     return 0
 
 

@@ -65,6 +65,7 @@ class ChannelRule(BaseModel):
     tags: tuple[Tag, ...] = ()
     external: Literal["allow", "refuse"] = "refuse"  # Slack Connect: see bot.turns.boundary
     daily_tokens: int | None = Field(None, ge=1)  # the channel's daily token budget (else the setting's)
+    watch: bool = True  # threads here are told when a document their answer cited changes or goes
 
     @field_validator("container")
     @classmethod

@@ -157,6 +157,9 @@ class Settings(BaseSettings):
         100, ge=5, le=10_000, description="appendStream calls a workspace allows a minute (Slack's tier 4: 100+)"
     )
 
+    # Watch (threads told when a document their answer cited changes)
+    folio_watch_days: int = Field(30, ge=0, le=30, description="watch threads that answered within this many days")
+
     @model_validator(mode="before")
     @classmethod
     def _trimmed(cls, values: object) -> object:

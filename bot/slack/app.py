@@ -27,6 +27,7 @@ from bot.slack.turns import run_slack_turn
 from bot.turns import TurnRequest
 from bot.turns.consumer import Attempt, Consumer
 from bot.turns.thread_files import sweep_quietly
+from bot.turns.watch_post import post_quietly
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ def build_app(folio: Folio) -> AsyncApp:
     if settings.folio_thread_files:  # files shared in threads past FOLIO_THREAD_FILE_DAYS (and at each share)
         folio.tasks.spawn(sweep_quietly(folio.retriever, folio.documents, days=settings.folio_thread_file_days),
                           name="thread files sweep")  # fmt: skip
+    folio.tasks.spawn(post_quietly(folio.store, folio.slack), name="watch notes left waiting")
     return app
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -135,10 +136,21 @@ def _safe(text: str, at: int) -> bool:
     return not open_link and not open_entity
 
 
-def source_line(citation: Citation) -> str:
-    """`[1] <url|Employee handbook>, page 4 · hr`; `[1] <url|Invoices.xlsx> · sheet Invoices, rows 14-16 · finance`."""
+def age(updated: str | None, today: date) -> str:
+    """` · updated 3 days ago` from the document's ISO date; nothing when it has none (or an unreadable one)."""
+    try:
+        day = date.fromisoformat((updated or "")[:10])
+    except ValueError:
+        return ""
+    return f" · {messages.updated_ago((today - day).days)}"
+
+
+def source_line(citation: Citation, today: date | None = None) -> str:
+    """`[1] <url|Employee handbook>, page 4 · hr · updated 3 days ago`; `[1] <url|Invoices.xlsx> · sheet Invoices,
+    rows 14-16 · finance` (a source without a date says nothing of its age). `today`: UTC today unless given."""
     where = escape(citation.place)
-    return f"[{citation.label}] {link(citation.url, citation.title)}{where} · {escape(citation.container)}"
+    when = age(citation.updated, today or datetime.now(UTC).date())
+    return f"[{citation.label}] {link(citation.url, citation.title)}{where} · {escape(citation.container)}{when}"
 
 
 def filters_line(scope: Scope, basis: str | None = None) -> str:

@@ -65,6 +65,21 @@ async def think_harder(
     await start_turn(folio, client, request)
 
 
+async def answer_again(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, is_dm: bool) -> None:
+    """The watch note's button: ask the thread's last question again, as a new turn, from today's documents."""
+    try:
+        conversation = await _store(folio).load(thread)
+    except Exception as error:
+        await tell(client, thread, user, describe_failure(error))
+        return
+    asked = [turn.question for turn in conversation.turns if turn.question] if conversation else []
+    if conversation is None or not asked:
+        await tell(client, thread, user, messages.CONVERSATION_GONE if conversation is None
+                   else messages.WATCH_NOTHING_TO_ASK)  # fmt: skip
+        return
+    await start_turn(folio, client, TurnRequest(thread=thread, question=asked[-1], user=user, is_dm=is_dm))
+
+
 async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:
     """Delete Folio's messages, the provider's stored responses and the record; resumable when half done."""
     try:

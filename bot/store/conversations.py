@@ -42,6 +42,7 @@ from bot.store.keys import ThreadKey
 from bot.store.lock import LEASE_SECONDS, ThreadLock
 from bot.store.probe import needs_cluster_client
 from bot.store.scripts import AnyPipeline, Script
+from bot.store.watch import Outbox, cite_in, threads_citing, uncite_in
 
 if TYPE_CHECKING:
     from redis import Redis as SyncRedis
@@ -143,19 +144,31 @@ class ConversationStore:
         lock = release if isinstance(release, ThreadLock) and release.fence else None
         if lock is not None:
             await lock.stop_renewing()  # a renewal after the release would take the hold back
+        cited = cited_documents(conversation)
         async with redis_errors():
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.set(self._key(thread), conversation.model_dump_json(), ex=self._ttl)
                 pipe.expire(self._responses_key(thread), self._ttl)
+                if not self.cluster:  # the documents' sets are other slots: in this MULTI on a single Redis only
+                    cite_in(pipe, self._prefix, thread, cited, now=time.time(), ttl=self._ttl)
                 if lock is not None:
                     lock.release_in(pipe)
                 await pipe.execute()
+            if self.cluster and cited:  # right after, each node's part at once (a lost write: no note, no harm)
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    cite_in(pipe, self._prefix, thread, cited, now=time.time(), ttl=self._ttl)
+                    await pipe.execute()
         if lock is not None:
             lock.released()
 
     async def delete(self, thread: ThreadKey) -> None:
         """Forget the thread (its turn traces too: they may quote it)."""
         forms = [keys.thread_keys(self._prefix, thread)] + ([] if self.cluster else [keys.legacy(self._prefix, thread)])
+        conversation = await self.load(thread)
+        if conversation is not None and (cited := cited_documents(conversation)):
+            async with redis_errors(), self._redis.pipeline(transaction=False) as pipe:
+                uncite_in(pipe, self._prefix, thread, cited)  # the watch no longer finds it
+                await pipe.execute()
         async with redis_errors():
             for form in forms:  # one DEL per form: each is one slot
                 await self._redis.delete(form.conversation, form.responses, form.traces)
@@ -277,6 +290,16 @@ class ConversationStore:
             wait_seconds=wait_seconds if wait_seconds is not None else 3 * self._lock_hold,
         )
 
+    async def threads_citing(
+        self, documents: Sequence[tuple[str, str]], *, since: float
+    ) -> dict[tuple[str, str], list[ThreadKey]]:
+        """Per (container, document), the threads whose answers cited it and that answered since `since`."""
+        return await threads_citing(self._redis, self._prefix, documents, since=since)
+
+    def outbox(self) -> Outbox:
+        """The watch's notes still to post (bot.store.watch)."""
+        return Outbox(self._redis, prefix=self._prefix)
+
     def keyspace(self, name: str) -> tuple[Redis | RedisCluster, str]:
         """The connection and a key prefix for another kind of Folio state in the same Redis (e.g. `access`)."""
         return self._redis, f"{self._prefix}:{name}"
@@ -302,6 +325,17 @@ class ConversationStore:
             self._blocking.close()
         if self._on_close is not None:
             self._on_close()
+
+
+def cited_documents(conversation: Conversation) -> list[tuple[str, str]]:
+    """The (container, document) pairs the conversation's kept answers cited, in the order first cited."""
+    pairs = (
+        (citation.container, citation.file)
+        for turn in conversation.turns
+        if not turn.set_aside
+        for citation in turn.citations
+    )
+    return list(dict.fromkeys(pairs))
 
 
 def _text(value: bytes | str) -> str:

@@ -79,6 +79,7 @@ class Message:
     blocks: list[Json] = field(default_factory=list)
     thread_ts: str | None = None
     stream: StreamState | None = None  # set for a message started with chat.startStream
+    metadata: Json | None = None  # chat.postMessage's `metadata` ({event_type, event_payload}), as Slack keeps it
 
     @property
     def markdown(self) -> str:
@@ -310,6 +311,7 @@ class FakeSlack:
             params.get("text", ""),
             params.get("blocks") or [],
             params.get("thread_ts"),
+            metadata=_metadata(params.get("metadata")),
         )
         self.messages[(message.channel, message.ts)] = message
         self._replied(message)
@@ -320,6 +322,23 @@ class FakeSlack:
             "ts": message.ts,
             "message": {"type": "message", "text": message.text, "bot_id": BOT_ID, "ts": message.ts},
         }
+
+    def _conversations_replies(self, params: Json) -> Json:
+        """A thread's messages, oldest first, the root first; `metadata` only with include_all_metadata (as Slack),
+        paged by `limit` and an opaque `cursor`."""
+        channel, ts = params.get("channel", ""), params.get("ts", "")
+        found = sorted((m for m in self.messages.values() if m.channel == channel and ts in (m.ts, m.thread_ts)),
+                       key=lambda message: float(message.ts))  # fmt: skip
+        if not found:
+            return {"ok": False, "error": "thread_not_found"}
+        start, limit = int(params.get("cursor") or 0), int(params.get("limit") or 1000)
+        with_metadata = str(params.get("include_all_metadata")).lower() in ("true", "1")
+        page = [{"type": "message", "ts": m.ts, "thread_ts": m.thread_ts or m.ts, "text": m.text, "bot_id": BOT_ID,
+                 **({"metadata": m.metadata} if with_metadata and m.metadata else {})}
+                for m in found[start : start + limit]]  # fmt: skip
+        following = str(start + limit) if start + limit < len(found) else ""
+        return {"ok": True, "messages": page, "has_more": bool(following),
+                "response_metadata": {"next_cursor": following}}  # fmt: skip
 
     def _chat_update(self, params: Json) -> Json:
         message = self.messages.get((params.get("channel", ""), params.get("ts", "")))
@@ -723,3 +742,16 @@ class FakeSocketMode:
         for socket in self._sockets:
             if not socket.closed:
                 await socket.send_json(envelope)
+
+
+def _metadata(value: object) -> Json | None:
+    """chat.postMessage's `metadata`: an object, or its JSON text in a form post; Slack refuses one without an
+    event_type or payload, here it is simply not kept."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if isinstance(value, dict) and value.get("event_type") and isinstance(value.get("event_payload"), dict):
+        return value
+    return None

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from bot import messages
 from bot.cli import main
@@ -128,3 +129,36 @@ async def test_folio_feedback_lists_and_exports_what_people_said(
     assert await asyncio.to_thread(main, ["feedback", "--since", today, "export", str(golden)]) == 0
     [line] = [json.loads(text) for text in golden.read_text().splitlines() if QUESTION in text]
     assert line["review"] is True and line["feedback"]["comment"] == "That changed in 2026."
+
+
+async def test_folio_feedback_outdated_lists_the_documents_flagged_with_their_threads(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    redis = Redis.from_url(redis_url)
+    await redis.delete(*[key async for key in redis.scan_iter("folio:feedback:*")] or ["-"])  # other tests' verdicts
+    await redis.aclose()
+    async with running_app(slack, fake_model, redis_url, corpus_index, prefix="folio") as harness:  # `serve`'s keys
+        ts, answer_ts = await answered_thread(harness)
+        await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts)
+        await harness.settle()
+        await harness.submit(slack.modals[0], OUTDATED)
+        await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts, user=BOB)  # 👎, another reason
+        await harness.settle()
+        await harness.submit(slack.modals[1], {**OUTDATED, "reason": {"reason": {"type": "radio_buttons",
+                             "selected_option": {"value": "wrong"}}}}, user=BOB)  # fmt: skip
+        await harness.settle()
+        cited = (await harness.store.load(harness.thread_key(ts))).turns[0].citations[0]
+    monkeypatch.setenv("REDIS_URL", redis_url)
+
+    assert await asyncio.to_thread(main, ["feedback", "--outdated", "--json"]) == 0
+    flagged = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [mine] = [item for item in flagged if f"{CHANNEL}:{ts}" in item["threads"]]
+    assert (mine["container"], mine["file"], mine["times"], mine["pages"]) == (
+        cited.container,
+        cited.file,
+        1,
+        [cited.page],
+    )
+    assert await asyncio.to_thread(main, ["feedback", "--outdated"]) == 0
+    assert f"× {cited.container}/{cited.file} (page {cited.page}), last " in capsys.readouterr().out

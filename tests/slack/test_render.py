@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 
 from slack_sdk.models.blocks import Block
 
@@ -20,6 +21,7 @@ from bot.slack.render import (
     render_answer,
     render_notice,
     render_question,
+    source_line,
     split_mrkdwn,
 )
 
@@ -61,6 +63,17 @@ def test_citations_become_inline_links_to_the_page_and_are_listed_as_sources() -
     assert source in all_text(blocks)
     assert "Applied filters: `year:2025`" in all_text(blocks)
     assert message.text == "You get 25 days [1]."
+
+
+def test_each_source_says_how_old_its_document_is() -> None:
+    today = date(2026, 12, 2)
+    dated = citation(1).model_copy(update={"updated": "2026-11-29"})
+
+    assert source_line(dated, today).endswith("page 4 · benefits · updated 3 days ago")
+    assert source_line(dated.model_copy(update={"updated": "2026-12-01"}), today).endswith("· updated yesterday")
+    assert source_line(dated.model_copy(update={"updated": "2027-01-01"}), today).endswith("· updated today")
+    assert source_line(dated.model_copy(update={"updated": "not a date"}), today).endswith("page 4 · benefits")
+    assert source_line(citation(1), today).endswith("page 4 · benefits")  # no date known: nothing said
 
 
 def test_model_text_is_escaped_and_cannot_forge_links_or_mentions() -> None:

@@ -55,7 +55,7 @@ async def test_a_csv_citation_names_its_rows_and_its_view_highlights_them(tmp_pa
         chunk = await site.chunk("toner stock", "stock.csv")
         rendered = render("Toner: 3 [S1].", {"S1": chunk}, link_for=site.links.link_for)
         [citation] = rendered.citations
-        assert source_line(citation).endswith("> · sheet stock, rows 3-4 · office")
+        assert "> · sheet stock, rows 3-4 · office · updated " in source_line(citation)
         status, headers, page = await site.get(citation.url or "")
     page = page.decode()
     assert (status, headers["Content-Security-Policy"].startswith("default-src 'none'")) == (200, True)
@@ -79,7 +79,9 @@ async def test_a_workbook_citation_names_sheet_and_rows_and_shows_cells_as_forma
         assert (first.label, second.label) == (1, 2)  # each sheet's rows: a [n] of their own
         assert first.rows is not None and first.rows.startswith("sheet Invoices, rows 2-")
         assert second.rows == "sheet Credits, row 2"
-        assert re.search(r"\|Supplier Invoices 2026\.xlsx> · sheet Invoices, rows 2-\d+ · office$", source_line(first))
+        assert re.search(
+            r"\|Supplier Invoices 2026\.xlsx> · sheet Invoices, rows 2-\d+ · office · updated ", source_line(first)
+        )
         _, _, page = await site.get(first.url or "")
     shown = rows_of(page.decode())
     assert shown[1] == (False, ["Supplier", "Invoice date", "Amount"])

@@ -1,4 +1,5 @@
-"""The buttons under an answer: helpful / not helpful, Think harder, Delete this conversation, one listener each.
+"""The buttons under an answer: helpful / not helpful, Think harder, Delete this conversation, one listener each;
+and the watch note's Answer again.
 
 Repeated clicks (the same trigger_id) were dropped by the middleware; each listener acks, then hands the work to a
 background task that answers the clicker in the thread.
@@ -20,6 +21,7 @@ from bot.slack import thread_actions
 from bot.slack.render import ACTION_DELETE, ACTION_HELPFUL, ACTION_NOT_HELPFUL, ACTION_THINK_HARDER
 from bot.slack.services import SlackFolio
 from bot.store import ThreadKey
+from bot.turns.watch_post import ACTION_ANSWER_AGAIN
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,9 @@ BUTTONS: dict[str, Work] = {
     ),
     ACTION_THINK_HARDER: lambda folio, client, thread, user, turn: thread_actions.think_harder(
         folio, client, thread, user, turn, is_dm=is_direct_message(thread.channel)
+    ),
+    ACTION_ANSWER_AGAIN: lambda folio, client, thread, user, turn: thread_actions.answer_again(
+        folio, client, thread, user, is_dm=thread.channel.startswith("D")
     ),
     ACTION_DELETE: lambda folio, client, thread, user, turn: thread_actions.delete_conversation(
         folio, client, thread, user
