@@ -20,6 +20,7 @@ from slack_sdk.errors import SlackClientError
 
 from bot import messages
 from bot.app import Folio, builders, open_store
+from bot.app.redis_server import running_socket
 from bot.config.policy_file import PolicyFile
 from bot.errors import FolioError
 from bot.metrics import count_watch
@@ -54,6 +55,8 @@ async def documents_changed(
         log.debug("document %s: %s/%s (%s)", change.kind, change.container, change.document, change.identity)
     if all(change.kind == "added" for change in changes):
         return WatchReport()  # nothing cited them yet
+    if store is None and not _threads_may_exist(folio):
+        return WatchReport()  # the terminal alone: no Slack, no serving Folio's Redis, so no thread to tell
     try:
         report = await _watch(changes, folio=folio, store=store)
     except (FolioError, SlackClientError) as exc:  # the notes found are queued: the next run posts them
@@ -63,6 +66,14 @@ async def documents_changed(
     log.info(messages.watch_run(report.run.documents, report.run.threads, report.run.notes, report.posted,
                                 report.pending))  # fmt: skip
     return report
+
+
+def _threads_may_exist(folio: Folio) -> bool:
+    """Whether any Slack thread could have cited a document: Slack configured, a Redis named, or a running `folio
+    serve`'s embedded Redis in the data folder. Otherwise the watch would start a Redis only to find nothing."""
+    settings = folio.settings
+    return bool(folio.store is not None or settings.slack_configured or settings.redis_url
+                or running_socket(settings.folio_data_dir))  # fmt: skip
 
 
 async def _watch(changes: Sequence[DocumentChange], *, folio: Folio, store: ConversationStore | None) -> WatchReport:
