@@ -43,9 +43,14 @@ from bot.app import SHUTDOWN_GRACE, builders
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.common import stop_on_signals
 from bot.config import Settings
-from bot.errors import ConfigurationError
+from bot.errors import ConfigurationError, StoreUnavailable
 from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH
+from bot.store import ConversationStore
+from bot.store.lease import process_prefix
+from bot.turns import TurnRequest
+
+log = logging.getLogger(__name__)
 
 READY = b"ready\n"  # what a worker writes to its parent once it serves
 START_TIMEOUT = 120.0  # seconds a worker may take to start (the first may index the sample corpus)
@@ -104,12 +109,15 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
                 redis = await builders.embedded_redis(settings)
                 stack.push_async_callback(redis.stop)  # after the workers have stopped (callbacks run last first)
                 env["REDIS_URL"] = redis.url
+            store = builders.store(settings, url=redis.url if redis is not None else None)
+            stack.push_async_callback(store.close)  # after the workers have stopped, before the embedded Redis
             if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
                 env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="folio-metrics-")
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
             command = _worker_command(args, host, listeners.port(port), listeners)
             stop_timeout = STOP_TIMEOUT + settings.folio_stop_delay
-            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners)
+            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners,
+                         store=store)  # fmt: skip
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
@@ -141,13 +149,15 @@ class _Pool:
     """The running workers: started, watched, replaced when one dies, and stopped together."""
 
     def __init__(
-        self, command: list[str], env: dict[str, str], *, size: int, stop_timeout: float, listeners: Listeners
-    ) -> None:
+        self, command: list[str], env: dict[str, str], *, size: int, stop_timeout: float, listeners: Listeners,
+        store: ConversationStore,
+    ) -> None:  # fmt: skip
         self._command = command
         self.size = size  # workers wanted
         self._env = env
         self._stop_timeout = stop_timeout  # a worker still draining after this long is killed
         self._listeners = listeners
+        self._store = store  # the workers' Redis: the turns of a worker that died are released there
         self._numbers = 0  # the last worker number given
         self._backoff = _Backoff()
         self.workers: list[Worker] = []
@@ -207,6 +217,7 @@ class _Pool:
                 logs.say(f"folio: {messages.EMBEDDED_REDIS_GAVE_UP}", level=logging.ERROR)
                 return 1
             if any(worker.process.returncode is not None for worker in self.workers):
+                await self._release([worker for worker in self.workers if worker.process.returncode is not None])
                 if not await self.replace(stop):
                     return 0 if stop.is_set() else 1
                 continue
@@ -241,6 +252,23 @@ class _Pool:
                 logs.say(f"folio: no worker could be started ({failed} tries in a row); stopping.", level=logging.ERROR)
                 return False
         return True
+
+    async def _release(self, dead: list[Worker]) -> None:
+        """The turns the `dead` workers were running, and their threads' locks: free for the living workers at once,
+        not only once their leases lapse (10 s: a redeploy soon after a worker's death used to leave them to the next
+        process, late)."""
+        for worker in dead:
+            holder = process_prefix(worker.process.pid)
+            try:
+                requests = await self._store.intake.release(holder)
+                for request in requests:
+                    await self._store.lock(TurnRequest.from_json(request).thread).forget(holder)
+            except StoreUnavailable:
+                continue  # their leases lapse by themselves, and then they are claimed
+            except (ValueError, TypeError, KeyError):
+                log.exception("a released turn of worker %d is unreadable; its thread's lock lapses", worker.number)
+            if requests:
+                log.info("released %d turns of worker %d for the others to take over", len(requests), worker.number)
 
     def _reap(self) -> int:
         """Forget the workers that died, saying so for each; how many serve."""

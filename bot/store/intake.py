@@ -54,6 +54,9 @@ local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
 """)
 
+# KEYS due. Every unfinished delivery, lease lapsed or not.
+_ALL = Script("""return redis.call('ZRANGE', KEYS[1], 0, -1)""")
+
 # KEYS due, turn; ARGV delivery, consumer, lease_ms. {owner, request, reply, attempt, shown} once claimed, else {}.
 # A damaged record must not fail the claim (a script error fails the whole pipeline: no record of anyone would be
 # taken over): a turn key that is not a hash is dropped; an attempt that is not a number counts as the first.
@@ -184,6 +187,23 @@ class Intake:
                     keys = (self._due(), self._turn(delivery))
                     _HAND_BACK.queue(pipe, keys, (delivery, owner, "1" if counts else ""))
                 await pipe.execute()
+
+    async def release(self, consumer: str) -> list[str]:
+        """Make every record held by `consumer` (an owner's prefix: `bot.store.lease.process_prefix` of a process its
+        parent saw die) claimable at once rather than when its lease lapses, the dead attempt counted; the requests
+        of those released (their threads' locks are the dead process's too)."""
+        async with redis_errors():
+            due = [_text(delivery) for delivery in await _ALL(self._redis, (self._due(),), ())]
+            if not due:
+                return []
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for delivery in due:
+                    pipe.hmget(self._turn(delivery), ["owner", "request"])
+                found = await pipe.execute()
+        held = [(delivery, _text(owner), _text(request)) for delivery, (owner, request) in zip(due, found, strict=True)
+                if owner and request and _text(owner).startswith(consumer)]  # fmt: skip
+        await self.hand_back([(delivery, owner) for delivery, owner, _ in held], counts=True)
+        return [request for _, _, request in held]
 
     async def unfinished(self) -> int:
         """How many accepted turns are not done (running, or waiting to be claimed)."""

@@ -14,6 +14,9 @@ what can be shared (this cadence, the cancel message) lives here.
 
 from __future__ import annotations
 
+import os
+import socket
+
 RENEWALS_PER_LEASE = 3  # renew every third of a lease: two renewals may fail before it lapses
 LEASE_LOST_CANCEL = "lease-lost"  # the cancel message of work whose lease lapsed (a thread's lock, an intake record)
 
@@ -21,3 +24,10 @@ LEASE_LOST_CANCEL = "lease-lost"  # the cancel message of work whose lease lapse
 def renew_every(lease_seconds: float) -> float:
     """Seconds between renewals of a lease of `lease_seconds`."""
     return lease_seconds / RENEWALS_PER_LEASE
+
+
+def process_prefix(pid: int | None = None) -> str:
+    """How the names of the lease holders of process `pid` (this one by default) on this host begin: a thread lock's
+    token, an intake record's owner. A supervisor that saw the process die frees both by it, at once, rather than
+    when they lapse (bot.cli.workers)."""
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}:"

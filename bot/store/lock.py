@@ -32,7 +32,7 @@ from types import TracebackType
 from bot import messages, metrics
 from bot.errors import LeaseLost, StoreUnavailable, ThreadBusy
 from bot.store.failures import REDIS_FAILURES, store_failure
-from bot.store.lease import LEASE_LOST_CANCEL, renew_every
+from bot.store.lease import LEASE_LOST_CANCEL, process_prefix, renew_every
 from bot.store.scripts import AnyPipeline, AnyRedis, Script
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,18 @@ while true do
   redis.call('LPOP', KEYS[1])
   redis.call('HDEL', KEYS[2], head)
 end
+""")
+
+# KEYS queue, waiters, holder; ARGV a dead process's token prefix. Its hold and its places in line, gone.
+_FORGET = Script("""
+local function its(token) return string.sub(token, 1, #ARGV[1]) == ARGV[1] end
+local n = 0
+local held = redis.call('GET', KEYS[3])
+if held and its(held) then redis.call('DEL', KEYS[3]) n = n + 1 end
+for _, token in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if its(token) then redis.call('LREM', KEYS[1], 0, token) redis.call('HDEL', KEYS[2], token) n = n + 1 end
+end
+return n
 """)
 
 # KEYS holder, fence; ARGV "token:fence", fence, lease_ms. 1 while the hold is ours, 0 once someone else's.
@@ -105,7 +117,7 @@ class ThreadLock:
     ) -> None:
         self._redis = redis
         self._keys = tuple(f"{name}:{part}" for part in ("queue", "waiters", "holder", "fence"))
-        self._token = secrets.token_hex(8)
+        self._token = f"{process_prefix()}{secrets.token_hex(8)}"  # whose: freed at once when that process dies
         self._lease_ms = int(lease_seconds * 1000)
         self._wait_seconds = wait_seconds
         self._poll_seconds = poll_seconds
@@ -240,6 +252,15 @@ class ThreadLock:
             return int(await _TRY_ACQUIRE(self._redis, self._keys, args))
         except REDIS_FAILURES as exc:
             log.warning("redis: %r", exc)
+            raise StoreUnavailable(store_failure(exc)) from exc
+
+    async def forget(self, holder: str) -> int:
+        """The hold and places in line of a process seen dead (`holder`: its `process_prefix`), dropped now rather
+        than when they lapse; how many."""
+        queue, waiters, holder_key, _ = self._keys
+        try:
+            return int(await _FORGET(self._redis, (queue, waiters, holder_key), (holder,)))
+        except REDIS_FAILURES as exc:
             raise StoreUnavailable(store_failure(exc)) from exc
 
     def _held(self) -> str:

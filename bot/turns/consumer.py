@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import secrets
-import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -39,7 +37,7 @@ from bot import metrics
 from bot.errors import LeaseLost, StoreUnavailable
 from bot.models import Conversation
 from bot.store import Claimed, ConversationStore, ThreadKey, ThreadLock
-from bot.store.lease import LEASE_LOST_CANCEL, renew_every
+from bot.store.lease import LEASE_LOST_CANCEL, process_prefix, renew_every
 from bot.tasks import HAND_BACK, BackgroundTasks  # HAND_BACK: the cancel message of a turn handed back at shutdown
 from bot.turns.request import TurnRequest
 
@@ -82,7 +80,7 @@ class Consumer:
         self._tasks = tasks
         self._run_attempt = run
         self._give_up_in = give_up
-        self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.name = f"{process_prefix()}{secrets.token_hex(3)}"
         self._renew_every = renew_every(self._store.intake.lease_ms / 1000)  # the one lease rule (bot.store.lease)
         self._claim_every = min(claim_every, self._renew_every)
         self._running: dict[str, _Running] = {}

@@ -83,3 +83,19 @@ async def test_a_damaged_record_does_not_stop_every_other_claim(redis_url: str) 
         assert await store.intake.claim("c", limit=10) == []  # and the unreadable one does not come back forever
     finally:
         await store.close()
+
+
+async def test_the_records_of_a_process_seen_dead_are_claimable_at_once_not_after_their_lease(
+    store: ConversationStore,
+) -> None:
+    """A worker SIGKILLed: its parent releases its records, so that a survivor takes its turns over within a claim
+    look instead of the whole lease (10 s: a redeploy soon after could end the run before the turn was answered)."""
+    assert await _accept(store, "message:k1", owner="host:41:ab#1")
+    assert await _accept(store, "message:k2", owner="host:411:cd#1")  # another process: its pid starts alike
+    assert await store.intake.claim("b", limit=10) == []  # their leases run
+
+    assert await store.intake.release("host:41:") == ['{"q": 1}']  # its request: whose thread's lock to free
+
+    (claimed,) = await store.intake.claim("b", limit=10)
+    assert (claimed.delivery, claimed.attempt) == ("message:k1", 2)  # the dead attempt counts towards the limit
+    assert await store.intake.release("host:41:") == []  # the survivor's attempt is not released again

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from bot.models import Conversation, Scope
 from bot.store import ConversationStore, ThreadBusy, ThreadKey
+from bot.store.lease import process_prefix
 from tests.conftest import ROOT
 
 THREAD = ThreadKey(team="T1", channel="C1", thread_ts="1.0")
@@ -85,6 +86,24 @@ async def test_a_holder_killed_while_holding_frees_the_thread_within_one_lease(r
 
 
 @pytest.mark.slow  # starts a process
+async def test_a_holder_its_parent_saw_die_frees_the_thread_at_once_not_after_its_lease(redis_url: str) -> None:
+    prefix = _prefix()
+    store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=10.0)
+    try:
+        with _holder(redis_url, prefix, lease=10.0) as holder:
+            holder.send_signal(signal.SIGKILL)  # dies holding, as a worker SIGKILLed mid-turn
+            holder.wait()
+            assert await store.lock(THREAD).forget(process_prefix(holder.pid + 1)) == 0  # another process's: kept
+            assert await store.lock(THREAD).forget(process_prefix(holder.pid)) == 1
+            killed = time.monotonic()
+            async with store.lock(THREAD, wait_seconds=30):
+                waited = time.monotonic() - killed
+    finally:
+        await store.close()
+    assert waited < 1.0  # at once, not after the dead holder's 10 s lease
+
+
+@pytest.mark.slow  # starts a process
 async def test_a_holder_past_its_lease_loses_its_work_and_cannot_release_the_next_holder(redis_url: str) -> None:
     prefix = _prefix()
     store = ConversationStore(Redis.from_url(redis_url), prefix=prefix, lock_lease_seconds=LEASE)
@@ -107,9 +126,9 @@ async def test_a_holder_past_its_lease_loses_its_work_and_cannot_release_the_nex
 
 
 @contextmanager
-def _holder(redis_url: str, prefix: str) -> Iterator[subprocess.Popen[str]]:
+def _holder(redis_url: str, prefix: str, lease: float = LEASE) -> Iterator[subprocess.Popen[str]]:
     """A process holding THREAD's lock (tests/store/lock_holder.py), once it says so."""
-    command = [sys.executable, "-m", "tests.store.lock_holder", redis_url, prefix, str(LEASE)]
+    command = [sys.executable, "-m", "tests.store.lock_holder", redis_url, prefix, str(lease)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
