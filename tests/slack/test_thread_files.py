@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
@@ -39,15 +40,22 @@ def lease_pdf(pages: int = 2) -> bytes:
     return bytes(pdf.output())
 
 
+App = Callable[..., AbstractAsyncContextManager[Harness]]
+
+
 @pytest.fixture
-async def harness(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
-) -> AsyncIterator[Harness]:
-    """The app with its own copy of the index (thread files are written into it) and Folio serving its copies."""
+def app(slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path) -> App:
+    """`app(**settings)`: the app with its own copy of the index (thread files are written into it), Folio serving
+    its copies, and `settings` over the harness's."""
     index = tmp_path / "index.sqlite"
     shutil.copy(corpus_index, index)
-    async with running_app(slack, fake_model, redis_url, index, folio_docs_base_url=None,
-                           folio_public_url="https://folio.example") as running:  # fmt: skip
+    serving = {"folio_docs_base_url": None, "folio_public_url": "https://folio.example"}
+    return lambda **settings: running_app(slack, fake_model, redis_url, index, **{**serving, **settings})
+
+
+@pytest.fixture
+async def harness(app: App) -> AsyncIterator[Harness]:
+    async with app() as running:
         yield running
 
 
@@ -185,13 +193,10 @@ async def test_an_oversized_file_is_refused_by_its_size_before_any_download(harn
 
 
 async def test_a_file_larger_than_files_info_said_is_cut_off_while_it_downloads(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+    app: App, slack: FakeSlack, fake_model: FakeResponses
 ) -> None:
-    shutil.copy(corpus_index, tmp_path / "index.sqlite")
     answer_from_the_file(fake_model)
-    async with running_app(
-        slack, fake_model, redis_url, tmp_path / "index.sqlite", folio_thread_file_mb=0.5
-    ) as harness:
+    async with app(folio_thread_file_mb=0.5) as harness:
         shared = slack.add_file("lease.pdf", lease_pdf() + b"\n%" + b"x" * 2_000_000, user=ALICE, size=1000)
         ts = await harness.mention(QUESTION, files=[shared])
         await harness.settle()
@@ -201,11 +206,10 @@ async def test_a_file_larger_than_files_info_said_is_cut_off_while_it_downloads(
 
 
 async def test_a_thread_reads_no_more_files_than_its_cap_however_they_are_sent(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+    app: App, slack: FakeSlack, fake_model: FakeResponses
 ) -> None:
-    shutil.copy(corpus_index, tmp_path / "index.sqlite")
     answer_from_the_file(fake_model)
-    async with running_app(slack, fake_model, redis_url, tmp_path / "index.sqlite", folio_thread_files=1) as harness:
+    async with app(folio_thread_files=1) as harness:
         first = slack.add_file("lease.pdf", lease_pdf(), user=ALICE)
         second = slack.add_file("annex.pdf", lease_pdf(), user=ALICE)
         ts = await harness.mention(QUESTION, files=[first, second, first])  # the same file twice, and one more
@@ -243,12 +247,11 @@ async def test_a_file_folio_cannot_read_says_why_in_the_thread(harness: Harness)
 
 
 async def test_without_files_read_slack_answers_a_sign_in_page_and_folio_says_so(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path
+    app: App, slack: FakeSlack, fake_model: FakeResponses
 ) -> None:
     slack.scopes = tuple(scope for scope in slack.scopes if scope != "files:read")
-    shutil.copy(corpus_index, tmp_path / "index.sqlite")
     answer_from_the_file(fake_model)
-    async with running_app(slack, fake_model, redis_url, tmp_path / "index.sqlite") as harness:
+    async with app() as harness:
         shared = slack.add_file("lease.pdf", lease_pdf(), user=ALICE)
         ts = await harness.mention(QUESTION, files=[shared])
         await harness.settle()
