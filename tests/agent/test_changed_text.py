@@ -26,6 +26,16 @@ def passages(*texts: str) -> list[Chunk]:
             for n, text in enumerate(texts)]  # fmt: skip
 
 
+async def leave_index(tmp_path: Path, model: AsyncOpenAI) -> tuple[LocalRetriever, TurnServices]:
+    """An index holding leave.md as first indexed (SAID, KEPT), and a terminal turn's services searching it."""
+    index = LocalRetriever(tmp_path / "index.sqlite")
+    await index.replace_file("hr", "leave.md", "v1", passages(SAID, KEPT))
+    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
+    services = TurnServices(model=model, retriever=index, options=options, conversations=InMemory(),
+                            scopes=FixedScope(SCOPE), timeout=10)  # fmt: skip
+    return index, services
+
+
 async def ask(question: str, services: TurnServices) -> str:
     request = TurnRequest(thread=THREAD, question=question, user="U1")
     answered = await take_turn(request, services=services, view=SilentView(), observer=TurnRecorder(request))
@@ -35,12 +45,8 @@ async def ask(question: str, services: TurnServices) -> str:
 async def test_a_passage_whose_text_changed_is_forgotten_with_what_earlier_answers_said_from_it(
     tmp_path: Path, fake_model: FakeResponses, model: AsyncOpenAI
 ) -> None:
-    index = LocalRetriever(tmp_path / "index.sqlite")
-    await index.replace_file("hr", "leave.md", "v1", passages(SAID, KEPT))
-    conversations = InMemory()
-    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
-    services = TurnServices(model=model, retriever=index, options=options, conversations=conversations,
-                            scopes=FixedScope(SCOPE), timeout=10)  # fmt: skip
+    index, services = await leave_index(tmp_path, model)
+    conversations = services.conversations
     fake_model.script(
         tools(search("paid leave days")), reply("You get 30 days [S1]."),
         reply("Yes, 30 days [S1]."),  # from its context: the passage as it was, no longer in the document
@@ -64,12 +70,7 @@ async def test_a_passage_whose_text_changed_is_forgotten_with_what_earlier_answe
 async def test_a_re_indexed_document_whose_cited_passage_is_unchanged_keeps_the_thread_as_it_was(
     tmp_path: Path, fake_model: FakeResponses, model: AsyncOpenAI
 ) -> None:
-    index = LocalRetriever(tmp_path / "index.sqlite")
-    await index.replace_file("hr", "leave.md", "v1", passages(SAID, KEPT))
-    conversations = InMemory()
-    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
-    services = TurnServices(model=model, retriever=index, options=options, conversations=conversations,
-                            scopes=FixedScope(SCOPE), timeout=10)  # fmt: skip
+    index, services = await leave_index(tmp_path, model)
     fake_model.script(tools(search("paid leave days")), reply("You get 30 days [S1]."), reply("Yes, 30 days [S1]."))
     await ask("How much paid leave?", services)
 
@@ -84,12 +85,8 @@ async def test_a_re_indexed_document_whose_cited_passage_is_unchanged_keeps_the_
 async def test_only_the_answers_that_rested_on_the_changed_passage_are_set_aside(
     tmp_path: Path, fake_model: FakeResponses, model: AsyncOpenAI
 ) -> None:
-    index = LocalRetriever(tmp_path / "index.sqlite")
-    await index.replace_file("hr", "leave.md", "v1", passages(SAID, KEPT))
-    conversations = InMemory()
-    options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
-    services = TurnServices(model=model, retriever=index, options=options, conversations=conversations,
-                            scopes=FixedScope(SCOPE), timeout=10)  # fmt: skip
+    index, services = await leave_index(tmp_path, model)
+    conversations = services.conversations
     fake_model.respond_with(cite_what_was_found)
     await ask("paid leave days", services)
     await ask("leave requests manager", services)
