@@ -44,7 +44,7 @@ class SlackFiles:
         user = str(info.get("user") or "")
         if user and await self.organisation.is_outsider(thread.team, user, user_team=_text(info.get("user_team"))):
             raise FileRefused(messages.thread_file_outsider(name))
-        size = int(str(info.get("size") or 0)) if str(info.get("size") or 0).isdigit() else 0
+        size = _count(info.get("size"))
         if size > max_bytes:
             raise FileRefused(messages.thread_file_too_big(name, size, max_bytes))
         url = str(info.get("url_private_download") or info.get("url_private") or "")
@@ -91,3 +91,9 @@ class SlackFiles:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _count(value: object) -> int:
+    """A whole number files.info gives (a size), 0 for anything else."""
+    text = str(value or 0)
+    return int(text) if text.isdigit() else 0
