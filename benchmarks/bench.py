@@ -57,13 +57,18 @@ latest figures and what limits them: benchmarks/RESULTS.md"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="benchmarks/bench.py", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/bench.py",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--threads", type=int, default=30, metavar="N", help="concurrent Slack threads (default 30)")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="`folio serve --workers N` (default 1)")
     parser.add_argument("--model-latency", type=float, default=300.0, metavar="MS", help="per model call (default 300)")
-    parser.add_argument("--duration", type=float, default=20.0, metavar="S",
-                        help="seconds of new questions (default 20)")  # fmt: skip
+    parser.add_argument(
+        "--duration", type=float, default=20.0, metavar="S", help="seconds of new questions (default 20)"
+    )
     parser.add_argument(
         "--replies",
         choices=("plain", "mention"),
@@ -92,11 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (Folio's log, Redis) and say where")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--redis-stats", action="store_true",
-                        help="also print to stderr the embedded Redis's commands per answered turn")  # fmt: skip
-    parser.add_argument("--channel-per-thread", action="store_true",
-                        help="each thread in its own channel (else one: its posts keep Slack's pace of ~1/s, which "
-                             "caps turns not streamed at about one a second)")  # fmt: skip
+    parser.add_argument(
+        "--redis-stats",
+        action="store_true",
+        help="also print to stderr the embedded Redis's commands per answered turn",
+    )
+    parser.add_argument(
+        "--channel-per-thread",
+        action="store_true",
+        help="each thread in its own channel (else one: its posts keep Slack's pace of ~1/s, which "
+        "caps turns not streamed at about one a second)",
+    )
     return parser
 
 
@@ -120,9 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     found = figures(
-        result, usage, threads=args.threads, latency_ms=args.model_latency, duration=args.duration,
-        replies=args.replies, streaming=args.streaming == "on", token_delay_ms=args.token_delay, workers=args.workers,
-    )  # fmt: skip
+        result,
+        usage,
+        threads=args.threads,
+        latency_ms=args.model_latency,
+        duration=args.duration,
+        replies=args.replies,
+        streaming=args.streaming == "on",
+        token_delay_ms=args.token_delay,
+        workers=args.workers,
+    )
     print(json.dumps(asdict(found), indent=2) if args.json else bench_table(found))
     return 0
 
@@ -149,17 +167,21 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
     _build_index(args.corpus, data)
     (work / "channels.yaml").write_text(f"default:\n  container: {CONTAINER}\n")
     with ExitStack() as stack:
-        _say(f"starting the fakes and Folio ({args.workers} worker{'s' * (args.workers > 1)}, "
-             f"streaming {args.streaming})")  # fmt: skip
+        _say(
+            f"starting the fakes and Folio ({args.workers} worker{'s' * (args.workers > 1)}, "
+            f"streaming {args.streaming})"
+        )
         fakes, urls = stack.enter_context(_fakes(args.model_latency, args.token_delay))
         port = _free_port()
-        folio = stack.enter_context(_folio(work, data, urls, port, streaming=args.streaming == "on",
-                                           workers=args.workers))  # fmt: skip
+        folio = stack.enter_context(
+            _folio(work, data, urls, port, streaming=args.streaming == "on", workers=args.workers)
+        )
         pids = _folio_processes(folio.pid)
         stats_before = _redis_stats(data) if args.redis_stats else None
         before, fakes_before = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
-        target = Target(events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"],
-                        signing_secret=SECRET)  # fmt: skip
+        target = Target(
+            events_url=f"http://127.0.0.1:{port}/slack/events", answers_url=urls["answers_url"], signing_secret=SECRET
+        )
         if args.channel_per_thread:
             import benchmarks.loadgen as loadgen
             from benchmarks.peer_run import own_channel_events
@@ -167,8 +189,14 @@ def _bench(args: argparse.Namespace, work: Path, questions: list[str]) -> tuple[
             loadgen.question_events = own_channel_events  # drive() looks it up at run time
         _say(f"driving {args.threads} threads for {args.duration:.0f} s")
         started = time.monotonic()
-        load = drive(target, threads=args.threads, duration=args.duration, questions=questions,
-                     mention=args.replies == "mention", progress=_progress(started, args.duration))  # fmt: skip
+        load = drive(
+            target,
+            threads=args.threads,
+            duration=args.duration,
+            questions=questions,
+            mention=args.replies == "mention",
+            progress=_progress(started, args.duration),
+        )
         result = asyncio.run(load)
         after, fakes_after = _cpu_seconds(pids), _cpu_seconds([fakes.pid])
         if stats_before is not None:
@@ -205,8 +233,10 @@ def _say_redis_stats(before: dict[str, int], after: dict[str, int], turns: int) 
     counts = {name: after[name] - before.get(name, 0) for name in after if after[name] > before.get(name, 0)}
     counts.pop("info", None)
     per_turn = {name: round(count / max(turns, 1), 2) for name, count in sorted(counts.items(), key=lambda x: -x[1])}
-    _say(f"redis over {turns} answered turns, per turn: {sum(counts.values()) / max(turns, 1):.1f} commands; "
-         f"{json.dumps(per_turn)}")  # fmt: skip
+    _say(
+        f"redis over {turns} answered turns, per turn: {sum(counts.values()) / max(turns, 1):.1f} commands; "
+        f"{json.dumps(per_turn)}"
+    )
 
 
 def _progress(started: float, duration: float):  # type: ignore[no-untyped-def]
@@ -252,8 +282,14 @@ def _pythonpath() -> str:
 @contextmanager
 def _fakes(latency_ms: float, token_delay_ms: float) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
     env = {**os.environ, "PYTHONPATH": _pythonpath()}
-    command = [sys.executable, str(FAKES), "--model-latency-ms", str(latency_ms), "--token-delay-ms",
-               str(token_delay_ms)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(FAKES),
+        "--model-latency-ms",
+        str(latency_ms),
+        "--token-delay-ms",
+        str(token_delay_ms),
+    ]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""
@@ -271,17 +307,38 @@ def _folio(
     work: Path, data: Path, urls: dict[str, str], port: int, *, streaming: bool, workers: int
 ) -> Iterator[subprocess.Popen[bytes]]:
     env = {name: value for name, value in os.environ.items() if not name.upper().startswith(_OURS)}
-    env.update({
-        "SLACK_BOT_TOKEN": urls["slack_token"], "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": urls["slack_api_url"],
-        "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": urls["model_base_url"],
-        "FOLIO_MODEL_FAST": "bench-model", "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(data),
-        "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"), "FOLIO_LOG_LEVEL": "WARNING",
-        "FOLIO_STREAMING": "true" if streaming else "false", "PYTHONPATH": _pythonpath(),
-    })  # fmt: skip
+    env.update(
+        {
+            "SLACK_BOT_TOKEN": urls["slack_token"],
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": urls["slack_api_url"],
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": urls["model_base_url"],
+            "FOLIO_MODEL_FAST": "bench-model",
+            "FOLIO_CODE_INTERPRETER": "false",
+            "FOLIO_DATA_DIR": str(data),
+            "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"),
+            "FOLIO_LOG_LEVEL": "WARNING",
+            "FOLIO_STREAMING": "true" if streaming else "false",
+            "PYTHONPATH": _pythonpath(),
+        }
+    )
     log_path = work / "folio.log"
     log = log_path.open("wb")
-    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bot",
+        "--env-file",
+        str(work / "none.env"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         _wait_listening(process, log_path)

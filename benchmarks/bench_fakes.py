@@ -156,8 +156,11 @@ class BenchSlack(FakeSlack):
         if message.stream.markdown:
             self._turns.setdefault(message.thread_ts, {}).setdefault("first_text", time.time())
         if not message.stream.streaming:  # a finished stream: an answer, or a failure (quoted passages included)
-            self._note({"channel": message.channel, "text": message.stream.markdown, "blocks": message.blocks},
-                       message.ts, message.thread_ts)  # fmt: skip
+            self._note(
+                {"channel": message.channel, "text": message.stream.markdown, "blocks": message.blocks},
+                message.ts,
+                message.thread_ts,
+            )
 
     def _progress(self, thread_ts: str, title: str) -> None:
         # Called under the fake's lock: the first progress of a turn, and its first search, as they become visible.
@@ -180,11 +183,20 @@ class BenchSlack(FakeSlack):
         now = time.time()
         turn = self._turns.pop(thread, {})
         number = _NUMBER.search(shown)
-        self.answers.append({"channel": params["channel"], "thread_ts": thread, "ts": ts, "answer": answer,
-                             "text": str(params.get("text", ""))[:200], "at": now,
-                             "first_step": turn.get("first_step"), "first_search": turn.get("first_search"),
-                             "first_text": turn.get("first_text", now),
-                             "first_token": FIRST_TOKENS.get(int(number.group(1))) if number else None})  # fmt: skip
+        self.answers.append(
+            {
+                "channel": params["channel"],
+                "thread_ts": thread,
+                "ts": ts,
+                "answer": answer,
+                "text": str(params.get("text", ""))[:200],
+                "at": now,
+                "first_step": turn.get("first_step"),
+                "first_search": turn.get("first_search"),
+                "first_text": turn.get("first_text", now),
+                "first_token": FIRST_TOKENS.get(int(number.group(1))) if number else None,
+            }
+        )
 
     def handle(self, method: str, params: dict[str, Any], token: str | None) -> Any:
         with self._lock:
@@ -204,8 +216,12 @@ def _report_server(slack: BenchSlack) -> ThreadingHTTPServer:
             url = urlparse(self.path)
             if url.path == "/stats":  # how many calls Folio made of each fake
                 with slack._lock:
-                    stats = {"model_calls": _model_calls, "slack_calls": dict(slack.counts),
-                             "stream_text": dict(slack.stream_text), "generation_s": GENERATION[0]}  # fmt: skip
+                    stats = {
+                        "model_calls": _model_calls,
+                        "slack_calls": dict(slack.counts),
+                        "stream_text": dict(slack.stream_text),
+                        "generation_s": GENERATION[0],
+                    }
                 body = json.dumps(stats).encode()
             else:
                 start = int(parse_qs(url.query).get("since", ["0"])[0])
@@ -250,8 +266,9 @@ def main() -> int:
     slack = BenchSlack()
     # The tests check the wire format; here schema validation would only take CPU from the machine measured.
     TOKEN_DELAY[0] = args.token_delay_ms / 1000
-    model = BenchModel(latency=args.model_latency_ms / 1000, validate=args.check_schema,
-                       token_delay=args.token_delay_ms / 1000)  # fmt: skip
+    model = BenchModel(
+        latency=args.model_latency_ms / 1000, validate=args.check_schema, token_delay=args.token_delay_ms / 1000
+    )
     model.respond_with(scripted_turn)
     report = _report_server(slack)
     threading.Thread(target=_forget_requests, args=(model,), daemon=True).start()

@@ -72,8 +72,13 @@ class Step:
 
 
 # The slow model ends half a second before the 500s begin, so that its end does not undo them.
-SCHEDULE = (Step(15, "worker-kill"), Step(30, "redis-kill"), Step(45, "model-slow", 9.5), Step(55, "model-500", 10),
-            Step(75, "redeploy"))  # fmt: skip
+SCHEDULE = (
+    Step(15, "worker-kill"),
+    Step(30, "redis-kill"),
+    Step(45, "model-slow", 9.5),
+    Step(55, "model-500", 10),
+    Step(75, "redeploy"),
+)
 
 
 @dataclass
@@ -119,8 +124,23 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        command = [redis_server(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-                   "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"]  # fmt: skip
+        command = [
+            redis_server(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.folder),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+        ]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -158,8 +178,9 @@ class Supervised:
 
     def _spawn(self) -> None:
         with self.log.open("ab") as out, self._lock:
-            self.process = subprocess.Popen(self.command, cwd=self.cwd, env=self.env, stdout=out,
-                                            stderr=subprocess.STDOUT)  # fmt: skip
+            self.process = subprocess.Popen(
+                self.command, cwd=self.cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT
+            )
 
     def _keep_running(self) -> None:
         while not self._stopping.is_set():
@@ -285,10 +306,26 @@ def run(plan: Plan, questions: list[str], corpus: Path) -> Counts:
             stack.callback(redis.stop)
             _, urls = stack.enter_context(_fakes(300.0, 0.0))
             port = _free_port()
-            command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host",
-                       "127.0.0.1", "--port", str(port), "--workers", str(plan.workers)]  # fmt: skip
-            folio = Supervised(command, {**folio_env(work, urls, redis_url=redis.url), "FOLIO_LOG_LEVEL": "WARNING"},
-                               work, work / "folio.log")  # fmt: skip
+            command = [
+                sys.executable,
+                "-m",
+                "bot",
+                "--env-file",
+                str(work / "none.env"),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(plan.workers),
+            ]
+            folio = Supervised(
+                command,
+                {**folio_env(work, urls, redis_url=redis.url), "FOLIO_LOG_LEVEL": "WARNING"},
+                work,
+                work / "folio.log",
+            )
             folio.start()
             stack.callback(folio.stop)
             _wait_ready(port, work / "folio.log")
@@ -358,8 +395,9 @@ async def _drive(plan: Plan, questions: list[str], port: int, answers_url: str, 
         base = int(time.time())
 
         async def question(events: list[dict[str, Any]]) -> None:
-            results = await asyncio.gather(*(slack.deliver(e, f"Ev{e['ts'].replace('.', '')}{n}")
-                                             for n, e in enumerate(events)))  # fmt: skip
+            results = await asyncio.gather(
+                *(slack.deliver(e, f"Ev{e['ts'].replace('.', '')}{n}") for n, e in enumerate(events))
+            )
             acked.append(any(results))
 
         async def conversation(number: int) -> None:
@@ -370,8 +408,13 @@ async def _drive(plan: Plan, questions: list[str], port: int, answers_url: str, 
                     return
                 ts = f"{base}.{next(stamps):06d}"
                 thread = root or ts
-                events = question_events(questions[(number + turn) % len(questions)], ts=ts, thread_ts=root,
-                                         user=f"UCHAOS{number:04d}", mention=root is None)  # fmt: skip
+                events = question_events(
+                    questions[(number + turn) % len(questions)],
+                    ts=ts,
+                    thread_ts=root,
+                    user=f"UCHAOS{number:04d}",
+                    mention=root is None,
+                )
                 before = slack.shown(thread)
                 asked[thread] += 1
                 task = asyncio.create_task(question(events))
@@ -426,8 +469,10 @@ def table(rows: list[Counts]) -> str:
     )
     lines = [header, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in rows:
-        lines.append(f"| {c.fault} | {c.asked} | {c.acked} | {c.answered} | {c.failure_shown} | {c.lost} | "
-                     f"{c.duplicates} | {c.deliveries} ({c.refused}) | {c.restarts} |")  # fmt: skip
+        lines.append(
+            f"| {c.fault} | {c.asked} | {c.acked} | {c.answered} | {c.failure_shown} | {c.lost} | "
+            f"{c.duplicates} | {c.deliveries} ({c.refused}) | {c.restarts} |"
+        )
     return "\n".join(lines)
 
 
@@ -438,10 +483,18 @@ def main(argv: list[str] | None = None) -> int:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    parser.add_argument("--fault", choices=(*FAULTS, "all", ALL_FAULTS), default="all",
-                        help=f"one fault, or each in turn (all), or every fault in one run ({ALL_FAULTS})")  # fmt: skip
-    parser.add_argument("--retry-waits", type=_waits, metavar="S,S,S",
-                        help="seconds Slack waits before each retry (default: 0,60,300 divided by --compress)")  # fmt: skip
+    parser.add_argument(
+        "--fault",
+        choices=(*FAULTS, "all", ALL_FAULTS),
+        default="all",
+        help=f"one fault, or each in turn (all), or every fault in one run ({ALL_FAULTS})",
+    )
+    parser.add_argument(
+        "--retry-waits",
+        type=_waits,
+        metavar="S,S,S",
+        help="seconds Slack waits before each retry (default: 0,60,300 divided by --compress)",
+    )
     parser.add_argument("--threads", type=int, default=15, metavar="N", help="conversations (default 15)")
     parser.add_argument("--duration", type=float, default=30.0, metavar="S", help="seconds of new questions")
     parser.add_argument("--workers", type=int, default=2, metavar="N", help="`folio serve --workers N` (default 2)")
@@ -466,9 +519,16 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q.question for q in load_golden(args.corpus / "ground_truth.jsonl")]
     rows = []
     for fault in FAULTS if args.fault == "all" else (args.fault,):
-        plan = Plan(fault=fault, threads=args.threads, duration=args.duration, workers=args.workers,
-                    compress=args.compress, tail=args.tail, patience=args.patience,
-                    retry_waits=args.retry_waits)  # fmt: skip
+        plan = Plan(
+            fault=fault,
+            threads=args.threads,
+            duration=args.duration,
+            workers=args.workers,
+            compress=args.compress,
+            tail=args.tail,
+            patience=args.patience,
+            retry_waits=args.retry_waits,
+        )
         print(f"chaos: {fault}: {args.threads} conversations for {args.duration:.0f} s", file=sys.stderr, flush=True)
         rows.append(run(plan, questions, args.corpus))
         print(f"chaos: {json.dumps(asdict(rows[-1]))}", file=sys.stderr, flush=True)

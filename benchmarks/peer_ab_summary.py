@@ -11,9 +11,14 @@ import statistics
 import sys
 from collections import defaultdict
 
-KEYS = [("main_cpu_ms_per_turn", "CPU ms/turn", "{:.1f}"), ("ack_p50_ms", "ack p50 ms", "{:.1f}"),
-        ("ack_p99_ms", "ack p99 ms", "{:.1f}"), ("turns_per_s", "turns/s", "{:.1f}"),
-        ("overhead_ratio", "overhead", "{:.2f}"), ("slack_calls_per_turn", "Slack calls/turn", "{:.2f}")]  # fmt: skip
+KEYS = [
+    ("main_cpu_ms_per_turn", "CPU ms/turn", "{:.1f}"),
+    ("ack_p50_ms", "ack p50 ms", "{:.1f}"),
+    ("ack_p99_ms", "ack p99 ms", "{:.1f}"),
+    ("turns_per_s", "turns/s", "{:.1f}"),
+    ("overhead_ratio", "overhead", "{:.2f}"),
+    ("slack_calls_per_turn", "Slack calls/turn", "{:.2f}"),
+]
 
 
 def mmm(values: list[float], fmt: str) -> str:
@@ -35,13 +40,19 @@ def main(paths: list[str]) -> None:
             runs[(run["threads"], name)][row["rep"]] = run
     for threads in sorted({t for t, _ in runs}):
         names = sorted(name for t, name in runs if t == threads)
-        print(f"\n### {threads} threads\n\n| metric | " + " | ".join(f"{n} (n={len(runs[(threads, n)])})" for n in names)
-              + " |\n|---|" + "---|" * len(names))  # fmt: skip
+        print(
+            f"\n### {threads} threads\n\n| metric | "
+            + " | ".join(f"{n} (n={len(runs[(threads, n)])})" for n in names)
+            + " |\n|---|"
+            + "---|" * len(names)
+        )
         for key, label, fmt in KEYS:
             cells = [mmm([r[key] for r in runs[(threads, n)].values() if r[key] is not None], fmt) for n in names]
             print(f"| {label} | " + " | ".join(cells) + " |")
-        loads = [", ".join(f"{runs[(threads, n)][k]['load_before'][0]:.1f}" for k in sorted(runs[(threads, n)]))
-                 for n in names]  # fmt: skip
+        loads = [
+            ", ".join(f"{runs[(threads, n)][k]['load_before'][0]:.1f}" for k in sorted(runs[(threads, n)]))
+            for n in names
+        ]
         print(
             "| errors | " + " | ".join(str(sum(r["errors"] for r in runs[(threads, n)].values())) for n in names) + " |"
         )
@@ -56,8 +67,11 @@ def main(paths: list[str]) -> None:
                 continue
             cells = []
             for key, _, _ in (KEYS[0], KEYS[2], KEYS[4]):
-                both = [(runs[(threads, a)][k][key], runs[(threads, b)][k][key]) for k in runs[(threads, a)]
-                        if k in runs[(threads, b)]]  # fmt: skip
+                both = [
+                    (runs[(threads, a)][k][key], runs[(threads, b)][k][key])
+                    for k in runs[(threads, a)]
+                    if k in runs[(threads, b)]
+                ]
                 cells.append(mmm([x / y for x, y in both if x is not None and y], "{:.2f}"))
             print(f"| {a} / {b} | " + " | ".join(cells) + " |")
 

@@ -63,8 +63,9 @@ async def measure(args: argparse.Namespace) -> None:
         await index_files(sorted(args.corpus.glob("*.pdf")), retriever, container="benefits")
         answered = first = anywhere = 0
         for item in facts:
-            answer = await run_turn(item["question"], Conversation(scope=scope), model=None, retriever=retriever,
-                                    options=options)  # fmt: skip
+            answer = await run_turn(
+                item["question"], Conversation(scope=scope), model=None, retriever=retriever, options=options
+            )
             shown = quotes(answer.text)
             answered += answer.answerable
             first += bool(shown) and holds(shown[0], item["facts"])
@@ -74,13 +75,16 @@ async def measure(args: argparse.Namespace) -> None:
                 print(f"- {item['question']}\n  facts {item['facts']}\n  {answer.text[:600]}\n")
         refused = 0
         for question in unanswerable:
-            answer = await run_turn(question, Conversation(scope=scope), model=None, retriever=retriever,
-                                    options=options)  # fmt: skip
+            answer = await run_turn(
+                question, Conversation(scope=scope), model=None, retriever=retriever, options=options
+            )
             refused += not answer.answerable
         await retriever.close()
     total = len(facts)
-    print(f"{total} questions: answered {answered / total:.2f}  fact in first quote {first / total:.2f}  "
-          f"fact in any quote {anywhere / total:.2f}")  # fmt: skip
+    print(
+        f"{total} questions: answered {answered / total:.2f}  fact in first quote {first / total:.2f}  "
+        f"fact in any quote {anywhere / total:.2f}"
+    )
     print(f"{len(unanswerable)} unanswerable questions: refused {refused / max(len(unanswerable), 1):.2f}")
 
 

@@ -48,20 +48,41 @@ ACK_TIMEOUT = 3.0  # Slack counts a delivery not acked within 3 s as failed
 def folio_env(work: Path, urls: dict[str, str], *, redis_url: str | None) -> dict[str, str]:
     """`folio serve`'s environment for a bench: the fakes, the bench index, no settings of the caller's."""
     env = {name: value for name, value in os.environ.items() if not name.upper().startswith(_OURS)}
-    env.update({
-        "SLACK_BOT_TOKEN": urls["slack_token"], "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": urls["slack_api_url"],
-        "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": urls["model_base_url"], "FOLIO_MODEL_FAST": "bench-model",
-        "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(work / "data"),
-        "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"), "FOLIO_LOG_LEVEL": "INFO", "PYTHONPATH": _pythonpath(),
-    })  # fmt: skip
+    env.update(
+        {
+            "SLACK_BOT_TOKEN": urls["slack_token"],
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": urls["slack_api_url"],
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": urls["model_base_url"],
+            "FOLIO_MODEL_FAST": "bench-model",
+            "FOLIO_CODE_INTERPRETER": "false",
+            "FOLIO_DATA_DIR": str(work / "data"),
+            "FOLIO_CHANNELS_FILE": str(work / "channels.yaml"),
+            "FOLIO_LOG_LEVEL": "INFO",
+            "PYTHONPATH": _pythonpath(),
+        }
+    )
     if redis_url:
         env["REDIS_URL"] = redis_url
     return env
 
 
 def start(work: Path, env: dict[str, str], port: int, workers: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), "serve", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bot",
+        "--env-file",
+        str(work / "none.env"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     with log.open("ab") as out:
         return subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
 
@@ -133,8 +154,11 @@ class Deliveries:
             sent = []
             while not self._stop.is_set():
                 ts = f"{base}.{next(stamps):06d}"
-                [event] = [e for e in question_events("What is the refund window?", ts=ts, thread_ts=None,
-                                                       user="URESTART01") if e["type"] == "app_mention"]  # fmt: skip
+                [event] = [
+                    e
+                    for e in question_events("What is the refund window?", ts=ts, thread_ts=None, user="URESTART01")
+                    if e["type"] == "app_mention"
+                ]
                 sent.append(asyncio.create_task(self._post(session, event, f"Ev{ts.replace('.', '')}")))
                 await asyncio.sleep(DELIVER_EVERY)
             await asyncio.gather(*sent)
@@ -143,8 +167,9 @@ class Deliveries:
         body = event_body(event, event_id=event_id)
         began = time.monotonic()
         try:
-            async with session.post(self.url, data=body, headers=signed_headers(SECRET, body),
-                                    timeout=aiohttp.ClientTimeout(total=30)) as response:  # fmt: skip
+            async with session.post(
+                self.url, data=body, headers=signed_headers(SECRET, body), timeout=aiohttp.ClientTimeout(total=30)
+            ) as response:
                 await response.read()
                 took = time.monotonic() - began
                 outcome = "late" if took > ACK_TIMEOUT else "acked" if response.status == 200 else "refused"
@@ -203,8 +228,14 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(1.0)
                 seen = deliveries.stop()
                 probes.stop()
-                rows.append({**row, "port_closed_s": probes.closed, "probes_failed": probes.failed,
-                             **{f"deliveries_{name}": count for name, count in seen.items()}})  # fmt: skip
+                rows.append(
+                    {
+                        **row,
+                        "port_closed_s": probes.closed,
+                        "probes_failed": probes.failed,
+                        **{f"deliveries_{name}": count for name, count in seen.items()},
+                    }
+                )
                 print(f"restart: {rows[-1]}", file=sys.stderr)
             process.send_signal(signal.SIGTERM)
             process.wait(60)

@@ -45,8 +45,11 @@ def percentile(values: list[float], share: float) -> float:
 
 async def run(events: int, threads: int, concurrency: int, model_latency: float) -> None:
     # Everything opened is closed on the way out, errors included: the embedded Redis server, and then the folder.
-    with tempfile.TemporaryDirectory(prefix="folio-ack-bench-") as folder, FakeSlack() as slack, \
-            FakeResponses(latency=model_latency) as model_server:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix="folio-ack-bench-") as folder,
+        FakeSlack() as slack,
+        FakeResponses(latency=model_latency) as model_server,
+    ):
         model_server.respond_with(lambda request: reply("Benchmark answer."))
         async with AsyncExitStack() as stack:
             url, tasks = await _serve(stack, Path(folder), slack, model_server)
@@ -62,16 +65,20 @@ async def run(events: int, threads: int, concurrency: int, model_latency: float)
     ms = [a * 1000 for a in acks]
     print(f"events={events} threads={threads} concurrency={concurrency} model_latency={model_latency}s")
     print(f"ack ms: p50={statistics.median(ms):.1f} p95={percentile(ms, 0.95):.1f} max={max(ms):.1f}")
-    print(f"all acked in {acked:.2f}s; all {answers} answers posted after {done:.2f}s "
-          f"({answers / done:.1f} turns/s)")  # fmt: skip
+    print(f"all acked in {acked:.2f}s; all {answers} answers posted after {done:.2f}s ({answers / done:.1f} turns/s)")
 
 
 async def _serve(
     stack: AsyncExitStack, data: Path, slack: FakeSlack, model_server: FakeResponses
 ) -> tuple[str, BackgroundTasks]:
     """Folio on 127.0.0.1 against the fakes; every client is closed by `stack`. Returns the events URL."""
-    settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-                        folio_data_dir=data, folio_code_interpreter=False)  # fmt: skip
+    settings = Settings(
+        slack_bot_token=slack.token,
+        slack_signing_secret=SECRET,
+        slack_api_url=slack.base_url,
+        folio_data_dir=data,
+        folio_code_interpreter=False,
+    )
     model = model_server.client()
     stack.push_async_callback(model.close)
     policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
@@ -92,8 +99,15 @@ async def _mentions(url: str, events: int, threads: int, concurrency: int) -> li
 
     async def mention(http: aiohttp.ClientSession, n: int) -> None:
         ts = f"1900000001.{n:06d}"
-        event = {"type": "app_mention", "user": "U0BENCH01", "text": f"<@{BOT_USER}> refund policy for Acme?",
-                 "ts": ts, "thread_ts": roots[n % threads], "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+        event = {
+            "type": "app_mention",
+            "user": "U0BENCH01",
+            "text": f"<@{BOT_USER}> refund policy for Acme?",
+            "ts": ts,
+            "thread_ts": roots[n % threads],
+            "channel": CHANNEL,
+            "event_ts": ts,
+        }
         body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"EvB{n}", "event": event})
         async with gate:
             started = time.perf_counter()

@@ -127,9 +127,16 @@ def serve_main(runs: int) -> int:
         env = {
             name: value for name, value in os.environ.items() if not name.startswith(("FOLIO_", "SLACK_", "OPENAI_"))
         }
-        env.update(PYTHONPATH=str(ROOT), FOLIO_DATA_DIR=str(folder / "data"), AZURE_OPENAI_ENDPOINT="", REDIS_URL="",
-                   SLACK_BOT_TOKEN=urls["slack_token"], SLACK_SIGNING_SECRET=SECRET,
-                   SLACK_API_URL=urls["slack_api_url"], FOLIO_CHANNELS_FILE=str(folder / "channels.yaml"))  # fmt: skip
+        env.update(
+            PYTHONPATH=str(ROOT),
+            FOLIO_DATA_DIR=str(folder / "data"),
+            AZURE_OPENAI_ENDPOINT="",
+            REDIS_URL="",
+            SLACK_BOT_TOKEN=urls["slack_token"],
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=urls["slack_api_url"],
+            FOLIO_CHANNELS_FILE=str(folder / "channels.yaml"),
+        )
         child = [sys.executable, "-c", "from benchmarks.startup import serve_parts; serve_parts()"]
         subprocess.run(child, cwd=folder, env=env, capture_output=True, check=True)  # warm-up: the sample index
         interpreter, rows = [], []
@@ -169,8 +176,11 @@ def main() -> int:
         for name, (command, aim) in COMMANDS.items():
             runs = [timed(command, folder) for _ in range(args.runs)]
             walls, cpus = [wall for wall, _ in runs], [cpu for _, cpu in runs]
-            print(f"| `{name}` | {statistics.median(walls):.2f} s | {min(walls):.2f} s | "
-                  f"{statistics.median(cpus):.2f} s | <= {aim} s |", flush=True)  # fmt: skip
+            print(
+                f"| `{name}` | {statistics.median(walls):.2f} s | {min(walls):.2f} s | "
+                f"{statistics.median(cpus):.2f} s | <= {aim} s |",
+                flush=True,
+            )
     print(f"uptime after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     return 0
 

@@ -84,8 +84,11 @@ def model_step(chars: int, tokens_per_second: float):  # type: ignore[no-untyped
 
 
 async def run(streams: int, chars: int, tokens_per_second: float, *, rounds: int = 1) -> Figures:
-    with tempfile.TemporaryDirectory(prefix="folio-stream-pace-") as folder, FakeSlack() as slack, \
-            FakeResponses(validate=False) as model_server:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix="folio-stream-pace-") as folder,
+        FakeSlack() as slack,
+        FakeResponses(validate=False) as model_server,
+    ):
         slack.tier("chat.appendStream", per_window=TIER, window=60.0)
         model_server.respond_with(model_step(chars, tokens_per_second))
         async with AsyncExitStack() as stack:
@@ -100,7 +103,7 @@ async def run(streams: int, chars: int, tokens_per_second: float, *, rounds: int
 
 def _figures(
     slack: FakeSlack, model: FakeResponses, roots: dict[int, str], *, streams: int, chars: int, seconds: float
-) -> Figures:  # fmt: skip
+) -> Figures:
     responses = {}
     for request in model.requests:
         if request.tool_outputs and request.response_id:
@@ -115,8 +118,11 @@ def _figures(
         complete += message.markdown.count("Refunds for Acme") == answer_text(number, chars).count("Refunds for Acme")
         first, last = model.first_tokens[response], model.last_tokens[response]
         views = slack.views_of(CHANNEL, message.ts)
-        texts = [view.at for view, before in zip(views, [None, *views]) if view.streaming and view.markdown and (
-            before is None or before.markdown != view.markdown)]  # fmt: skip
+        texts = [
+            view.at
+            for view, before in zip(views, [None, *views])
+            if view.streaming and view.markdown and (before is None or before.markdown != view.markdown)
+        ]
         end = next((view.at for view in views if not view.streaming), None)
         if texts:
             first_words.append(1000 * (texts[0] - first))
@@ -126,17 +132,34 @@ def _figures(
             gaps += [1000 * (later - earlier) for earlier, later in zip(updates, updates[1:])]
     appended = sorted(call.at for call in slack.calls if call.method == "chat.appendStream")
     busiest = max((sum(1 for at in appended if start <= at < start + 60) for start in appended), default=0)
-    return Figures(streams, len(roots), chars, first_words, gaps, end_lags, len(appended), busiest, len(slack.limited), complete,
-                   seconds)  # fmt: skip
+    return Figures(
+        streams,
+        len(roots),
+        chars,
+        first_words,
+        gaps,
+        end_lags,
+        len(appended),
+        busiest,
+        len(slack.limited),
+        complete,
+        seconds,
+    )
 
 
 async def _serve(
     stack: AsyncExitStack, data: Path, slack: FakeSlack, model_server: FakeResponses
 ) -> tuple[str, BackgroundTasks]:
     """Folio on 127.0.0.1 against the fakes, streaming; every client is closed by `stack`."""
-    settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-                        folio_data_dir=data, folio_code_interpreter=False, folio_streaming=True,
-                        folio_turn_timeout=120)  # fmt: skip
+    settings = Settings(
+        slack_bot_token=slack.token,
+        slack_signing_secret=SECRET,
+        slack_api_url=slack.base_url,
+        folio_data_dir=data,
+        folio_code_interpreter=False,
+        folio_streaming=True,
+        folio_turn_timeout=120,
+    )
     model = model_server.client()
     stack.push_async_callback(model.close)
     policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
@@ -154,8 +177,14 @@ async def _mentions(url: str, numbers: range) -> dict[int, str]:
     roots = {n: f"1900000000.{n:06d}" for n in numbers}
 
     async def mention(http: aiohttp.ClientSession, n: int) -> None:
-        event = {"type": "app_mention", "user": "U0BENCH01", "text": f"<@{BOT_USER}> refund policy, question {n}?",
-                 "ts": roots[n], "channel": CHANNEL, "event_ts": roots[n]}  # fmt: skip
+        event = {
+            "type": "app_mention",
+            "user": "U0BENCH01",
+            "text": f"<@{BOT_USER}> refund policy, question {n}?",
+            "ts": roots[n],
+            "channel": CHANNEL,
+            "event_ts": roots[n],
+        }
         body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"EvS{n}", "event": event})
         async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as answer:
             assert answer.status == 200, answer.status

@@ -29,9 +29,15 @@ def _event(kind: str, **fields: object) -> bytes:
 
 def answer_reads(tokens: int) -> list[bytes]:
     """The reads of one streamed answer of `tokens` text deltas."""
-    response = {"id": "resp_bench", "object": "response", "status": "in_progress", "model": "bench-model",
-                "instructions": prompts.load("instructions"), "tools": prompts.request_tools(code_interpreter=False),
-                "output": []}  # fmt: skip
+    response = {
+        "id": "resp_bench",
+        "object": "response",
+        "status": "in_progress",
+        "model": "bench-model",
+        "instructions": prompts.load("instructions"),
+        "tools": prompts.request_tools(code_interpreter=False),
+        "output": [],
+    }
     text = " word" * tokens
     message = {"type": "message", "id": "msg_1", "content": [{"type": "output_text", "text": text}]}
     done = {
@@ -42,10 +48,12 @@ def answer_reads(tokens: int) -> list[bytes]:
     }
     where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
     return [
-        _event("response.created", response=response), _event("response.in_progress", response=response),
+        _event("response.created", response=response),
+        _event("response.in_progress", response=response),
         *(_event("response.output_text.delta", **where, delta=" word", logprobs=[]) for _ in range(tokens)),
-        _event("response.output_text.done", **where, text=text), _event("response.completed", response=done),
-    ]  # fmt: skip
+        _event("response.output_text.done", **where, text=text),
+        _event("response.completed", response=done),
+    ]
 
 
 def main() -> None:

@@ -62,8 +62,9 @@ def run_sync(work: Path, env: dict[str, str], log: Path, *extra: str) -> tuple[f
     """One `folio sync`: (seconds, folio peak KiB, rclone peak KiB, files fetched, exit status)."""
     fetched_before = log.read_text(errors="replace").count(": GET from")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRAPPER, "sync", *extra], cwd=work, env=env, capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, "sync", *extra], cwd=work, env=env, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - started
     memory = [line for line in done.stderr.splitlines() if line.startswith("MEMORY ")]
     folio_kib, rclone_kib = (int(value) for value in memory[-1].split()[1:]) if memory else (0, 0)
@@ -85,24 +86,43 @@ def main() -> int:
         generate(folder, args.files, args.docx)
         print(f"generated {args.files} files in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         port, log = free_port(), work / "served.log"
-        server = subprocess.Popen([default_program(), "serve", "webdav", str(folder), "--addr", f"127.0.0.1:{port}",
-                                   "-v", "--log-file", str(log), "--config", str(work / "none.conf")])  # fmt: skip
+        server = subprocess.Popen(
+            [
+                default_program(),
+                "serve",
+                "webdav",
+                str(folder),
+                "--addr",
+                f"127.0.0.1:{port}",
+                "-v",
+                "--log-file",
+                str(log),
+                "--config",
+                str(work / "none.conf"),
+            ]
+        )
         try:
             time.sleep(1.0)
             for jobs in args.jobs or [1]:
                 data = work / f"data-{jobs}"
                 env = {
-                    **os.environ, "FOLIO_DATA_DIR": str(data), "FOLIO_SAMPLE_CORPUS": "false",
-                    "FOLIO_SOURCES": str(work / "sources.yaml"), "RCLONE_CONFIG": str(work / "rclone.conf"),
-                    "RCLONE_CONFIG_BENCH_TYPE": "webdav", "RCLONE_CONFIG_BENCH_URL": f"http://127.0.0.1:{port}",
+                    **os.environ,
+                    "FOLIO_DATA_DIR": str(data),
+                    "FOLIO_SAMPLE_CORPUS": "false",
+                    "FOLIO_SOURCES": str(work / "sources.yaml"),
+                    "RCLONE_CONFIG": str(work / "rclone.conf"),
+                    "RCLONE_CONFIG_BENCH_TYPE": "webdav",
+                    "RCLONE_CONFIG_BENCH_URL": f"http://127.0.0.1:{port}",
                     "RCLONE_CONFIG_BENCH_VENDOR": "rclone",
-                }  # fmt: skip
+                }
                 env.pop("REDIS_URL", None)  # the data folder's embedded Redis holds the lease
                 (work / "sources.yaml").write_text("sources:\n  - {name: bench, from: 'bench:', container: bench}\n")
                 for label in (f"first sync, --jobs {jobs}", "unchanged sync"):
                     seconds, folio_kib, rclone_kib, fetched, code = run_sync(work, env, log, "--jobs", str(jobs))
-                    print(f"| {args.files} {'docx' if args.docx else 'md'} | {label} | {seconds:.1f} s | "
-                          f"{folio_kib / 1024:.0f} MiB | {rclone_kib / 1024:.0f} MiB | {fetched} | {code} |")  # fmt: skip
+                    print(
+                        f"| {args.files} {'docx' if args.docx else 'md'} | {label} | {seconds:.1f} s | "
+                        f"{folio_kib / 1024:.0f} MiB | {rclone_kib / 1024:.0f} MiB | {fetched} | {code} |"
+                    )
         finally:
             server.terminate()
             server.wait()

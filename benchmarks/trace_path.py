@@ -128,8 +128,13 @@ async def trace_one_mention() -> PathTrace:
         turn = (tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
         model.script(*turn, *turn)  # the warm-up and the traced mention
         async with AsyncExitStack() as stack:
-            settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.base_url,
-                                folio_data_dir=Path(folder), folio_code_interpreter=False)  # fmt: skip
+            settings = Settings(
+                slack_bot_token=slack.token,
+                slack_signing_secret=SECRET,
+                slack_api_url=slack.base_url,
+                folio_data_dir=Path(folder),
+                folio_code_interpreter=False,
+            )
             client = model.client()
             stack.push_async_callback(client.close)
             policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
@@ -155,8 +160,14 @@ async def trace_one_mention() -> PathTrace:
 
 
 async def _mention(http: aiohttp.ClientSession, url: str, ts: str) -> None:
-    event = {"type": "app_mention", "user": "U0TRACE01", "text": f"<@{BOT_USER}> refund window for monthly plans?",
-             "ts": ts, "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "user": "U0TRACE01",
+        "text": f"<@{BOT_USER}> refund window for monthly plans?",
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+    }
     body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"Ev{ts}", "event": event})
     async with http.post(url, data=body, headers={**sign(body), "Content-Type": "application/json"}) as response:
         assert response.status == 200, response.status
@@ -165,8 +176,10 @@ async def _mention(http: aiohttp.ClientSession, url: str, ts: str) -> None:
 def report(title: str, runs: list[tuple[str, str]], *, steps: bool) -> None:
     entries = Counter(name for name, _ in runs)
     returns = sum(count - 1 for count in entries.values())
-    print(f"{title}: {len(runs)} stays in {len(entries)} files, {returns} returns; most entered: "
-          + ", ".join(f"{name} {count}" for name, count in entries.most_common(6)))  # fmt: skip
+    print(
+        f"{title}: {len(runs)} stays in {len(entries)} files, {returns} returns; most entered: "
+        + ", ".join(f"{name} {count}" for name, count in entries.most_common(6))
+    )
     if steps:
         for number, (name, function) in enumerate(runs, 1):
             print(f"  {number:3d} {name} {function}")
@@ -180,8 +193,9 @@ def main() -> None:
     report("the mention's path", stays(trace.carried, None), steps=args.steps)
     first, last = trace.answer_span
     report("the request's path from turns/turn.py:take_turn", stays(trace.carried[first:last], None), steps=args.steps)
-    report("every start, around the agent (slack/, turns/, app/, store/, tasks)", stays(trace.starts, SURFACE),
-           steps=False)  # fmt: skip
+    report(
+        "every start, around the agent (slack/, turns/, app/, store/, tasks)", stays(trace.starts, SURFACE), steps=False
+    )
     report("every start, agent and search included", stays(trace.starts, None), steps=False)
     cycles = import_cycles()
     print("import cycles in bot/:", "; ".join(" <-> ".join(cycle) for cycle in cycles) or "none")
@@ -191,8 +205,10 @@ def import_cycles() -> list[list[str]]:
     """Cycles among bot/'s module-level imports (those under `if TYPE_CHECKING:` and inside functions left out)."""
     import ast
 
-    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
-               for path in BOT.rglob("*.py")}  # fmt: skip
+    modules = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in BOT.rglob("*.py")
+    }
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         for node in ast.parse(path.read_text()).body:
@@ -200,8 +216,10 @@ def import_cycles() -> list[list[str]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
-                           for alias in node.names]  # fmt: skip
+                targets = [
+                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                    for alias in node.names
+                ]
             edges[name].update(target for target in targets if target in modules and target != name)
     cycles, index, low, stack, on_stack = [], {}, {}, [], set()
 

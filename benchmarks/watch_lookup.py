@@ -74,8 +74,10 @@ async def main(rounds: int, socket: Path) -> None:
         await fill(redis, prefix, threads)
         store = ConversationStore(redis, prefix=prefix)
         median, found = await lookup_ms(store, rounds)
-        print(f"{threads:>6} threads, {DOCUMENTS} documents: threads of {CHANGED} changed documents in "
-              f"{median:.2f} ms (median of {rounds}; {found} threads found)")  # fmt: skip
+        print(
+            f"{threads:>6} threads, {DOCUMENTS} documents: threads of {CHANGED} changed documents in "
+            f"{median:.2f} ms (median of {rounds}; {found} threads found)"
+        )
         if threads == 10000:
             empty, added = await nothing_changed_us(store, rounds * 100)
             print(f"watch step of a run with no change: {empty:.2f} µs; with only additions: {added:.2f} µs")
@@ -88,8 +90,10 @@ if __name__ == "__main__":
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         socket = Path(folder) / "redis.sock"
-        server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", str(socket), "--save", "",
-                                   "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
+        server = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", str(socket), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+        )
         try:
             for _ in range(100):
                 if socket.exists():

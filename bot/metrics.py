@@ -36,34 +36,45 @@ FAST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
 CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 
 TURNS = Counter("folio_turns", "Turns finished, by outcome and answer profile", ["outcome", "profile"])
-TURN_SECONDS = Histogram("folio_turn_seconds", "Time from a question to its answer (or failure)", ["profile"],
-                         buckets=TURN_BUCKETS)  # fmt: skip
+TURN_SECONDS = Histogram(
+    "folio_turn_seconds", "Time from a question to its answer (or failure)", ["profile"], buckets=TURN_BUCKETS
+)
 FIRST_FEEDBACK_SECONDS = Histogram(
     "folio_first_feedback_seconds", "Time from a question to the first thing the thread shows", buckets=FAST_BUCKETS
 )
 MODEL_CALLS = Counter("folio_model_calls", "Responses API calls, by profile and outcome", ["profile", "outcome"])
-MODEL_SECONDS = Histogram("folio_model_call_seconds", "Time one Responses API call took", ["profile"],
-                          buckets=CALL_BUCKETS)  # fmt: skip
-TOKENS = Counter("folio_tokens", "Model tokens, by direction (input, output; cached: the part of input served from "
-                 "the provider's prompt cache)", ["direction"])  # fmt: skip
+MODEL_SECONDS = Histogram(
+    "folio_model_call_seconds", "Time one Responses API call took", ["profile"], buckets=CALL_BUCKETS
+)
+TOKENS = Counter(
+    "folio_tokens",
+    "Model tokens, by direction (input, output; cached: the part of input served from the provider's prompt cache)",
+    ["direction"],
+)
 SEARCHES = Counter("folio_searches", "Searches the agent ran, by outcome (ok, failed)", ["outcome"])
 SEARCH_SECONDS = Histogram("folio_search_seconds", "Time one search took", buckets=FAST_BUCKETS)
 CITATIONS_REMOVED = Counter("folio_citations_removed", "Citation markers removed because they named no shown source")
-SLACK_ERRORS = Counter("folio_slack_api_errors", "Slack Web API calls that failed, by method and error",
-                       ["method", "error"])  # fmt: skip
+SLACK_ERRORS = Counter(
+    "folio_slack_api_errors", "Slack Web API calls that failed, by method and error", ["method", "error"]
+)
 DUPLICATES = Counter("folio_duplicate_deliveries", "Repeated deliveries dropped (Slack retries, twin events)", ["kind"])
-SURFACE_TURNS = Counter("folio_surface_turns", "Turns finished, by surface (slack, mcp, terminal) and outcome",
-                        ["surface", "outcome"])  # fmt: skip
-MCP_CALLS = Counter("folio_mcp_calls", "MCP tool calls, by tool and outcome (ok, refused, invalid, failed)",
-                    ["tool", "outcome"])  # fmt: skip
-MCP_AUTH = Counter("folio_mcp_auth", "MCP requests by how the bearer token was taken (folio, oidc, refused)",
-                   ["result"])  # fmt: skip
-LOCK_WAIT_SECONDS = Histogram("folio_lock_wait_seconds", "Time a turn waited for its thread's lock",
-                              buckets=FAST_BUCKETS + (60, 120))  # fmt: skip
+SURFACE_TURNS = Counter(
+    "folio_surface_turns", "Turns finished, by surface (slack, mcp, terminal) and outcome", ["surface", "outcome"]
+)
+MCP_CALLS = Counter(
+    "folio_mcp_calls", "MCP tool calls, by tool and outcome (ok, refused, invalid, failed)", ["tool", "outcome"]
+)
+MCP_AUTH = Counter(
+    "folio_mcp_auth", "MCP requests by how the bearer token was taken (folio, oidc, refused)", ["result"]
+)
+LOCK_WAIT_SECONDS = Histogram(
+    "folio_lock_wait_seconds", "Time a turn waited for its thread's lock", buckets=FAST_BUCKETS + (60, 120)
+)
 WAITING_FOR_ADMISSION = Gauge(
-    "folio_turns_waiting_for_admission", "Turns waiting for the busy event loop to let them start",
+    "folio_turns_waiting_for_admission",
+    "Turns waiting for the busy event loop to let them start",
     multiprocess_mode="livesum",
-)  # fmt: skip
+)
 
 
 def model_call(profile: str, outcome: str, seconds: float) -> None:
@@ -150,13 +161,17 @@ def exposition() -> tuple[bytes, str]:
 
 # Sources (`folio sync`): each source's files by state after its last run, and when it last listed whole.
 SOURCE_FILES = Gauge(
-    "folio_source_files", "Files of each source after its last sync, by state", ["source", "state"],
+    "folio_source_files",
+    "Files of each source after its last sync, by state",
+    ["source", "state"],
     multiprocess_mode="livemax",
-)  # fmt: skip
+)
 SOURCE_LAST_SUCCESS = Gauge(
-    "folio_source_last_success_timestamp_seconds", "When each source was last listed whole (Unix time)", ["source"],
+    "folio_source_last_success_timestamp_seconds",
+    "When each source was last listed whole (Unix time)",
+    ["source"],
     multiprocess_mode="livemax",
-)  # fmt: skip
+)
 SOURCE_STATES = ("files", "indexed", "unchanged", "unreadable", "removed", "skipped")
 
 
@@ -169,8 +184,11 @@ def source_synced(source: str, *, counts: tuple[int, ...], last_success: float |
 
 
 # Watch: documents changed -> threads checked -> notes found and posted
-WATCH = Counter("folio_watch", "The watch's work: documents changed or removed, threads checked, notes found, "
-                "notes posted", ["what"])  # fmt: skip
+WATCH = Counter(
+    "folio_watch",
+    "The watch's work: documents changed or removed, threads checked, notes found, notes posted",
+    ["what"],
+)
 
 
 def count_watch(documents: int, threads: int, notes: int, posted: int) -> None:

@@ -96,8 +96,12 @@ async def finish_or_hand_back(
         if hand_back is not None:
             await hand_back()
         await tasks.hand_back()
-        log.warning("stopping: handed back %d turns that did not finish within %.0f s: %s", len(unfinished), grace,
-                    ", ".join(unfinished))  # fmt: skip
+        log.warning(
+            "stopping: handed back %d turns that did not finish within %.0f s: %s",
+            len(unfinished),
+            grace,
+            ", ".join(unfinished),
+        )
         return unfinished
     log.info("stopping: every turn finished (%.1f s)", loop.time() - began)
     return []

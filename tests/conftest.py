@@ -120,5 +120,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     started = _started.pop(item.nodeid, None)
     if started and report.passed:
         report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid} starts a process but is not marked slow (`@pytest.mark.slow`, which "
-                           f"`dev.py test --quick` skips): " + "; ".join(dict.fromkeys(started)))  # fmt: skip
+        report.longrepr = (
+            f"{item.nodeid} starts a process but is not marked slow (`@pytest.mark.slow`, which "
+            f"`dev.py test --quick` skips): " + "; ".join(dict.fromkeys(started))
+        )

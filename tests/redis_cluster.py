@@ -42,9 +42,13 @@ def free_port() -> int:
 
 class ThreeNodeCluster:
     def __init__(
-        self, folder: Path, *, binary: str = REDIS_SERVER, node_timeout_ms: int = 1000,
+        self,
+        folder: Path,
+        *,
+        binary: str = REDIS_SERVER,
+        node_timeout_ms: int = 1000,
         tls: tuple[Path, Path, Path] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`tls`: (CA, certificate, key) files: every node, and the cluster bus, speaks only TLS (`binary` must
         have it)."""
         self.folder = folder
@@ -67,8 +71,22 @@ class ThreeNodeCluster:
         if self.tls is None:
             return ["--port", str(port)]
         ca, cert, key = (str(path) for path in self.tls)
-        return ["--port", "0", "--tls-port", str(port), "--tls-cluster", "yes", "--tls-cert-file", cert,
-                "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no"]  # fmt: skip
+        return [
+            "--port",
+            "0",
+            "--tls-port",
+            str(port),
+            "--tls-cluster",
+            "yes",
+            "--tls-cert-file",
+            cert,
+            "--tls-key-file",
+            key,
+            "--tls-ca-cert-file",
+            ca,
+            "--tls-auth-clients",
+            "no",
+        ]
 
     def ranges(self) -> list[range]:
         """The slots each node serves: the 16384 split in three."""
@@ -84,10 +102,26 @@ class ThreeNodeCluster:
         port = self.ports[node]
         folder = self.folder / f"node-{port}"
         folder.mkdir(parents=True, exist_ok=True)
-        command = [self.binary, *self._listen(port), "--bind", "127.0.0.1", "--dir", str(folder),
-                   "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                   "--cluster-node-timeout", str(self.node_timeout_ms), "--appendonly", "yes",
-                   "--appendfsync", "always", "--save", ""]  # fmt: skip
+        command = [
+            self.binary,
+            *self._listen(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(folder),
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            str(self.node_timeout_ms),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+        ]
         with open(folder / "redis.log", "ab") as log:
             self._processes[node] = process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         if listening(port, process):
@@ -126,8 +160,9 @@ class ThreeNodeCluster:
                     infos = [client.cluster("INFO") for client in clients]
                 except redis.RedisError:
                     infos = []
-                if infos and all(i.get("cluster_state") == "ok" and int(i["cluster_known_nodes"]) == NODES
-                                 for i in infos):  # fmt: skip
+                if infos and all(
+                    i.get("cluster_state") == "ok" and int(i["cluster_known_nodes"]) == NODES for i in infos
+                ):
                     return
                 time.sleep(0.1)
             raise AssertionError(f"the cluster did not become ok: {infos}")

@@ -43,8 +43,21 @@ class RedisProcess:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def command(self) -> list[str]:
-        return [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-                "--appendonly", "yes", "--appendfsync", "always", "--save", ""]  # fmt: skip
+        return [
+            REDIS_SERVER,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.folder),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+        ]
 
     def start(self) -> None:
         """Start redis-server and wait until it accepts connections."""

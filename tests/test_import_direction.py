@@ -62,8 +62,10 @@ def runtime_imports(path: Path, modules: set[str]) -> dict[str, bool]:
             return
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bot") and not node.level:
             for alias in node.names:  # `from bot.slack import private` imports the module bot.slack.private
-                add(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module,
-                    in_function)  # fmt: skip
+                add(
+                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module,
+                    in_function,
+                )
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name, in_function)

@@ -16,14 +16,21 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 @pytest.mark.parametrize(
     ("question", "offered"),
     [
-        ("How much can I be reimbursed for glasses?", ("expense", "refund", "repay", "pay back", "claim back", "money back")),
-        ("Is a preauthorization needed to see a physician?",
-         ("approval", "authorization", "authorisation", "certification", "require", "required", "doctor")),
+        (
+            "How much can I be reimbursed for glasses?",
+            ("expense", "refund", "repay", "pay back", "claim back", "money back"),
+        ),
+        (
+            "Is a preauthorization needed to see a physician?",
+            ("approval", "authorization", "authorisation", "certification", "require", "required", "doctor"),
+        ),
         ("Does the plan pay for braces?", ("cover", "coverage", "pays for", "paid for", "include")),
-        ("What is not covered?",
-         ("pay for", "pays for", "paid for", "include", "exclude", "exclusion", "exception", "limitation")),
+        (
+            "What is not covered?",
+            ("pay for", "pays for", "paid for", "include", "exclude", "exclusion", "exception", "limitation"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_questions_synonyms_leave_out_every_form_of_what_it_already_asks(question: str, offered: tuple) -> None:
     assert alternatives(question) == offered
 

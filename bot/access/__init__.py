@@ -12,6 +12,14 @@ from bot.access.organisation import Organisation
 from bot.access.rules import MAX_PROMPTS, Grant, grant_for, outsider_dm_scope, prompts_for
 
 __all__ = [
-    "MAX_PROMPTS", "Access", "AssistantThread", "Grant", "Memberships", "Organisation", "ScopeChoice", "grant_for",
-    "outsider_dm_scope", "prompts_for",
-]  # fmt: skip
+    "MAX_PROMPTS",
+    "Access",
+    "AssistantThread",
+    "Grant",
+    "Memberships",
+    "Organisation",
+    "ScopeChoice",
+    "grant_for",
+    "outsider_dm_scope",
+    "prompts_for",
+]

@@ -61,9 +61,15 @@ class People:
     """E-mail address -> Slack person, cached in Redis with a TTL."""
 
     def __init__(
-        self, redis: Redis | RedisCluster, slack: AsyncWebClient, *, prefix: str, ttl: float, clock: Callable[[], float] = time.time,
+        self,
+        redis: Redis | RedisCluster,
+        slack: AsyncWebClient,
+        *,
+        prefix: str,
+        ttl: float,
+        clock: Callable[[], float] = time.time,
         patience: float = SLACK_PATIENCE,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._redis, self._slack, self._prefix = redis, slack, prefix
         self._ttl, self._clock, self._patience = ttl, clock, patience
 
@@ -80,8 +86,10 @@ class People:
             found = await self._ask(address)
         except AccessUnavailable:
             if cached is not None:
-                log.warning("Slack did not answer users.lookupByEmail; using the answer of %.0f s ago",
-                            self._clock() - cached[0])  # fmt: skip
+                log.warning(
+                    "Slack did not answer users.lookupByEmail; using the answer of %.0f s ago",
+                    self._clock() - cached[0],
+                )
                 return cached[1]
             raise
         await self._put(key, found)
@@ -117,5 +125,6 @@ class People:
     async def _put(self, key: str, person: SlackPerson | None) -> None:
         value = {"user": person.user, "team": person.team} if person is not None else None
         async with redis_errors():
-            await self._redis.set(key, json.dumps({"at": self._clock(), "value": value}),
-                                  ex=int(self._ttl + KEEP_STALE))  # fmt: skip
+            await self._redis.set(
+                key, json.dumps({"at": self._clock(), "value": value}), ex=int(self._ttl + KEEP_STALE)
+            )

@@ -208,8 +208,12 @@ class Memberships:
             value = await fetch()
         except SlackUnreachable as exc:
             if entry is not None:
-                log.warning("Slack did not answer for %s (%s); using the answer of %.0f s ago", name, exc,
-                            self._clock() - entry[0])  # fmt: skip
+                log.warning(
+                    "Slack did not answer for %s (%s); using the answer of %.0f s ago",
+                    name,
+                    exc,
+                    self._clock() - entry[0],
+                )
                 return entry[1]
             log.warning("Slack did not answer for %s (%s) and nothing is cached: refusing", name, exc)
             raise AccessUnavailable(messages.ACCESS_UNKNOWN) from exc

@@ -105,8 +105,9 @@ class Organisation:
             return cached
         home_team, home_enterprise = await self.home()
         found = await self._ask(lambda: self._slack.users_info(user=user))
-        outsider = of_another_organisation(found.get("user") or {}, home_team=home_team,
-                                           home_enterprise=home_enterprise)  # fmt: skip
+        outsider = of_another_organisation(
+            found.get("user") or {}, home_team=home_team, home_enterprise=home_enterprise
+        )
         await self._put(self._person_key(team, user), outsider)
         return outsider
 

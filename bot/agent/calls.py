@@ -25,8 +25,9 @@ class FunctionCall:
     def parsed(self) -> dict[str, Any]:
         """The arguments as a dict; ValueError saying what is wrong when they are not a JSON object."""
         if len(self.arguments) > MAX_ARGUMENTS_CHARS:
-            raise ValueError(f"the arguments are {len(self.arguments)} characters long; at most "
-                             f"{MAX_ARGUMENTS_CHARS} are accepted")  # fmt: skip
+            raise ValueError(
+                f"the arguments are {len(self.arguments)} characters long; at most {MAX_ARGUMENTS_CHARS} are accepted"
+            )
         try:
             value = json.loads(self.arguments or "{}")
         except RecursionError:  # json raises this, not a ValueError, for nesting deeper than the interpreter's stack
@@ -43,8 +44,10 @@ class FunctionCall:
         if not isinstance(query, str) or not query.strip():
             raise ValueError("the argument 'query' must be a non-empty string")
         if len(query) > MAX_QUERY_CHARS:
-            raise ValueError(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are accepted: "
-                             "search with a few focused words")  # fmt: skip
+            raise ValueError(
+                f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are accepted: "
+                "search with a few focused words"
+            )
         try:
             query.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate ("\ud800") parses, but no request could carry it on

@@ -78,8 +78,9 @@ async def run_turn(
         )
         return _telling(answer, set_aside)
     sources = TurnSources(conversation, budget=options.chunk_budget)
-    tools = ToolContext(question, conversation.scope, retriever, sources, options.search_top, events or ignore,
-                        reader=reader)  # fmt: skip
+    tools = ToolContext(
+        question, conversation.scope, retriever, sources, options.search_top, events or ignore, reader=reader
+    )
     turn = TurnState(question, conversation, model, options, profile, tools, stream=stream)
     try:
         answer = await _answer(turn)
@@ -234,6 +235,11 @@ def _log_trace(turn: TurnState, answer: Answer) -> None:
             content_log.debug("turn step %d %s query=%r %s", number, step.tool, step.query, step.note)
     log.debug(  # the per-turn record (bot.turns.observer) is the INFO line; this trace holds search queries
         "turn done: mode=%s %d model calls, %d tool calls, %d+%d tokens, %d citations, cap_hit=%s",
-        answer.mode, answer.model_calls, len(answer.tool_calls), answer.usage.input_tokens,
-        answer.usage.output_tokens, len(answer.citations), answer.cap_hit,
-    )  # fmt: skip
+        answer.mode,
+        answer.model_calls,
+        len(answer.tool_calls),
+        answer.usage.input_tokens,
+        answer.usage.output_tokens,
+        len(answer.citations),
+        answer.cap_hit,
+    )

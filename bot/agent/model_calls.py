@@ -43,8 +43,13 @@ async def call_model(
         response = await _call(turn, input=whole, tool_choice=tool_choice, may_answer=may_answer, store=False)
     else:
         try:
-            response = await _call(turn, input=input, previous_response_id=previous_response_id,
-                                   tool_choice=tool_choice, may_answer=may_answer)  # fmt: skip
+            response = await _call(
+                turn,
+                input=input,
+                previous_response_id=previous_response_id,
+                tool_choice=tool_choice,
+                may_answer=may_answer,
+            )
         except KeepsNoResponses as exc:
             if not state.learn_stateless():
                 log.error("model configuration: %s: %s: %s", exc.setting, exc.detail, exc.fix)
@@ -97,9 +102,14 @@ async def _call(
             if turn.stream and may_answer:
                 turn.drafts += 1
                 writer = AnswerWriter(
-                    turn.conversation.sources, link_for=options.link_for, events=turn.tools.events, draft=turn.drafts,
-                    step_ids=turn.tools.step_ids, shown_code=turn.shown_code, stored=store,
-                )  # fmt: skip
+                    turn.conversation.sources,
+                    link_for=options.link_for,
+                    events=turn.tools.events,
+                    draft=turn.drafts,
+                    step_ids=turn.tools.step_ids,
+                    shown_code=turn.shown_code,
+                    stored=store,
+                )
                 response = await create_streamed(turn.model, params, writer)
                 announced = writer.created == response.id
             else:
@@ -117,8 +127,9 @@ def _called(profile: str, model: str, outcome: str, seconds: float, response: Mo
     """The event of one ended call, with the tokens the service reported for it (the usage counters add these)."""
     if response is None:
         return ModelCalled(profile, outcome, seconds, model)
-    return ModelCalled(profile, outcome, seconds, model, response.input_tokens, response.cached_tokens,
-                       response.output_tokens)  # fmt: skip
+    return ModelCalled(
+        profile, outcome, seconds, model, response.input_tokens, response.cached_tokens, response.output_tokens
+    )
 
 
 async def _record(turn: TurnState, response: ModelReply, *, announced: bool, stored: bool = True) -> None:
@@ -132,8 +143,9 @@ async def _record(turn: TurnState, response: ModelReply, *, announced: bool, sto
         await turn.tools.events(ResponseCreated(response.id))
     if response.has_usage:
         turn.usage = turn.usage + Usage(input_tokens=response.input_tokens, output_tokens=response.output_tokens)
-    turn.trace.append(TraceStep("model", note=f"{response.id}: {response.input_tokens} in, "
-                                f"{response.output_tokens} out"))  # fmt: skip
+    turn.trace.append(
+        TraceStep("model", note=f"{response.id}: {response.input_tokens} in, {response.output_tokens} out")
+    )
     for run in response.code_runs:
         if run.id not in turn.shown_code:  # a streamed call showed it already, before the text using it
             await turn.tools.events(calculation(run, turn.tools.step_ids))

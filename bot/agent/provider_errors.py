@@ -102,9 +102,11 @@ def _no_tools(failure: Failure, call: Call) -> FolioError | None:
     if "--jinja" not in text and "does not support tools" not in text:
         return None
     url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
-    return _misconfigured(url, f"the server refuses function tools ({_said(failure)}): {failure.message}",
-                          "start llama-server with --jinja (Folio's search is a function tool), or use a model that "
-                          "calls tools")  # fmt: skip
+    return _misconfigured(
+        url,
+        f"the server refuses function tools ({_said(failure)}): {failure.message}",
+        "start llama-server with --jinja (Folio's search is a function tool), or use a model that calls tools",
+    )
 
 
 def _passing(failure: Failure, call: Call) -> FolioError | None:
@@ -125,10 +127,11 @@ def _keeps_none(failure: Failure, call: Call) -> FolioError | None:
     if "support" not in text:  # "does not support", "not supported", "unsupported"
         return None
     return KeepsNoResponses(
-        messages.MODEL_MISCONFIGURED, setting="FOLIO_MODEL_STATE",
+        messages.MODEL_MISCONFIGURED,
+        setting="FOLIO_MODEL_STATE",
         detail=f"the service keeps no responses: it refused previous_response_id ({_said(failure)}): {failure.message}",
         fix="set FOLIO_MODEL_STATE=client (or auto) so that Folio resends each conversation",
-    )  # fmt: skip
+    )
 
 
 def _history_gone(failure: Failure, call: Call) -> FolioError | None:
@@ -154,8 +157,9 @@ def _setting_refused(failure: Failure, call: Call) -> FolioError | None:
         return _misconfigured(setting, f"the key was refused ({_said(failure)})", fix)
     switch = _switch_refused(failure)
     if switch is not None:
-        return _misconfigured(switch, f"{call.model!r} does not take what {switch} sends ({_said(failure)})",
-                              f"set {switch}=false")  # fmt: skip
+        return _misconfigured(
+            switch, f"{call.model!r} does not take what {switch} sends ({_said(failure)})", f"set {switch}=false"
+        )
     return None
 
 
@@ -163,8 +167,9 @@ def not_the_api(exc: NotAResponse, call: Call) -> ModelMisconfigured:
     """A reply that is not the Responses API's: the base URL names a web server or another service."""
     url = "AZURE_OPENAI_ENDPOINT" if call.azure else "OPENAI_BASE_URL"
     example = "https://NAME.openai.azure.com" if call.azure else "https://api.openai.com/v1"
-    return _misconfigured(url, f"the reply is not a Responses API reply ({exc})",
-                          f"set {url} to the API's address, e.g. {example}")  # fmt: skip
+    return _misconfigured(
+        url, f"the reply is not a Responses API reply ({exc})", f"set {url} to the API's address, e.g. {example}"
+    )
 
 
 def _model_missing(failure: Failure) -> bool:
@@ -188,16 +193,22 @@ def _switch_refused(failure: Failure) -> str | None:
 
 def _quota(failure: Failure, call: Call) -> FolioError | None:
     if failure.status == 429 and "insufficient_quota" in (failure.code, failure.kind):
-        return QuotaExceeded(messages.MODEL_QUOTA, detail="the account's quota is used up (429 insufficient_quota): "
-                             "check the plan and billing of the account behind the key")  # fmt: skip
+        return QuotaExceeded(
+            messages.MODEL_QUOTA,
+            detail="the account's quota is used up (429 insufficient_quota): "
+            "check the plan and billing of the account behind the key",
+        )
     return None
 
 
 def _rate_limited(failure: Failure, call: Call) -> FolioError | None:
     # Not an outage: quoting passages would hide that the account's limits are too low for the load.
     if failure.status == 429:
-        return RateLimited(messages.MODEL_RATE_LIMITED, detail=f"the service is rate-limiting Folio ({_said(failure)}): "
-                           "raise the account's or deployment's rate limit, or lower the load")  # fmt: skip
+        return RateLimited(
+            messages.MODEL_RATE_LIMITED,
+            detail=f"the service is rate-limiting Folio ({_said(failure)}): "
+            "raise the account's or deployment's rate limit, or lower the load",
+        )
     return None
 
 

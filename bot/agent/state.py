@@ -93,5 +93,10 @@ def assistant_message(text: str, number: int) -> Item:
     """An earlier answer restated as an output message: the one assistant form both OpenAI's schema and llama.cpp's
     server accept (llama.cpp refuses `{"role": "assistant", "content": "..."}` as an item of unknown type)."""
     part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-    return {"type": "message", "id": f"msg_history_{number}", "role": "assistant", "status": "completed",
-            "content": [part]}  # fmt: skip
+    return {
+        "type": "message",
+        "id": f"msg_history_{number}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [part],
+    }

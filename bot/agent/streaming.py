@@ -57,17 +57,25 @@ WAITED = 0.001  # seconds a read took when it waited for the network (pieces alr
 
 def calculation(run: CodeRun, step_ids: StepIds) -> Step:
     """The finished "Calculating" step of one code_interpreter run, with its output."""
-    return Step(step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE, status="done",
-                detail=run.logs[:500])  # fmt: skip
+    return Step(
+        step_ids.next("calculate"), "calculate", messages.PROGRESS_CALCULATE, status="done", detail=run.logs[:500]
+    )
 
 
 class AnswerWriter:
     """Turns one response's text deltas into checked AnswerText events, and its code runs into steps as they end."""
 
     def __init__(
-        self, known: Mapping[str, Chunk], *, link_for: LinkFor, events: Listener, draft: int, step_ids: StepIds,
-        shown_code: set[str], stored: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        known: Mapping[str, Chunk],
+        *,
+        link_for: LinkFor,
+        events: Listener,
+        draft: int,
+        step_ids: StepIds,
+        shown_code: set[str],
+        stored: bool = True,
+    ) -> None:
         self._checker = CitationStream(known, link_for=link_for)
         self._events = events
         self._draft = draft

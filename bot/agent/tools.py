@@ -218,8 +218,9 @@ async def _read(tool_call: FunctionCall, context: ToolContext) -> ToolResult:
     step = Step(context.step_ids.next("search"), "search", messages.progress_read(title))
     await context.events(step)
     admitted = context.sources.admit(chunks)
-    await context.events(replace(step, status="done", detail=messages.step_sources(len(admitted.shown), 0),
-                                 sources=admitted.shown))  # fmt: skip
+    await context.events(
+        replace(step, status="done", detail=messages.step_sources(len(admitted.shown), 0), sources=admitted.shown)
+    )
     notes = [prompts.note("budget_spent", budget=context.sources.budget)] if admitted.budget_spent else []
     refs = tuple(ref for ref, _ in admitted.shown)
     summary = _summary(refs, admitted.repeated, admitted.budget_spent)

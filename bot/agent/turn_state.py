@@ -44,6 +44,11 @@ class TurnState:
     def charged(self, answer: Answer) -> Answer:
         """`answer` with what this turn used: its tool calls, the responses it created, its model calls, its tokens,
         the cap."""
-        spent = {"tool_calls": tuple(self.tool_calls), "response_ids": tuple(self.response_ids),
-                 "model_calls": self.model_calls, "usage": self.usage, "cap_hit": self.cap_hit}  # fmt: skip
+        spent = {
+            "tool_calls": tuple(self.tool_calls),
+            "response_ids": tuple(self.response_ids),
+            "model_calls": self.model_calls,
+            "usage": self.usage,
+            "cap_hit": self.cap_hit,
+        }
         return answer.model_copy(update=spent)

@@ -95,7 +95,7 @@ class ModelReply:
                 )
                 for item in output
                 if item.get("type") == "function_call"
-            ),  # fmt: skip
+            ),
             code_runs=tuple(CodeRun.read(item) for item in output if item.get("type") == "code_interpreter_call"),
             input_tokens=_count(usage, "input_tokens"),
             output_tokens=_count(usage, "output_tokens"),

@@ -146,10 +146,20 @@ async def open_folio(
         tasks = BackgroundTasks()
         stack.push_async_callback(_finish, tasks)  # runs first on the way out: turns still use the clients
         yield Folio(
-            settings=settings, model=model, retriever=retriever, options=builders.agent_options(settings, links),
-            links=links, policy=policy, store=store, slack=slack, tasks=tasks, access=access, redis_server=redis_server,
-            stores=stores, budget=budget,
-        )  # fmt: skip
+            settings=settings,
+            model=model,
+            retriever=retriever,
+            options=builders.agent_options(settings, links),
+            links=links,
+            policy=policy,
+            store=store,
+            slack=slack,
+            tasks=tasks,
+            access=access,
+            redis_server=redis_server,
+            stores=stores,
+            budget=budget,
+        )
 
 
 def _current(policy: ChannelPolicy | PolicyFile | None) -> Callable[[], ChannelPolicy] | None:

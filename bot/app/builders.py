@@ -115,10 +115,13 @@ def embedder(settings: Settings, model: AsyncOpenAI | None) -> OpenAIEmbedder | 
     from bot.retrieval.embedders import OpenAIEmbedder
 
     return OpenAIEmbedder(
-        model, model=settings.folio_embedding_model, dimensions=settings.folio_embedding_dimensions,
-        query_prefix=settings.folio_embedding_query_prefix, document_prefix=settings.folio_embedding_document_prefix,
+        model,
+        model=settings.folio_embedding_model,
+        dimensions=settings.folio_embedding_dimensions,
+        query_prefix=settings.folio_embedding_query_prefix,
+        document_prefix=settings.folio_embedding_document_prefix,
         query_model=settings.folio_embedding_query_model,
-    )  # fmt: skip
+    )
 
 
 def retriever(
@@ -144,9 +147,11 @@ def retriever(
 
     folder = data_dir(settings)
     return LocalRetriever(
-        folder / "index.sqlite", embedder=embedder, score_gap=settings.folio_score_gap,
+        folder / "index.sqlite",
+        embedder=embedder,
+        score_gap=settings.folio_score_gap,
         vector_weight=settings.folio_vector_weight,
-    )  # fmt: skip
+    )
 
 
 def _search_vectorizer(settings: Settings) -> AzureVectorizer | None:
@@ -201,8 +206,11 @@ def store(settings: Settings, url: str | None = None) -> ConversationStore:
     options = RedisOptions.of(settings)
     if not options.verify:
         logs.say(messages.REDIS_TLS_UNVERIFIED, level=logging.WARNING)
-    return ConversationStore(redis_client(settings.redis_url, options), lock_hold_seconds=hold,
-                             blocking=blocking_client(settings.redis_url, options))  # fmt: skip
+    return ConversationStore(
+        redis_client(settings.redis_url, options),
+        lock_hold_seconds=hold,
+        blocking=blocking_client(settings.redis_url, options),
+    )
 
 
 async def embedded_redis(settings: Settings) -> EmbeddedRedis:
@@ -224,7 +232,7 @@ def slack_http_session() -> aiohttp.ClientSession:
 
 def slack_client(
     settings: Settings, session: aiohttp.ClientSession, *, pacer: ChannelPacer | None = None
-) -> PacedWebClient:  # fmt: skip
+) -> PacedWebClient:
     """The Web API client on SLACK_API_URL, retrying rate limits (HTTP 429 after Retry-After) and dropped connections,
     its chat.postMessage paced per channel by `pacer` (Slack's documented pace unless given: see `ChannelPacer`).
 
@@ -247,9 +255,13 @@ def slack_client(
         RateLimitRetry(max_retry_count=3),
     ]
     return PacedWebClient(
-        pacer=ChannelPacer() if pacer is None else pacer, token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url, retry_handlers=retries, session=session, timeout=SLACK_CALL_TIMEOUT,
-    )  # fmt: skip
+        pacer=ChannelPacer() if pacer is None else pacer,
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        retry_handlers=retries,
+        session=session,
+        timeout=SLACK_CALL_TIMEOUT,
+    )
 
 
 def links(settings: Settings, *, file_links: bool) -> Links:
@@ -261,9 +273,12 @@ def links(settings: Settings, *, file_links: bool) -> Links:
     documents = DocumentStore(documents_folder(settings.folio_data_dir))
     key = link_signing_key(settings) if settings.folio_public_url else None
     return Links(
-        documents=documents, public_url=settings.folio_public_url, key=key, ttl_days=settings.folio_link_ttl_days,
+        documents=documents,
+        public_url=settings.folio_public_url,
+        key=key,
+        ttl_days=settings.folio_link_ttl_days,
         file_links=file_links,
-    )  # fmt: skip
+    )
 
 
 def link_signing_key(settings: Settings) -> bytes:
@@ -281,10 +296,14 @@ def link_signing_key(settings: Settings) -> bytes:
 def converters(settings: Settings, *, ocr: OcrMode | None = None) -> Converters:
     """The converting programs and OCR options of an indexing run (`ocr`: --ocr, over FOLIO_OCR)."""
     return Converters(
-        soffice=settings.folio_soffice, ocrmypdf=settings.folio_ocrmypdf, tesseract=settings.folio_tesseract,
-        ocr=ocr or settings.folio_ocr, languages=settings.folio_ocr_languages, timeout=settings.folio_convert_timeout,
+        soffice=settings.folio_soffice,
+        ocrmypdf=settings.folio_ocrmypdf,
+        tesseract=settings.folio_tesseract,
+        ocr=ocr or settings.folio_ocr,
+        languages=settings.folio_ocr_languages,
+        timeout=settings.folio_convert_timeout,
         jobs=settings.folio_convert_jobs,
-    )  # fmt: skip
+    )
 
 
 def documents_folder(data_dir: Path) -> Path:

@@ -63,8 +63,9 @@ async def documents_changed(
         log.warning("the watch did not run to its end: %s", exc)
         return WatchReport()
     count_watch(report.run.documents, report.run.threads, report.run.notes, report.posted)
-    log.info(messages.watch_run(report.run.documents, report.run.threads, report.run.notes, report.posted,
-                                report.pending))  # fmt: skip
+    log.info(
+        messages.watch_run(report.run.documents, report.run.threads, report.run.notes, report.posted, report.pending)
+    )
     return report
 
 
@@ -72,8 +73,12 @@ def _threads_may_exist(folio: Folio) -> bool:
     """Whether any Slack thread could have cited a document: Slack configured, a Redis named, or a running `folio
     serve`'s embedded Redis in the data folder. Otherwise the watch would start a Redis only to find nothing."""
     settings = folio.settings
-    return bool(folio.store is not None or settings.slack_configured or settings.redis_url
-                or running_socket(settings.folio_data_dir))  # fmt: skip
+    return bool(
+        folio.store is not None
+        or settings.slack_configured
+        or settings.redis_url
+        or running_socket(settings.folio_data_dir)
+    )
 
 
 async def _watch(changes: Sequence[DocumentChange], *, folio: Folio, store: ConversationStore | None) -> WatchReport:
@@ -81,8 +86,9 @@ async def _watch(changes: Sequence[DocumentChange], *, folio: Folio, store: Conv
         if store is None:
             store = folio.store or (await stack.enter_async_context(open_store(folio.settings))).conversations
         policy = folio.policy.current() if isinstance(folio.policy, PolicyFile) else folio.policy
-        run = await watch_changes(changes, store=store, retriever=folio.retriever, policy=policy,
-                                  watch_days=folio.settings.folio_watch_days)  # fmt: skip
+        run = await watch_changes(
+            changes, store=store, retriever=folio.retriever, policy=policy, watch_days=folio.settings.folio_watch_days
+        )
         slack = folio.slack
         if slack is None and folio.settings.slack_configured:
             session = builders.slack_http_session()
@@ -90,8 +96,9 @@ async def _watch(changes: Sequence[DocumentChange], *, folio: Folio, store: Conv
             slack = builders.slack_client(folio.settings, session)
         posted = await post_notes(store, slack) if slack is not None else 0
         outbox = store.outbox()
-        await outbox.record(WatchRecord(at=time.time(), documents=run.documents, threads=run.threads, notes=run.notes,
-                                        posted=posted))  # fmt: skip
+        await outbox.record(
+            WatchRecord(at=time.time(), documents=run.documents, threads=run.threads, notes=run.notes, posted=posted)
+        )
         return WatchReport(run=run, posted=posted, pending=await outbox.pending())
 
 
@@ -104,17 +111,27 @@ def index_changes(before: Sequence[IndexedFile], after: Sequence[IndexedFile]) -
     for name, held in new.items():
         was = old.get(name)
         if was is None or was.fingerprint != held.fingerprint:
-            changes.append(DocumentChange(
-                container=held.container, document=name, identity=held.source or name,
-                kind="added" if was is None else "changed", old_version=was.fingerprint if was else None,
-                new_version=held.fingerprint,
-            ))  # fmt: skip
+            changes.append(
+                DocumentChange(
+                    container=held.container,
+                    document=name,
+                    identity=held.source or name,
+                    kind="added" if was is None else "changed",
+                    old_version=was.fingerprint if was else None,
+                    new_version=held.fingerprint,
+                )
+            )
     for name, was in old.items():
         if name not in new:
-            changes.append(DocumentChange(
-                container=was.container, document=name, identity=was.source or name, kind="removed",
-                old_version=was.fingerprint,
-            ))  # fmt: skip
+            changes.append(
+                DocumentChange(
+                    container=was.container,
+                    document=name,
+                    identity=was.source or name,
+                    kind="removed",
+                    old_version=was.fingerprint,
+                )
+            )
     return changes
 
 

@@ -244,8 +244,13 @@ async def _model_check(client: AsyncOpenAI, settings: Settings, profile: Profile
         return Check(part, "fail", f"{model}: {error.detail}", error.fix, {"setting": error.setting})
     culprit = await _switch_to_blame(client, call, effort=effort, reasoning=reasoning, code_interpreter=code)
     if culprit is not None:
-        return Check(part, "fail", f"{model} refuses what {culprit} sends ({getattr(error, 'detail', error)})",
-                     f"set {culprit}=false", {"setting": culprit})  # fmt: skip
+        return Check(
+            part,
+            "fail",
+            f"{model} refuses what {culprit} sends ({getattr(error, 'detail', error)})",
+            f"set {culprit}=false",
+            {"setting": culprit},
+        )
     return Check(part, "fail", f"{model}: {getattr(error, 'detail', '') or error}", _model_fix(settings))
 
 
@@ -266,9 +271,13 @@ async def _switch_to_blame(
 async def _probe(client: AsyncOpenAI, call: Call, *, effort: str | None, code_interpreter: bool) -> FolioError | None:
     """One Responses call with the agent's tools and reasoning, a few output tokens, stored nowhere."""
     params: dict[str, Any] = {
-        "model": call.model, "input": "Reply with the word OK.", "max_output_tokens": 16, "store": False,
-        "tools": prompts.tool_definitions(code_interpreter=code_interpreter), "tool_choice": "none",
-    }  # fmt: skip
+        "model": call.model,
+        "input": "Reply with the word OK.",
+        "max_output_tokens": 16,
+        "store": False,
+        "tools": prompts.tool_definitions(code_interpreter=code_interpreter),
+        "tool_choice": "none",
+    }
     if effort:
         params["reasoning"] = {"effort": effort}
     if code_interpreter:
@@ -288,8 +297,13 @@ async def _model_state_check(client: AsyncOpenAI, settings: Settings) -> Check:
     """Whether the service keeps responses: one call chained to a response it cannot have, which a service that
     chains answers "not found" and one that keeps none (llama.cpp) refuses; nothing is written or stored."""
     call = Call(model=settings.folio_model_fast, profile="fast", azure=is_azure(client), chained=True)
-    params: dict[str, Any] = {"model": call.model, "input": "Reply with the word OK.", "max_output_tokens": 16, "store": False,
-              "previous_response_id": NO_SUCH_RESPONSE}  # fmt: skip
+    params: dict[str, Any] = {
+        "model": call.model,
+        "input": "Reply with the word OK.",
+        "max_output_tokens": 16,
+        "store": False,
+        "previous_response_id": NO_SUCH_RESPONSE,
+    }
     try:
         answer = await asyncio.wait_for(client.responses.create(**params), TIMEOUT)
     except openai.APIError as exc:
@@ -352,8 +366,9 @@ async def _slack_checks(settings: Settings, manifest: Path | None, policy: Chann
             return [Check("slack", "fail", summary, fix)]  # DNS, refused or TLS: each names its own fix
         granted = {scope.strip() for scope in (answer.headers.get("x-oauth-scopes") or "").split(",") if scope.strip()}
         bot = f"{answer.get('user')} ({answer.get('user_id')})"
-        scopes = slack_scopes_check(team=str(answer.get("team")), bot_user=bot, granted=granted,
-                                    wanted=manifest_scopes(manifest))  # fmt: skip
+        scopes = slack_scopes_check(
+            team=str(answer.get("team")), bot_user=bot, granted=granted, wanted=manifest_scopes(manifest)
+        )
         files = thread_files_check(settings, granted)
         return [scopes, files, await _connection_check(settings, client), await sharing_check(client, policy)]
 

@@ -32,17 +32,28 @@ def _fetch_keys(url: str) -> int:
 async def mcp_check(settings: Settings) -> Check:
     """MCP's line: off (how to turn it on), misconfigured (what to set), or on with what signs agents in."""
     if not settings.folio_mcp:
-        return Check("mcp", "skip", "off: /mcp is not served (`folio mcp` over stdio works with a Folio token)",
-                     "set FOLIO_MCP=true to let agents reach Folio at /mcp (docs/mcp.md)")  # fmt: skip
+        return Check(
+            "mcp",
+            "skip",
+            "off: /mcp is not served (`folio mcp` over stdio works with a Folio token)",
+            "set FOLIO_MCP=true to let agents reach Folio at /mcp (docs/mcp.md)",
+        )
     url = _url(settings)
     if url is None:
         return Check("mcp", "fail", messages.MCP_URL_NEEDED, "set FOLIO_PUBLIC_URL or FOLIO_MCP_URL")
-    oidc = {"FOLIO_OIDC_ISSUER": settings.folio_oidc_issuer, "FOLIO_OIDC_AUDIENCE": settings.folio_oidc_audience,
-            "FOLIO_OIDC_JWKS_URL": settings.folio_oidc_jwks_url}  # fmt: skip
+    oidc = {
+        "FOLIO_OIDC_ISSUER": settings.folio_oidc_issuer,
+        "FOLIO_OIDC_AUDIENCE": settings.folio_oidc_audience,
+        "FOLIO_OIDC_JWKS_URL": settings.folio_oidc_jwks_url,
+    }
     missing = [name for name, value in oidc.items() if not value]
     if len(missing) == len(oidc):
-        return Check("mcp", "ok", f"on at {url}; Folio tokens only (no identity provider: FOLIO_OIDC_* unset)",
-                     facts={"url": url, "oidc": False})  # fmt: skip
+        return Check(
+            "mcp",
+            "ok",
+            f"on at {url}; Folio tokens only (no identity provider: FOLIO_OIDC_* unset)",
+            facts={"url": url, "oidc": False},
+        )
     if missing:
         text = messages.MCP_OIDC_PARTIAL.format(missing=" and ".join(missing))
         return Check("mcp", "fail", text, f"set {', '.join(missing)}")
@@ -56,5 +67,9 @@ async def mcp_check(settings: Settings) -> Check:
             f"on at {url}, but the identity provider's keys at {jwks} did not load: {exc}",
             "check FOLIO_OIDC_JWKS_URL (the provider's jwks_uri, from its .well-known/openid-configuration)",
         )
-    return Check("mcp", "ok", f"on at {url}; sign-in by {settings.folio_oidc_issuer} ({keys} signing keys)",
-                 facts={"url": url, "oidc": True, "keys": keys})  # fmt: skip
+    return Check(
+        "mcp",
+        "ok",
+        f"on at {url}; sign-in by {settings.folio_oidc_issuer} ({keys} signing keys)",
+        facts={"url": url, "oidc": True, "keys": keys},
+    )

@@ -110,10 +110,13 @@ class EmbeddedRedis:
         previous = os.umask(0o077)  # the server inherits it: its snapshot, log and socket are made 0600
         try:
             self._process = await asyncio.create_subprocess_exec(
-                executable or "redis-server", str(config), stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+                executable or "redis-server",
+                str(config),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C in the terminal stops Folio, which then stops Redis after the turns end
-            )  # fmt: skip
+            )
         finally:
             os.umask(previous)
         _record_owner(self._lock, self.socket, self._process.pid)
@@ -250,7 +253,14 @@ async def _answers(socket: Path) -> bool:
 
 def _config(folder: Path, socket: Path, logfile: Path) -> str:
     lines = [
-        "port 0", f"unixsocket {socket}", "unixsocketperm 700", "daemonize no", f'dir "{folder.resolve()}"',
-        f"dbfilename {SNAPSHOT}", f"logfile {logfile}", "appendonly no", *(f"save {rule}" for rule in SAVE_RULES),
-    ]  # fmt: skip
+        "port 0",
+        f"unixsocket {socket}",
+        "unixsocketperm 700",
+        "daemonize no",
+        f'dir "{folder.resolve()}"',
+        f"dbfilename {SNAPSHOT}",
+        f"logfile {logfile}",
+        "appendonly no",
+        *(f"save {rule}" for rule in SAVE_RULES),
+    ]
     return "\n".join(lines) + "\n"

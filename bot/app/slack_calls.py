@@ -28,9 +28,13 @@ class SlackCallMeter(AsyncRetryHandler):
     """
 
     async def can_retry_async(
-        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
         error: Exception | None = None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
         if error is not None:
             metrics.slack_call(method, "connection")
@@ -49,9 +53,13 @@ class RateLimitRetry(AsyncRateLimitErrorRetryHandler):
     NOT_WAITED_FOR = frozenset({"chat.startStream", "chat.appendStream"})
 
     async def _can_retry_async(
-        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
         error: Exception | None = None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         method = request.url.split("?", 1)[0].rsplit("/", 1)[-1]
         return method not in self.NOT_WAITED_FOR and response is not None and response.status_code == 429
 
@@ -66,9 +74,7 @@ class ChannelPacer:
     answers leaves in order, one a second. Channels whose bucket is full again are forgotten: memory stays bounded.
     """
 
-    def __init__(
-        self, *, per_second: float = 1.0, burst: int = 3, clock: Callable[[], float] = time.monotonic
-    ) -> None:  # fmt: skip
+    def __init__(self, *, per_second: float = 1.0, burst: int = 3, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_second = per_second
         self.burst = burst
         self._clock = clock
@@ -114,8 +120,16 @@ class PacedWebClient(AsyncWebClient):
     def like(self, client: AsyncWebClient) -> PacedWebClient:
         """`client` (Bolt makes a plain one for every request, from this one's settings) with this one's pacer."""
         return PacedWebClient(
-            pacer=self.pacer, token=client.token, base_url=client.base_url, timeout=client.timeout, ssl=client.ssl,
-            proxy=client.proxy, session=client.session, trust_env_in_session=client.trust_env_in_session,
-            headers=dict(client.headers), team_id=client.default_params.get("team_id"), logger=client.logger,
+            pacer=self.pacer,
+            token=client.token,
+            base_url=client.base_url,
+            timeout=client.timeout,
+            ssl=client.ssl,
+            proxy=client.proxy,
+            session=client.session,
+            trust_env_in_session=client.trust_env_in_session,
+            headers=dict(client.headers),
+            team_id=client.default_params.get("team_id"),
+            logger=client.logger,
             retry_handlers=client.retry_handlers,
-        )  # fmt: skip
+        )

@@ -45,8 +45,12 @@ async def _source_check(spec: SourceSpec, base: Path, rclone: Rclone, status: So
     if status is None or status.last_run is None:
         return Check(part, "warn", f"{spec.from_} can be listed; never synced", "run `folio sync`")
     if not status.listed:
-        return Check(part, "warn", f"{spec.from_} can be listed now; the last sync could not: {status.error}",
-                     "run `folio sync` again")  # fmt: skip
+        return Check(
+            part,
+            "warn",
+            f"{spec.from_} can be listed now; the last sync could not: {status.error}",
+            "run `folio sync` again",
+        )
     unreadable = f", {status.unreadable} unreadable (folio sources names them)" if status.unreadable else ""
     return Check(part, "ok", f"{spec.from_}: last sync {status.last_run}, {status.files} files{unreadable}")
 

@@ -37,10 +37,13 @@ def stores_on(settings: Settings, conversations: ConversationStore) -> Stores:
     usage = UsageStore(redis, prefix=usage_prefix, retention_days=settings.folio_usage_retention_days)
     traces = TraceStore(redis, prefix=conversations.keyspace("trace")[1])
     return Stores(
-        conversations=conversations, usage=usage, traces=traces,
+        conversations=conversations,
+        usage=usage,
+        traces=traces,
         feedback=FeedbackStore(redis, conversations.keyspace("feedback")[1]),
-        ledger=Ledger(usage, traces if settings.folio_traces else None), stream_pace=_stream_pace(settings, conversations),
-    )  # fmt: skip
+        ledger=Ledger(usage, traces if settings.folio_traces else None),
+        stream_pace=_stream_pace(settings, conversations),
+    )
 
 
 def _stream_pace(settings: Settings, conversations: ConversationStore) -> SharedPace:

@@ -100,8 +100,13 @@ async def sync_source(
         gone = [held for held in targets.state.unseen(spec.name, run) if held.path not in pending]
         _check_not_emptied(spec, tally, gone)
     except SourceUnavailable as exc:
-        status = status.model_copy(update={"error": str(exc), "finished": utc_now(),
-                                           "last_success": previous.last_success if previous else None})  # fmt: skip
+        status = status.model_copy(
+            update={
+                "error": str(exc),
+                "finished": utc_now(),
+                "last_success": previous.last_success if previous else None,
+            }
+        )
         targets.state.save_status(status)
         return status, []
     targets.on_total(len(pending))
@@ -153,8 +158,10 @@ async def _compare(
 def reading_stamp(converters: Converters, max_chars: int | None) -> str:
     """How files are read (the OCR mode and languages, which converters are installed, the size cap): a file that
     failed is tried again when this changes (OCR installed, --ocr force), as when its content does."""
-    found = ",".join(f"{name}={bool(converters.find(name))}" for name in (converters.soffice, converters.ocrmypdf,
-                                                                        converters.tesseract))  # fmt: skip
+    found = ",".join(
+        f"{name}={bool(converters.find(name))}"
+        for name in (converters.soffice, converters.ocrmypdf, converters.tesseract)
+    )
     return f"ocr={converters.ocr};languages={converters.languages};{found};max={max_chars};timeout={converters.timeout}"
 
 
@@ -176,9 +183,15 @@ def _check_not_emptied(spec: SourceSpec, tally: Tally, gone: list[Held]) -> None
 
 
 async def _fetch_and_index(
-    spec: SourceSpec, pending: list[Pending], gone: list[Held], targets: SyncTargets, options: SyncOptions,
-    run: int, tally: Tally, stop: Callable[[], bool],
-) -> bool:  # fmt: skip
+    spec: SourceSpec,
+    pending: list[Pending],
+    gone: list[Held],
+    targets: SyncTargets,
+    options: SyncOptions,
+    run: int,
+    tally: Tally,
+    stop: Callable[[], bool],
+) -> bool:
     """Fetch `pending` FETCH_BATCH files at a time (one rclone process each) and index them; True when a stop came
     before all were done."""
     for start in range(0, len(pending), FETCH_BATCH):
@@ -186,8 +199,9 @@ async def _fetch_and_index(
             return True
         batch = pending[start : start + FETCH_BATCH]
         into = options.staging / spec.name / str(start)
-        complaint = await fetch(spec, [item.entry.path for item in batch], into, base=options.base,
-                                rclone=options.rclone)  # fmt: skip
+        complaint = await fetch(
+            spec, [item.entry.path for item in batch], into, base=options.base, rclone=options.rclone
+        )
         ready = []
         for item in batch:
             ready.append(await _arrived(spec, item, into, options, complaint, targets.state, run, tally))
@@ -201,9 +215,15 @@ async def _fetch_and_index(
 
 
 async def _arrived(
-    spec: SourceSpec, item: Pending, into: Path, options: SyncOptions, complaint: str | None, state: SyncState,
-    run: int, tally: Tally,
-) -> Pending | None:  # fmt: skip
+    spec: SourceSpec,
+    item: Pending,
+    into: Path,
+    options: SyncOptions,
+    complaint: str | None,
+    state: SyncState,
+    run: int,
+    tally: Tally,
+) -> Pending | None:
     """The pending file with where it is and its content hash; None when it is not to be read (not fetched, or
     known bad and unchanged in content)."""
     path = spec.folder(options.base) / item.entry.path if spec.remote is None else into / item.entry.path
@@ -246,22 +266,41 @@ def _unclashed(
             kept.append(item)
             continue
         source, path = others[0]
-        state.record(spec.name, Held(
-            path=item.entry.path, size=item.entry.size, modified=item.entry.modified, hash=item.entry.hash,
-            identity=item.entry.identity, settings=item.settings, content=item.content,
-            document=item.held.document if item.held else "", state="unreadable",
-            reason=messages.source_name_taken(name, source=source, path=path), reading=reading,
-        ), run)  # fmt: skip
+        state.record(
+            spec.name,
+            Held(
+                path=item.entry.path,
+                size=item.entry.size,
+                modified=item.entry.modified,
+                hash=item.entry.hash,
+                identity=item.entry.identity,
+                settings=item.settings,
+                content=item.content,
+                document=item.held.document if item.held else "",
+                state="unreadable",
+                reason=messages.source_name_taken(name, source=source, path=path),
+                reading=reading,
+            ),
+            run,
+        )
         tally.unreadable += 1
     return kept
 
 
 def _relisted(held: Held, entry: Entry) -> Held:
     return Held(
-        path=held.path, size=entry.size, modified=entry.modified, hash=entry.hash, identity=entry.identity or
-        held.identity, settings=held.settings, content=held.content, document=held.document, state=held.state,
-        reason=held.reason, reading=held.reading,
-    )  # fmt: skip
+        path=held.path,
+        size=entry.size,
+        modified=entry.modified,
+        hash=entry.hash,
+        identity=entry.identity or held.identity,
+        settings=held.settings,
+        content=held.content,
+        document=held.document,
+        state=held.state,
+        reason=held.reason,
+        reading=held.reading,
+    )
 
 
 def _matched_renames(fetched: list[Pending], gone: list[Held]) -> list[Pending]:
@@ -274,8 +313,14 @@ def _matched_renames(fetched: list[Pending], gone: list[Held]) -> list[Pending]:
             twin = next((held for held in gone if held.path not in taken and _same_object(held, item)), None)
         if twin is not None:
             taken.add(twin.path)
-            item = Pending(entry=item.entry, held=None, settings=item.settings, file=item.file, content=item.content,
-                           renamed_from=twin)  # fmt: skip
+            item = Pending(
+                entry=item.entry,
+                held=None,
+                settings=item.settings,
+                file=item.file,
+                content=item.content,
+                renamed_from=twin,
+            )
         matched.append(item)
     return matched
 
@@ -301,10 +346,15 @@ async def _remove_gone(spec: SourceSpec, gone: list[Held], targets: SyncTargets,
         state.forget(spec.name, held.path)
         if held in doomed and held.path not in tally.renamed:
             tally.removed += 1
-            tally.changes.append(DocumentChange(
-                container=spec.container, document=held.document, identity=held.identity or held.content,
-                kind="removed", old_version=held.content,
-            ))  # fmt: skip
+            tally.changes.append(
+                DocumentChange(
+                    container=spec.container,
+                    document=held.document,
+                    identity=held.identity or held.content,
+                    kind="removed",
+                    old_version=held.content,
+                )
+            )
 
 
 async def _remove_moved_out(tally: Tally, targets: SyncTargets) -> None:
@@ -314,10 +364,15 @@ async def _remove_moved_out(tally: Tally, targets: SyncTargets) -> None:
         files = [held for held in await targets.index.files(container) if held.file in names]
         await remove_files(targets.index, targets.documents, files)
         for held in files:
-            tally.changes.append(DocumentChange(
-                container=container, document=held.file, identity=held.source or held.file, kind="removed",
-                old_version=held.fingerprint,
-            ))  # fmt: skip
+            tally.changes.append(
+                DocumentChange(
+                    container=container,
+                    document=held.file,
+                    identity=held.source or held.file,
+                    kind="removed",
+                    old_version=held.fingerprint,
+                )
+            )
 
 
 async def forget_source(name: str, targets: SyncTargets) -> list[DocumentChange]:
@@ -330,20 +385,37 @@ async def forget_source(name: str, targets: SyncTargets) -> list[DocumentChange]
     for container, names in sorted(by_container.items()):
         files = [held for held in await targets.index.files(container) if held.file in names]
         await remove_files(targets.index, targets.documents, files)
-        changes += [DocumentChange(container=container, document=held.file, identity=held.source or held.file,
-                                   kind="removed", old_version=held.fingerprint) for held in files]  # fmt: skip
+        changes += [
+            DocumentChange(
+                container=container,
+                document=held.file,
+                identity=held.source or held.file,
+                kind="removed",
+                old_version=held.fingerprint,
+            )
+            for held in files
+        ]
     targets.state.drop(name)
     return changes
 
 
 def _finish(spec: SourceSpec, status: SourceStatus, state: SyncState, tally: Tally, *, stopped: bool) -> SourceStatus:
     known = state.unreadable(spec.name, limit=MAX_NAMED)
-    done = status.model_copy(update={
-        "finished": utc_now(), "listed": True, "files": tally.files, "indexed": tally.indexed,
-        "unchanged": tally.unchanged, "unreadable": tally.unreadable, "removed": tally.removed,
-        "skipped": tally.skipped, "unreadable_files": tuple([*tally.failures, *known][:MAX_NAMED]),
-        "last_success": status.last_run, "stopped": stopped,
-    })  # fmt: skip
+    done = status.model_copy(
+        update={
+            "finished": utc_now(),
+            "listed": True,
+            "files": tally.files,
+            "indexed": tally.indexed,
+            "unchanged": tally.unchanged,
+            "unreadable": tally.unreadable,
+            "removed": tally.removed,
+            "skipped": tally.skipped,
+            "unreadable_files": tuple([*tally.failures, *known][:MAX_NAMED]),
+            "last_success": status.last_run,
+            "stopped": stopped,
+        }
+    )
     state.save_status(done)
     counts = (done.files, done.indexed, done.unchanged, done.unreadable, done.removed, done.skipped)
     metrics.source_synced(spec.name, counts=counts, last_success=time.time())

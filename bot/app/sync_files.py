@@ -34,9 +34,14 @@ class Pending:
 
 
 async def index_batch(
-    spec: SourceSpec, batch: list[Pending], targets: SyncTargets, options: SyncOptions, run: int, tally: Tally,
+    spec: SourceSpec,
+    batch: list[Pending],
+    targets: SyncTargets,
+    options: SyncOptions,
+    run: int,
+    tally: Tally,
     stop: Callable[[], bool],
-) -> bool:  # fmt: skip
+) -> bool:
     """Index the fetched files of one batch and record each: one pipeline call per set of tags and distinct names,
     a few files at a time so that a stop (checked between calls) waits for little. True when a stop came."""
     for group in _groups(spec, batch):
@@ -45,11 +50,16 @@ async def index_batch(
                 return True
             outcome: dict[str, str] = {}
             report = await index_files(
-                [item.file for item in files if item.file is not None], targets.index, container=spec.container,
-                tags=spec.tags_for(files[0].entry.path), documents=targets.documents,
-                on_file=_noting(outcome, targets.on_file), jobs=options.jobs, max_chars=options.max_chars,
+                [item.file for item in files if item.file is not None],
+                targets.index,
+                container=spec.container,
+                tags=spec.tags_for(files[0].entry.path),
+                documents=targets.documents,
+                on_file=_noting(outcome, targets.on_file),
+                jobs=options.jobs,
+                max_chars=options.max_chars,
                 converters=options.converters,
-            )  # fmt: skip
+            )
             for item in files:
                 _record(spec, item, outcome.get(_name(item), "failed"), report, targets, options, run, tally)
     return False
@@ -96,9 +106,15 @@ def _name(item: Pending) -> str:
 
 
 def _record(
-    spec: SourceSpec, item: Pending, state: str, report: IndexReport, targets: SyncTargets, options: SyncOptions,
-    run: int, tally: Tally,
-) -> None:  # fmt: skip
+    spec: SourceSpec,
+    item: Pending,
+    state: str,
+    report: IndexReport,
+    targets: SyncTargets,
+    options: SyncOptions,
+    run: int,
+    tally: Tally,
+) -> None:
     """Remember what became of one file, count it, and say which document changed."""
     entry, held = item.entry, item.held
     if state == "skipped":  # no converter installed: tried again next run, the old document (if any) stays
@@ -122,11 +138,23 @@ def _record(
         document = held.document if held else ""  # the version indexed before stays until the source drops it
         reason = _reason(_name(item), report)
         tally.unreadable += 1
-    targets.state.record(spec.name, Held(
-        path=entry.path, size=entry.size, modified=entry.modified, hash=entry.hash, identity=identity,
-        settings=item.settings, content=item.content, document=document,
-        state="unreadable" if reason else "indexed", reason=reason, reading=options.reading if reason else "",
-    ), run)  # fmt: skip
+    targets.state.record(
+        spec.name,
+        Held(
+            path=entry.path,
+            size=entry.size,
+            modified=entry.modified,
+            hash=entry.hash,
+            identity=identity,
+            settings=item.settings,
+            content=item.content,
+            document=document,
+            state="unreadable" if reason else "indexed",
+            reason=reason,
+            reading=options.reading if reason else "",
+        ),
+        run,
+    )
 
 
 def container_of(held: Held) -> str:
@@ -137,11 +165,14 @@ def container_of(held: Held) -> str:
 def _change(spec: SourceSpec, document: str, identity: str, before: Held | None, item: Pending) -> DocumentChange:
     renamed = item.renamed_from.document if item.renamed_from and item.renamed_from.document != document else None
     return DocumentChange(
-        container=spec.container, document=document, identity=identity,
+        container=spec.container,
+        document=document,
+        identity=identity,
         kind="changed" if before is not None and before.document else "added",
-        old_version=before.content if before is not None and before.document else None, new_version=item.content,
+        old_version=before.content if before is not None and before.document else None,
+        new_version=item.content,
         previous_name=renamed,
-    )  # fmt: skip
+    )
 
 
 def _reason(name: str, report: IndexReport) -> str:

@@ -99,8 +99,10 @@ def slack_scopes_check(*, team: str, bot_user: str, granted: set[str], wanted: s
         return Check("slack", "ok", summary + " (manifest.yaml not found: scopes not compared)", facts=facts)
     missing = sorted(wanted - granted)
     if missing:
-        fix = ("add them to the app (paste manifest.yaml under App Manifest), then OAuth & Permissions > "
-               "Reinstall to Workspace, and copy the new SLACK_BOT_TOKEN")  # fmt: skip
+        fix = (
+            "add them to the app (paste manifest.yaml under App Manifest), then OAuth & Permissions > "
+            "Reinstall to Workspace, and copy the new SLACK_BOT_TOKEN"
+        )
         return Check("slack", "fail", summary + f"; missing: {', '.join(missing)}", fix, {**facts, "missing": missing})
     return Check("slack", "ok", summary + "; every scope manifest.yaml asks for", facts=facts)
 
@@ -111,14 +113,21 @@ def thread_files_check(settings: Settings, granted: set[str]) -> Check:
         return Check("shared files", "ok", "files shared in threads are not read (FOLIO_THREAD_FILES=0)")
     if "files:read" not in granted:
         return Check(
-            "shared files", "warn", "the bot token lacks files:read: files shared with Folio are refused in the thread",
+            "shared files",
+            "warn",
+            "the bot token lacks files:read: files shared with Folio are refused in the thread",
             "add files:read (manifest.yaml has it), reinstall the app, and copy the new SLACK_BOT_TOKEN",
-        )  # fmt: skip
-    bounds = (f"up to {settings.folio_thread_files} a thread, {settings.folio_thread_file_mb:g} MB and "
-              f"{settings.folio_thread_file_pages} pages each, kept {settings.folio_thread_file_days} days")  # fmt: skip
+        )
+    bounds = (
+        f"up to {settings.folio_thread_files} a thread, {settings.folio_thread_file_mb:g} MB and "
+        f"{settings.folio_thread_file_pages} pages each, kept {settings.folio_thread_file_days} days"
+    )
     links = "; their citations carry no link (FOLIO_DOCS_BASE_URL serves only indexed files)"
-    return Check("shared files", "ok", f"read as the thread's own documents ({bounds})"
-                 + (links if settings.folio_docs_base_url else ""))  # fmt: skip
+    return Check(
+        "shared files",
+        "ok",
+        f"read as the thread's own documents ({bounds})" + (links if settings.folio_docs_base_url else ""),
+    )
 
 
 def links_check(settings: Settings) -> Check:
@@ -130,9 +139,11 @@ def links_check(settings: Settings) -> Check:
         return Check("document links", "ok", f"signed links to Folio's copies at {settings.folio_public_url}{note}")
     if settings.slack_configured:
         return Check(
-            "document links", "warn", "citations in Slack carry no links",
+            "document links",
+            "warn",
+            "citations in Slack carry no links",
             "set FOLIO_PUBLIC_URL (Folio serves the PDFs) or FOLIO_DOCS_BASE_URL (where they are served already)",
-        )  # fmt: skip
+        )
     return Check("document links", "ok", "terminal: file:// links to Folio's copies")
 
 
@@ -142,8 +153,9 @@ def model_state_check(mode: str, answer: FolioError | None) -> Check:
     part, facts = "model state", {"mode": mode}
     resent = "the service keeps no responses: Folio resends each conversation"
     if isinstance(answer, KeepsNoResponses) and mode == "server":
-        return Check(part, "fail", answer.detail, answer.fix, {**facts, "keeps_responses": False,
-                                                              "setting": answer.setting})  # fmt: skip
+        return Check(
+            part, "fail", answer.detail, answer.fix, {**facts, "keeps_responses": False, "setting": answer.setting}
+        )
     if isinstance(answer, KeepsNoResponses) and mode == "client":
         return Check(part, "ok", f"{resent} (FOLIO_MODEL_STATE=client)", facts={**facts, "keeps_responses": False})
     if isinstance(answer, KeepsNoResponses):
@@ -179,8 +191,10 @@ def search_index_problems(found: SearchIndex, expected: SearchIndex, *, semantic
             if getattr(wanted, flag) and not getattr(got, flag):
                 problems.append(f"field {wanted.name} is not {flag}")
         if wanted.vector_search_dimensions and got.vector_search_dimensions != wanted.vector_search_dimensions:
-            problems.append(f"field {wanted.name} has {got.vector_search_dimensions} dimensions, "
-                            f"FOLIO_EMBEDDING_DIMENSIONS says {wanted.vector_search_dimensions}")  # fmt: skip
+            problems.append(
+                f"field {wanted.name} has {got.vector_search_dimensions} dimensions, "
+                f"FOLIO_EMBEDDING_DIMENSIONS says {wanted.vector_search_dimensions}"
+            )
     if semantic:
         missing = _semantic_configurations(expected) - _semantic_configurations(found)
         problems += [f"semantic configuration {name} is missing" for name in sorted(missing)]

@@ -25,13 +25,19 @@ DESCRIPTION = (
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "access", help="show what a Slack user may search in direct messages, and why; manage tokens",
-        description=DESCRIPTION, formatter_class=HelpFormatter,
+        "access",
+        help="show what a Slack user may search in direct messages, and why; manage tokens",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
         epilog="examples:\n  folio access U0123ABCD\n  folio access token create --user U0123ABCD --expires 90d\n"
         "  folio access token list\n  folio access token revoke TOKEN_ID   (see `folio access token --help`)",
-    )  # fmt: skip
-    parser.add_argument("user", metavar="USER_ID", help="a Slack user ID (U0123ABCD; profile > ... > Copy member ID), "
-                        "or `token` to create, list or revoke tokens for agents")  # fmt: skip
+    )
+    parser.add_argument(
+        "user",
+        metavar="USER_ID",
+        help="a Slack user ID (U0123ABCD; profile > ... > Copy member ID), "
+        "or `token` to create, list or revoke tokens for agents",
+    )
     parser.add_argument("words", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # after `token`
     parser.set_defaults(run=run)
 

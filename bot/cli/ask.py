@@ -18,7 +18,8 @@ from bot.models import Answer, Profile
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "ask", help="answer one question, citing the page of every claim",
+        "ask",
+        help="answer one question, citing the page of every claim",
         description="Answer one question from the documents of a container; every claim cites its page. "
         "Without a model (OPENAI_API_KEY or AZURE_OPENAI_ENDPOINT) the best passages are quoted instead.",
         epilog="examples:\n"
@@ -26,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         '  folio ask "Compare the payment terms of Acme and Brightline" --tag doc_type=contract --thorough\n'
         '  folio ask "Does the Standard plan cover hearing aids?" --container benefits --json',
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("question", metavar="QUESTION", help="the question, in quotes")
     add_scope_arguments(parser)
     parser.add_argument("--thorough", action="store_true", help="more reasoning effort (the thorough profile)")

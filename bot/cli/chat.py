@@ -30,7 +30,8 @@ PROMPT = "> "
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "chat", help="a conversation in the terminal (follow-up questions keep the context)",
+        "chat",
+        help="a conversation in the terminal (follow-up questions keep the context)",
         description="Ask questions one line at a time; follow-ups continue the conversation (without a model, "
         "a question starting with 'and', 'what about', 'the', ... is searched with the words of the one before). "
         "Arrow keys edit the line, Up and Ctrl-R find earlier questions (kept in the data folder). "
@@ -39,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "  folio chat                          # the shipped sample corpus\n"
         "  folio chat --container benefits --tag year=2026",
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     add_scope_arguments(parser, channel=False)
     parser.add_argument("--thorough", action="store_true", help="more reasoning effort (the thorough profile)")
     parser.set_defaults(run=run)

@@ -20,7 +20,8 @@ _MARKS = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "doctor", help="check that every part is wired right, with what to do when one is not",
+        "doctor",
+        help="check that every part is wired right, with what to do when one is not",
         description="Check each part Folio uses: settings, channel policy, index, Redis, the model (per profile), "
         "Azure AI Search, Slack and document links. One line each; parts that are not configured are skipped. "
         "Exits 1 when a part Folio needs is broken.",
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "  folio doctor --json                 # for scripts and CI\n"
         "  folio doctor --manifest deploy/manifest.yaml",
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     parser.add_argument(
         "--manifest", type=Path, help=f"the Slack app manifest whose scopes to compare (default: ./{MANIFEST})"

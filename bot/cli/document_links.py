@@ -53,9 +53,13 @@ class DocumentServer:
         Folio, 404 for a file Folio no longer has for another reason."""
         container, file = request.match_info["container"], request.match_info["file"]
         verdict = check_link(
-            self.key, container, file, expires=request.query.get("expires", ""),
-            given=request.query.get("signature", ""), now=time.time(),
-        )  # fmt: skip
+            self.key,
+            container,
+            file,
+            expires=request.query.get("expires", ""),
+            given=request.query.get("signature", ""),
+            now=time.time(),
+        )
         if not verdict.ok:
             log.info("document link refused (%s): %s", verdict.reason, request.path)
             return web.Response(status=403, text=messages.LINK_REFUSED + "\n")
@@ -81,9 +85,14 @@ def _headers(file: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def serve_documents(
-    server: DocumentServer | None, host: str, port: int, started: Callable[[int], None] | None = None,
-    ready: ReadyCheck | None = None, shared: bool = False, sock: socket.socket | None = None,
-) -> AsyncIterator[None]:  # fmt: skip
+    server: DocumentServer | None,
+    host: str,
+    port: int,
+    started: Callable[[int], None] | None = None,
+    ready: ReadyCheck | None = None,
+    shared: bool = False,
+    sock: socket.socket | None = None,
+) -> AsyncIterator[None]:
     """Serve only the documents route (and /healthz, /readyz, /metrics) on host:port while the block runs; nothing
     when None. `shared`: one of several workers on the port (see `running_site`), which announce nothing."""
     if server is None:

@@ -56,9 +56,12 @@ the shared corpus (../shared/corpus) lives in container "benefits" once indexed:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "eval", help="score answers (or retrieval) on a golden file", description=DESCRIPTION, epilog=EPILOG,
+        "eval",
+        help="score answers (or retrieval) on a golden file",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("golden", type=Path, metavar="GOLDEN.jsonl", help="the golden questions")
     add_scope_arguments(parser)
     parser.add_argument("--retrieval-only", action="store_true", help="one search per question, no model: hit@k")

@@ -35,14 +35,22 @@ examples:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("feedback", help="list (or export as golden lines) the feedback on answers",
-                                   description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter)  # fmt: skip
+    parser = subparsers.add_parser(
+        "feedback",
+        help="list (or export as golden lines) the feedback on answers",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("action", nargs="*", metavar="export FILE", help="write golden lines to FILE instead")
     parser.add_argument("--since", type=_date, help="only feedback given on or after this day (YYYY-MM-DD)")
     parser.add_argument("--channel", help="only feedback on answers in this Slack channel (ID)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--outdated", action="store_true",
-                        help="list the documents cited by answers flagged outdated, most flagged first")  # fmt: skip
+    parser.add_argument(
+        "--outdated",
+        action="store_true",
+        help="list the documents cited by answers flagged outdated, most flagged first",
+    )
     parser.set_defaults(run=run)
 
 

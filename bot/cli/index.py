@@ -56,16 +56,22 @@ examples:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "index", help="index documents into a container", description=DESCRIPTION, epilog=EPILOG,
+        "index",
+        help="index documents into a container",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a file or a folder")
     parser.add_argument("--container", required=True, metavar="NAME", help="the container the documents go into")
     tags = parser.add_mutually_exclusive_group()
     tags.add_argument(
-        "--tag", metavar="KEY=VALUE", action="append", default=[],
+        "--tag",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
         help="label every file, replacing its tags; repeatable (default: files indexed before keep theirs)",
-    )  # fmt: skip
+    )
     tags.add_argument("--clear-tags", action="store_true", help="index the files with no tags, removing theirs")
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="document date (default: PDF metadata, else file time)")
     parser.add_argument(
@@ -79,9 +85,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--retry-failed", action="store_true", help="read files that failed before and have not changed since, too"
     )
     parser.add_argument(
-        "--ocr", choices=("auto", "off", "force"), default=None,
+        "--ocr",
+        choices=("auto", "off", "force"),
+        default=None,
         help="OCR pages without text: auto (when Tesseract is installed; FOLIO_OCR), off, force (OCR every page)",
-    )  # fmt: skip
+    )
     parser.set_defaults(run=run)
 
 
@@ -100,22 +108,31 @@ def run(args: argparse.Namespace) -> int:
         async with open_folio(settings) as folio:  # makes (and announces) the data folder the memory lives in
             memory = SyncState(settings.folio_data_dir / "sources" / "state.db")
             try:
-                files, known_bad = unchanged_failures(memory, container, collected.files, reading,
-                                                      retry=args.retry_failed)  # fmt: skip
+                files, known_bad = unchanged_failures(
+                    memory, container, collected.files, reading, retry=args.retry_failed
+                )
                 before = await folio.retriever.files(container)
                 with IndexProgress(len(files)) as progress:
                     report = await index_files(
-                        files, folio.retriever, container=container, tags=_given_tags(args, scope.tags),
-                        date=day, on_file=progress, documents=folio.documents,
-                        max_chars=settings.folio_max_file_chars, jobs=args.jobs, converters=converters,
-                    )  # fmt: skip
+                        files,
+                        folio.retriever,
+                        container=container,
+                        tags=_given_tags(args, scope.tags),
+                        date=day,
+                        on_file=progress,
+                        documents=folio.documents,
+                        max_chars=settings.folio_max_file_chars,
+                        jobs=args.jobs,
+                        converters=converters,
+                    )
                 remember_failures(memory, container, files, report.failed, reading)
             finally:
                 memory.close()
             report.notes.extend(known_bad)
             report.skipped.extend(collected.skipped)
-            report.gone = gone_files(await folio.retriever.files(container), args.paths, collected.files,
-                                     collected.unreadable)  # fmt: skip
+            report.gone = gone_files(
+                await folio.retriever.files(container), args.paths, collected.files, collected.unreadable
+            )
             if args.prune and report.gone:
                 report.removed = await remove_files(folio.retriever, folio.documents, report.gone)
             await documents_changed(index_changes(before, await folio.retriever.files(container)), folio=folio)

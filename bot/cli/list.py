@@ -25,10 +25,13 @@ COLUMNS = ("container", "file", "pages", "passages", "tags", "date", "indexed at
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "list", help="list the indexed documents", epilog=EPILOG, formatter_class=HelpFormatter,
+        "list",
+        help="list the indexed documents",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
         description="List the files each container holds: pages, passages, tags, document date, when each was "
         "indexed, and how it was read when not as itself (LibreOffice, OCR, tables, web page, mail).",
-    )  # fmt: skip
+    )
     parser.add_argument("--container", metavar="NAME", help="only this container (default: all)")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
     parser.set_defaults(run=run)

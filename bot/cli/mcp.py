@@ -19,14 +19,15 @@ from bot.mcp.services import McpFolio
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "mcp", help="serve MCP on stdin/stdout for one person's agent (FOLIO_MCP_TOKEN)",
+        "mcp",
+        help="serve MCP on stdin/stdout for one person's agent (FOLIO_MCP_TOKEN)",
         description="Speak the Model Context Protocol on stdin/stdout, as the person FOLIO_MCP_TOKEN names: tools "
         "search_documents, read_page and ask over the documents that person may read. Agents start it themselves.",
         epilog="example (an agent's configuration runs it, with FOLIO_MCP_TOKEN in its environment):\n"
         "  folio mcp                     # or: folio --env-file /path/to/.env mcp\n"
         "see docs/mcp.md for Claude Desktop, Cursor and VS Code.",
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.set_defaults(run=run)
 
 

@@ -68,8 +68,9 @@ class IndexProgress:
             self.pages += event.pages
             self.passages += event.passages
             if not self.terminal:
-                line = messages.file_progress(self.done, self.total, name, event.state, pages=event.pages,
-                                              passages=event.passages)  # fmt: skip
+                line = messages.file_progress(
+                    self.done, self.total, name, event.state, pages=event.pages, passages=event.passages
+                )
                 print(line, file=self.stream, flush=True)
                 return
         if self.terminal:

@@ -28,9 +28,12 @@ examples:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "remove", help="remove indexed documents", description=DESCRIPTION, epilog=EPILOG,
+        "remove",
+        help="remove indexed documents",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("files", nargs="+", metavar="FILE", help="a file name as `folio list` shows it")
     parser.add_argument("--container", required=True, metavar="NAME", help="the container the files are in")
     parser.set_defaults(run=run)

@@ -102,10 +102,10 @@ def wrap(text: str, width: int | None) -> str:
     for line in text.split("\n"):
         indent = line[: len(line) - len(line.lstrip(" "))]
         lines.append(
-            textwrap.fill(
-                line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
-            ) if line.strip() else line
-        )  # fmt: skip
+            textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+            if line.strip()
+            else line
+        )
     return "\n".join(lines)
 
 

@@ -18,14 +18,15 @@ from bot.models import Chunk, Scope, display_name
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "search", help="search the documents of a container (no model involved)",
+        "search",
+        help="search the documents of a container (no model involved)",
         description="Search the documents of a container and print the best passages with their file and page.",
         epilog="examples:\n"
         '  folio search "hearing aids" --container benefits --json\n'
         '  folio search "refund window" --tag year=2026\n'
         '  folio search "payment terms" --channel C0FINANCE1 --top 3',
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("query", metavar="QUERY", help="what to look for")
     add_scope_arguments(parser)
     parser.add_argument("--top", type=int, metavar="K", help="how many passages at most (default: FOLIO_SEARCH_TOP)")

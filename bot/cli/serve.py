@@ -57,8 +57,9 @@ def main(args: argparse.Namespace, settings: Settings, *, port: int, listeners: 
             return asyncio.run(supervise(settings, args, host=args.host, port=port, listeners=listeners))
         if args.worker_ready is not None:  # one of the workers `supervise` started
             quiet = args.worker_number > 1  # the first worker has said the start-up warnings
-            worker = _serve_as_worker(settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet,
-                                      listeners=listeners)  # fmt: skip
+            worker = _serve_as_worker(
+                settings, host=args.host, port=port, ready_fd=args.worker_ready, quiet=quiet, listeners=listeners
+            )
             return asyncio.run(worker)
         return asyncio.run(serve(settings, host=args.host, port=port, listeners=listeners))
     finally:
@@ -122,8 +123,9 @@ async def serve(
             running.enter_context(_settled_heap())
             listeners = listeners or Listeners()
             metrics_port = settings.folio_metrics_port if listeners.metrics is None else 0
-            metrics_site = _metrics_site(metrics_port, host, ready, port, port_serves, shared=shared,
-                                         sock=listeners.metrics)  # fmt: skip
+            metrics_site = _metrics_site(
+                metrics_port, host, ready, port, port_serves, shared=shared, sock=listeners.metrics
+            )
             await running.enter_async_context(metrics_site)
             sock = listeners.events
             if agents is not None:
@@ -137,8 +139,9 @@ async def serve(
             else:
                 application = web_app(app, *extra, ready=ready)
                 announce = None if shared else LISTENING
-                site = running_site(application, host, port, announce=announce, started=started, shared=shared,
-                                    sock=sock)  # fmt: skip
+                site = running_site(
+                    application, host, port, announce=announce, started=started, shared=shared, sock=sock
+                )
                 intake.append((await running.enter_async_context(site)).stop_taking)
             tell = _once(on_ready)
             if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):
@@ -221,9 +224,15 @@ def _settled_heap() -> Iterator[None]:
 
 @asynccontextmanager
 async def _metrics_site(
-    metrics_port: int | None, host: str, ready: ReadyCheck, port: int, port_serves: bool, *, shared: bool,
+    metrics_port: int | None,
+    host: str,
+    ready: ReadyCheck,
+    port: int,
+    port_serves: bool,
+    *,
+    shared: bool,
     sock: socket.socket | None = None,
-) -> AsyncIterator[None]:  # fmt: skip
+) -> AsyncIterator[None]:
     """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT (or `sock`, listening on it already), unless it is PORT
     and the site there serves them."""
     if sock is None and (metrics_port is None or (metrics_port == port and port_serves)):
@@ -232,16 +241,22 @@ async def _metrics_site(
     application = web.Application()
     application.add_routes(ops_routes(ready))
     announce = None if shared else "Folio serves /metrics, /healthz and /readyz on {url}"
-    site = running_site(application, host, metrics_port or 0, announce=announce, setting="FOLIO_METRICS_PORT",
-                        shared=shared, sock=sock)  # fmt: skip
+    site = running_site(
+        application, host, metrics_port or 0, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared, sock=sock
+    )
     async with site:
         yield
 
 
 def _agents_site(
-    routes: list[web.RouteDef], host: str, port: int, started: Callable[[int], None] | None, ready: ReadyCheck,
-    shared: bool, sock: socket.socket | None,
-) -> AbstractAsyncContextManager[Listening]:  # fmt: skip
+    routes: list[web.RouteDef],
+    host: str,
+    port: int,
+    started: Callable[[int], None] | None,
+    ready: ReadyCheck,
+    shared: bool,
+    sock: socket.socket | None,
+) -> AbstractAsyncContextManager[Listening]:
     """In Socket Mode: /mcp (and the document links) with /healthz, /readyz and /metrics on PORT."""
     application = web.Application()
     application.add_routes(routes)

@@ -23,7 +23,8 @@ from bot.ports import EVENTS_PATH, Listeners
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "serve", help="run Folio in Slack (a terminal chat when Slack is not configured)",
+        "serve",
+        help="run Folio in Slack (a terminal chat when Slack is not configured)",
         description="Serve Slack: Socket Mode when SLACK_APP_TOKEN is set, else HTTP events on PORT at "
         f"{EVENTS_PATH}. Without SLACK_BOT_TOKEN, chat in the terminal instead.",
         epilog="examples:\n"
@@ -33,13 +34,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "  kill -HUP <pid of folio serve>      # --workers N: new workers start, then the old ones drain\n"
         "see docs/slack-admins.md, 'Connect to Slack', for the tokens and the app manifest; docs/operations.md for restarts.",
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to listen on (default: all)")
     parser.add_argument("--port", type=port_number, help="HTTP port (default: $PORT, else 3000)")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
-                        "a worker that dies is replaced; SIGTERM lets each finish its running turns, SIGHUP "
-                        "starts new workers before the old ones stop (default 1)")  # fmt: skip
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes sharing the port (or N Socket Mode connections), one Redis between them; "
+        "a worker that dies is replaced; SIGTERM lets each finish its running turns, SIGHUP "
+        "starts new workers before the old ones stop (default 1)",
+    )
     parser.add_argument("--worker-ready", type=int, help=argparse.SUPPRESS)  # a worker's pipe to its parent
     parser.add_argument("--listen-fds", help=argparse.SUPPRESS)  # a worker's sockets from its parent (bot.ports)
     parser.add_argument("--worker-number", type=int, default=1, help=argparse.SUPPRESS)  # 1: says start-up warnings

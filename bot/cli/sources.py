@@ -26,9 +26,12 @@ examples:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sources", help="what the last sync of each source did, and when the next runs", description=DESCRIPTION,
-        epilog=EPILOG, formatter_class=HelpFormatter,
-    )  # fmt: skip
+        "sources",
+        help="what the last sync of each source did, and when the next runs",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("--sources", type=Path, metavar="FILE", help="the sources file (default: FOLIO_SOURCES)")
     parser.add_argument("--json", action="store_true", help="a JSON list, one object per source")
     parser.set_defaults(run=run)
@@ -64,9 +67,13 @@ def describe(status: SourceStatus) -> str:
         lines = [f"{head}: last run {status.last_run}: NOT LISTED: {status.error}"]
     else:
         counts = messages.source_counts(
-            files=status.files, indexed=status.indexed, unchanged=status.unchanged, unreadable=status.unreadable,
-            removed=status.removed, skipped=status.skipped,
-        )  # fmt: skip
+            files=status.files,
+            indexed=status.indexed,
+            unchanged=status.unchanged,
+            unreadable=status.unreadable,
+            removed=status.removed,
+            skipped=status.skipped,
+        )
         lines = [f"{head}: last run {status.last_run}: {counts}"]
     lines += [f"  unreadable: {line}" for line in status.unreadable_files]
     lines += [f"  last success: {status.last_success}"] if status.last_success != status.last_run else []

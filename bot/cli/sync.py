@@ -59,9 +59,12 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sync", help="sync the sources of the sources file into the index", description=DESCRIPTION, epilog=EPILOG,
+        "sync",
+        help="sync the sources of the sources file into the index",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
-    )  # fmt: skip
+    )
     parser.add_argument("names", nargs="*", metavar="SOURCE", help="sync only these sources (default: all)")
     parser.add_argument("--sources", type=Path, metavar="FILE", help="the sources file (default: FOLIO_SOURCES)")
     parser.add_argument("--every", type=duration, metavar="INTERVAL", help="sync again every INTERVAL (15m, 1h)")
@@ -69,9 +72,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--retry-failed", action="store_true", help="read files that failed before again")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any file could not be read, too")
     parser.add_argument(
-        "--forget", metavar="SOURCE", action="append", default=[],
+        "--forget",
+        metavar="SOURCE",
+        action="append",
+        default=[],
         help="remove the documents of a source taken out of the sources file, and forget it (repeatable)",
-    )  # fmt: skip
+    )
     parser.set_defaults(run=run)
 
 
@@ -114,11 +120,15 @@ async def _sync_all(
     """One run over the named sources; the exit status it ends with."""
     converters = builders.converters(settings)
     options = SyncOptions(
-        base=path.resolve().parent, staging=settings.folio_data_dir / "sources" / "fetched",
+        base=path.resolve().parent,
+        staging=settings.folio_data_dir / "sources" / "fetched",
         rclone=Rclone(program=settings.folio_rclone or default_program(), timeout=settings.folio_rclone_timeout),
-        converters=converters, jobs=args.jobs, retry_failed=args.retry_failed, max_chars=settings.folio_max_file_chars,
+        converters=converters,
+        jobs=args.jobs,
+        retry_failed=args.retry_failed,
+        max_chars=settings.folio_max_file_chars,
         reading=reading_stamp(converters, settings.folio_max_file_chars),
-    )  # fmt: skip
+    )
     results: list[SourceStatus] = []
     changes: list[DocumentChange] = []
     async with AsyncExitStack() as stack:
@@ -149,9 +159,13 @@ async def _sync_all(
 
 
 async def _sync_one(
-    spec: SourceSpec, folio: Folio, state: SyncState, options: SyncOptions, halted: Callable[[], bool],
+    spec: SourceSpec,
+    folio: Folio,
+    state: SyncState,
+    options: SyncOptions,
+    halted: Callable[[], bool],
     previous: SourceStatus | None,
-) -> tuple[SourceStatus, list[DocumentChange]]:  # fmt: skip
+) -> tuple[SourceStatus, list[DocumentChange]]:
     """One source, its failures its own: an index or store error fails it, and the next source may fare better."""
     try:
         with _with_progress(_targets(folio, state)) as targets:
@@ -162,9 +176,13 @@ async def _sync_one(
 
 def _failed(spec: SourceSpec, error: str, previous: SourceStatus | None, state: SyncState) -> SourceStatus:
     status = SourceStatus(
-        name=spec.name, container=spec.container, last_run=utc_now(), finished=utc_now(), error=error,
+        name=spec.name,
+        container=spec.container,
+        last_run=utc_now(),
+        finished=utc_now(),
+        error=error,
         last_success=previous.last_success if previous else None,
-    )  # fmt: skip
+    )
     state.save_status(status)
     return status
 
@@ -236,9 +254,13 @@ def _print(spec: SourceSpec, status: SourceStatus) -> None:
     for line in status.unreadable_files:
         print(f"folio: unreadable: {spec.name}: {line}", file=sys.stderr)
     counts = messages.source_counts(
-        files=status.files, indexed=status.indexed, unchanged=status.unchanged, unreadable=status.unreadable,
-        removed=status.removed, skipped=status.skipped,
-    )  # fmt: skip
+        files=status.files,
+        indexed=status.indexed,
+        unchanged=status.unchanged,
+        unreadable=status.unreadable,
+        removed=status.removed,
+        skipped=status.skipped,
+    )
     result = f"{counts}; {messages.SOURCE_STOPPED}" if status.stopped else counts
     print(messages.source_line(name=spec.name, container=spec.container, result=result), flush=True)
 

@@ -29,15 +29,22 @@ _DURATION = re.compile(r"^\s*(\d{1,5})\s*([dh])\s*$", re.IGNORECASE)
 def parser() -> argparse.ArgumentParser:
     """The parser of the words after `folio access token`."""
     tokens = argparse.ArgumentParser(
-        prog="folio access token", description="Tokens for agents, each acting as one Slack person (its access in "
+        prog="folio access token",
+        description="Tokens for agents, each acting as one Slack person (its access in "
         "direct messages with Folio). Only a digest is kept: a lost token cannot be shown again, only revoked.",
-        epilog=EPILOG, formatter_class=HelpFormatter,
-    )  # fmt: skip
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
     actions = tokens.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="make a token and print it (last line)")
     create.add_argument("--user", required=True, help="the Slack user ID it acts as (U0123ABCD)")
-    create.add_argument("--expires", type=days, default=90.0, metavar="DURATION",
-                        help=f"how long it is valid: 90d, 12h (default 90d, at most {MAX_DAYS}d)")  # fmt: skip
+    create.add_argument(
+        "--expires",
+        type=days,
+        default=90.0,
+        metavar="DURATION",
+        help=f"how long it is valid: 90d, 12h (default 90d, at most {MAX_DAYS}d)",
+    )
     create.add_argument("--label", default="", help="a note for `list` (whose laptop, which service)")
     actions.add_parser("list", help="the valid tokens: id, person, expiry, label (never the token)")
     revoke = actions.add_parser("revoke", help="revoke a token by its id (from `list`)")

@@ -23,11 +23,14 @@ examples:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "trace", help="why a thread's answers said what they said", epilog=EPILOG, formatter_class=HelpFormatter,
+        "trace",
+        help="why a thread's answers said what they said",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
         description="Print the trace of each turn of a Slack thread: every model call (profile, tokens, latency), "
         "every search with the sources it returned (file, page, score, container), the citations kept and removed, "
         "and the fallbacks taken. Give a message link (Copy link in Slack) or the thread's ts.",
-    )  # fmt: skip
+    )
     parser.add_argument("thread", metavar="THREAD_LINK_OR_TS", help="a Slack message link, or the thread's ts")
     parser.add_argument("--channel", metavar="ID", help="the channel, when a bare ts is given")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one object per turn")

@@ -17,10 +17,13 @@ def terminal_services(
     """What a terminal turn runs on: the model and index `open_folio` built, `scope`, conversations in memory. A
     person at the terminal stops a long answer with Ctrl-C, so no `timeout` unless asked (`folio eval` asks)."""
     return TurnServices(
-        model=folio.model, retriever=folio.retriever, options=folio.options,
-        conversations=conversations if conversations is not None else InMemory(), scopes=FixedScope(scope),
+        model=folio.model,
+        retriever=folio.retriever,
+        options=folio.options,
+        conversations=conversations if conversations is not None else InMemory(),
+        scopes=FixedScope(scope),
         timeout=timeout,
-    )  # fmt: skip
+    )
 
 
 def terminal_thread(thread: str = "1") -> ThreadKey:

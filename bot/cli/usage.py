@@ -27,11 +27,13 @@ COLUMNS = ("turns", "model calls", "searches", "input", "cached", "output")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "usage", help="tokens, model calls and searches by day, channel, user, profile or surface", epilog=EPILOG,
+        "usage",
+        help="tokens, model calls and searches by day, channel, user, profile or surface",
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
         description="Print what Folio spent, counted in Redis by every replica: turns, model calls, searches and "
         "tokens, with an estimated cost when FOLIO_PRICE_PER_MTOK_IN and FOLIO_PRICE_PER_MTOK_OUT are set.",
-    )  # fmt: skip
+    )
     parser.add_argument("--since", metavar="YYYY-MM-DD", type=_day, help="first UTC day counted (default: 6 days ago)")
     parser.add_argument("--by", choices=BY, default="day", help="one row per ... (default: day)")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one object per row")
@@ -79,11 +81,18 @@ def cost(row: UsageRow, prices: PriceTable) -> float | None:
 
 def row_json(row: UsageRow, by: str, prices: PriceTable) -> dict[str, object]:
     data: dict[str, object] = {
-        by: row.key, "turns": row.turns, "model_calls": row.calls, "searches": row.searches,
-        "input_tokens": row.input, "cached_tokens": row.cached, "output_tokens": row.output,
-        "models": {model: {"input_tokens": t.input, "cached_tokens": t.cached, "output_tokens": t.output}
-                   for model, t in sorted(row.models.items())},
-    }  # fmt: skip
+        by: row.key,
+        "turns": row.turns,
+        "model_calls": row.calls,
+        "searches": row.searches,
+        "input_tokens": row.input,
+        "cached_tokens": row.cached,
+        "output_tokens": row.output,
+        "models": {
+            model: {"input_tokens": t.input, "cached_tokens": t.cached, "output_tokens": t.output}
+            for model, t in sorted(row.models.items())
+        },
+    }
     if prices.priced:
         data["cost_usd"] = cost(row, prices)
     return data
@@ -103,8 +112,10 @@ def table(rows: list[UsageRow], by: str, prices: PriceTable) -> str:
             total.add(f"out:{model}", spent.output)
     cells = [header, *(_cells(row, prices) for row in rows), _cells(total, prices)]
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
-             for line in cells]  # fmt: skip
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+        for line in cells
+    ]
     lines.insert(len(lines) - 1, "-" * len(lines[0]))
     return "\n".join(lines)
 

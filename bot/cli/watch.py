@@ -27,12 +27,14 @@ COLUMNS = ("run (UTC)", "documents", "threads", "notes", "posted")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "watch", help="what the watch of changed documents did, and the notes waiting", epilog=EPILOG,
+        "watch",
+        help="what the watch of changed documents did, and the notes waiting",
+        epilog=EPILOG,
         formatter_class=HelpFormatter,
         description="Every `folio sync`, `index` and `remove` that changes or removes documents tells the threads "
         "whose answers cited them, with one note each. This lists the last runs (documents changed or removed, "
         "threads checked, notes found, notes posted) and how many notes wait to be posted.",
-    )  # fmt: skip
+    )
     parser.add_argument("--post", action="store_true", help="post the notes waiting (needs SLACK_BOT_TOKEN)")
     parser.add_argument("--json", action="store_true", help="print JSON: the runs, newest first, and the waiting")
     parser.set_defaults(run=run)
@@ -69,10 +71,12 @@ def run(args: argparse.Namespace) -> int:
 def table(runs: list[WatchRecord]) -> str:
     """The runs as aligned columns, newest first."""
     rows = [COLUMNS] + [
-        (datetime.fromtimestamp(run.at, UTC).strftime("%Y-%m-%d %H:%M"), *map(str, (run.documents, run.threads,
-                                                                                  run.notes, run.posted)))
+        (
+            datetime.fromtimestamp(run.at, UTC).strftime("%Y-%m-%d %H:%M"),
+            *map(str, (run.documents, run.threads, run.notes, run.posted)),
+        )
         for run in runs
-    ]  # fmt: skip
+    ]
     if len(rows) == 1:
         return messages.WATCH_NO_RUNS
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]

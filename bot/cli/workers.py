@@ -116,8 +116,7 @@ async def supervise(settings: Settings, args: argparse.Namespace, *, host: str, 
                 stack.callback(shutil.rmtree, env["PROMETHEUS_MULTIPROC_DIR"], True)
             command = _worker_command(args, host, listeners.port(port), listeners)
             stop_timeout = STOP_TIMEOUT + settings.folio_stop_delay
-            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners,
-                         store=store)  # fmt: skip
+            pool = _Pool(command, env, size=args.workers, stop_timeout=stop_timeout, listeners=listeners, store=store)
             stack.push_async_callback(pool.stop)
             started = await pool.start(1, stop) and await pool.start_rest(args.workers, stop)
             if not started:
@@ -149,9 +148,15 @@ class _Pool:
     """The running workers: started, watched, replaced when one dies, and stopped together."""
 
     def __init__(
-        self, command: list[str], env: dict[str, str], *, size: int, stop_timeout: float, listeners: Listeners,
+        self,
+        command: list[str],
+        env: dict[str, str],
+        *,
+        size: int,
+        stop_timeout: float,
+        listeners: Listeners,
         store: ConversationStore,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._command = command
         self.size = size  # workers wanted
         self._env = env
@@ -168,10 +173,15 @@ class _Pool:
         read, write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self._command, "--worker-ready", str(write), "--worker-number", str(number),
-                pass_fds=(write, *self._listeners.fds()), env=self._env,
+                *self._command,
+                "--worker-ready",
+                str(write),
+                "--worker-number",
+                str(number),
+                pass_fds=(write, *self._listeners.fds()),
+                env=self._env,
                 stdin=asyncio.subprocess.PIPE,  # never written: closed when this process ends (stop_with_parent)
-            )  # fmt: skip
+            )
         finally:
             os.close(write)
         worker = Worker(number, process)
@@ -204,8 +214,11 @@ class _Pool:
         """Until a stop signal (0, or 1 when a worker's drain failed), Redis giving up or no worker starting (1);
         a worker that dies is replaced, `reload` (SIGHUP) replaces them all."""
         while True:
-            waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(reload.wait()),
-                     *(asyncio.ensure_future(w.process.wait()) for w in self.workers)}  # fmt: skip
+            waits = {
+                asyncio.ensure_future(stop.wait()),
+                asyncio.ensure_future(reload.wait()),
+                *(asyncio.ensure_future(w.process.wait()) for w in self.workers),
+            }
             if redis is not None:
                 waits.add(asyncio.ensure_future(redis.gave_up.wait()))
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -231,8 +244,11 @@ class _Pool:
         while self._reap() < self.size:
             delay = self._backoff.delay()
             if delay:
-                logs.say(f"folio: workers keep dying ({self._backoff.recent()} in the last {STEADY:.0f} s); the next "
-                         f"starts in {delay:.0f} s. The lines above say why.", level=logging.ERROR)  # fmt: skip
+                logs.say(
+                    f"folio: workers keep dying ({self._backoff.recent()} in the last {STEADY:.0f} s); the next "
+                    f"starts in {delay:.0f} s. The lines above say why.",
+                    level=logging.ERROR,
+                )
                 with suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), delay)
             if stop.is_set():
@@ -240,8 +256,10 @@ class _Pool:
             self._numbers += 1
             if await self.start(self._numbers, stop):
                 new = self.workers[-1]
-                logs.say(f"folio: worker {new.number} (process {new.process.pid}) serves in place of the one that "
-                         f"stopped; {self._serving()}.")  # fmt: skip
+                logs.say(
+                    f"folio: worker {new.number} (process {new.process.pid}) serves in place of the one that "
+                    f"stopped; {self._serving()}."
+                )
                 failed = 0
                 continue
             if stop.is_set():
@@ -276,9 +294,11 @@ class _Pool:
             self.workers.remove(worker)
             served = time.monotonic() - worker.started
             self._backoff.died(served)
-            logs.say(f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
-                     f"{worker.process.returncode} after {served:.0f} s; {self._serving()}.",
-                     level=logging.ERROR)  # fmt: skip
+            logs.say(
+                f"folio: worker {worker.number} (process {worker.process.pid}) stopped with status "
+                f"{worker.process.returncode} after {served:.0f} s; {self._serving()}.",
+                level=logging.ERROR,
+            )
         return len(self.workers)
 
     def _serving(self) -> str:

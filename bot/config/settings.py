@@ -208,9 +208,11 @@ class Settings(BaseSettings):
 
     @property
     def prices(self) -> PriceTable:
-        return PriceTable(input=parse_prices(self.folio_price_per_mtok_in),
-                          output=parse_prices(self.folio_price_per_mtok_out),
-                          cached=parse_prices(self.folio_price_per_mtok_cached))  # fmt: skip
+        return PriceTable(
+            input=parse_prices(self.folio_price_per_mtok_in),
+            output=parse_prices(self.folio_price_per_mtok_out),
+            cached=parse_prices(self.folio_price_per_mtok_cached),
+        )
 
 
 def _bare(value: str) -> str:

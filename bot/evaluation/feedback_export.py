@@ -23,8 +23,15 @@ def _one_line(data: dict[str, object]) -> str:
 
 def golden_line(record: FeedbackRecord) -> str:
     """One golden line (JSON) for a feedback record."""
-    said = {"rating": record.rating, "at": record.at, "channel": record.channel, "reason": record.reason,
-            "comment": record.comment, "answer": record.answer, "cited": list(record.pages)}  # fmt: skip
+    said = {
+        "rating": record.rating,
+        "at": record.at,
+        "channel": record.channel,
+        "reason": record.reason,
+        "comment": record.comment,
+        "answer": record.answer,
+        "cited": list(record.pages),
+    }
     feedback = {key: value for key, value in said.items() if value is not None}
     if record.rating == "helpful" and record.pages:
         cited = " ".join(f"[{page}]" for page in record.pages)

@@ -38,8 +38,14 @@ def outdated_documents(records: Sequence[FeedbackRecord]) -> list[Flagged]:
 def _flagged(document: tuple[str, str], verdicts: list[tuple[FeedbackRecord, int | None]]) -> Flagged:
     pages = tuple(sorted({page for _, page in verdicts if page is not None}))
     threads = tuple(dict.fromkeys(f"{record.channel}:{record.thread_ts}" for record, _ in verdicts))
-    return Flagged(container=document[0], file=document[1], times=len(verdicts), pages=pages, threads=threads,
-                   last=max(record.at for record, _ in verdicts))  # fmt: skip
+    return Flagged(
+        container=document[0],
+        file=document[1],
+        times=len(verdicts),
+        pages=pages,
+        threads=threads,
+        last=max(record.at for record, _ in verdicts),
+    )
 
 
 def _page(value: object) -> int | None:

@@ -5,6 +5,13 @@ from bot.ingest.pipeline import Collected, IndexOptions, IndexReport, collect_fi
 from bot.ingest.readers import Document, read_document
 
 __all__ = [
-    "Collected", "Document", "IndexOptions", "IndexReport", "UnreadableFile", "collect_files", "gone_files",
-    "index_files", "read_document",
-]  # fmt: skip
+    "Collected",
+    "Document",
+    "IndexOptions",
+    "IndexReport",
+    "UnreadableFile",
+    "collect_files",
+    "gone_files",
+    "index_files",
+    "read_document",
+]

@@ -44,9 +44,18 @@ def convert(path: Path, target: str, converters: Converters) -> bytes:
         os.symlink(path.resolve(), given)
         out = Path(work) / "out"
         command = [
-            *offline.no_network(), soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-            "--nolockcheck", "--convert-to", target, "--outdir", str(out), str(given),
-        ]  # fmt: skip
+            *offline.no_network(),
+            soffice,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--norestore",
+            "--nolockcheck",
+            "--convert-to",
+            target,
+            "--outdir",
+            str(out),
+            str(given),
+        ]
         said = _run(command, path.name, converters.timeout)
         made = out / f"document.{target}"
         if not made.is_file() or made.stat().st_size == 0:
@@ -56,8 +65,14 @@ def convert(path: Path, target: str, converters: Converters) -> bytes:
 
 def _run(command: list[str], name: str, timeout: float) -> str:
     """Run LibreOffice in its own process group; what it said (stderr, else stdout)."""
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True, env=offline.environment())  # fmt: skip
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=offline.environment(),
+    )
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:

@@ -23,8 +23,15 @@ _BOMS = (  # longest first: a UTF-32 LE mark starts with the UTF-16 LE one
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # C0 (but \t \n \v \f \r), DEL and C1
-_NAMES = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8", "utf-16": "UTF-16", "utf-16-le": "UTF-16", "utf-16-be": "UTF-16",
-          "utf-32": "UTF-32", "cp1252": "Windows-1252"}  # fmt: skip
+_NAMES = {
+    "utf-8": "UTF-8",
+    "utf-8-sig": "UTF-8",
+    "utf-16": "UTF-16",
+    "utf-16-le": "UTF-16",
+    "utf-16-be": "UTF-16",
+    "utf-32": "UTF-32",
+    "cp1252": "Windows-1252",
+}
 NUL_SHARE = 0.3  # of the bytes at the odd or even positions, for rule 3
 
 

@@ -86,9 +86,12 @@ def _with_ocr(document: Document, pdf: Path, converters: Converters, max_chars: 
         done.write_bytes(data)
         redone = read_document(done, max_chars=max_chars)
     ocrd = replace(
-        document, pages=redone.pages, copy=data, read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
+        document,
+        pages=redone.pages,
+        copy=data,
+        read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
         notes=(*document.notes, messages.read_by_ocr(display_name(document.file), pages)),
-    )  # fmt: skip
+    )
     read: set[int | None] = set(scanned) if converters.ocr != "force" else {page.number for page in ocrd.pages}
     ocrd = _without_garbage(ocrd, read)
     still = sum(1 for page in ocrd.pages if page.number in scanned and not page.text.strip())
@@ -138,8 +141,9 @@ def _read_office(path: Path, converters: Converters, max_chars: int | None) -> D
         if _blank(read, canonical):  # OCR would find nothing either: say what it is
             raise UnreadableFile(messages.empty_document(path.name))
         # The conversion's own dates say when it ran: the document's date is the original file's.
-        document = replace(read, content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf,
-                           read="LibreOffice")  # fmt: skip
+        document = replace(
+            read, content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf, read="LibreOffice"
+        )
         return _with_ocr(document, canonical, converters, max_chars)
 
 
@@ -174,9 +178,14 @@ def _read_picture(path: Path, converters: Converters, max_chars: int | None) -> 
         read = read_document(canonical, max_chars=max_chars)
     pages = len(read.pages)
     document = replace(
-        read, title=file_title(path.name), content_hash=digest, metadata_date=None, modified_date=modified, copy=pdf,
+        read,
+        title=file_title(path.name),
+        content_hash=digest,
+        metadata_date=None,
+        modified_date=modified,
+        copy=pdf,
         read=f"OCR ({pages} page{'s' if pages != 1 else ''})",
-    )  # fmt: skip
+    )
     document = _without_garbage(document, {page.number for page in document.pages})
     blank = sum(1 for page in document.pages if not page.text.strip())
     return _checked(document, blank, ocr_ran=True)
@@ -192,10 +201,18 @@ def _read_spreadsheet(
         raise TextTooLong(messages.file_too_long(path.name, max_chars))
     stored = kinds.stored_name(path.name)
     return Document(
-        file=stored, title=file_title(stored), pages=(), content_hash=digest, metadata_date=None,
-        modified_date=modified, tabular=True, copy=convert(path, "pdf", converters), sheets=sheets,
-        workbook=workbook, read="LibreOffice, tables",
-    )  # fmt: skip
+        file=stored,
+        title=file_title(stored),
+        pages=(),
+        content_hash=digest,
+        metadata_date=None,
+        modified_date=modified,
+        tabular=True,
+        copy=convert(path, "pdf", converters),
+        sheets=sheets,
+        workbook=workbook,
+        read="LibreOffice, tables",
+    )
 
 
 # --- tables, web pages and mail -------------------------------------------------------------------------------------
@@ -203,8 +220,18 @@ def _read_csv(name: str, data: bytes, digest: str, modified: str, max_chars: int
     sheets, notes = read_csv(data, name, sheet=file_title(name), max_chars=max_chars)
     if max_chars is not None and sheet_chars(sheets) > max_chars:
         raise TextTooLong(messages.file_too_long(name, max_chars))
-    return Document(file=name, title=file_title(name), pages=(), content_hash=digest, metadata_date=None,
-                    modified_date=modified, tabular=True, notes=notes, sheets=sheets, read="table")  # fmt: skip
+    return Document(
+        file=name,
+        title=file_title(name),
+        pages=(),
+        content_hash=digest,
+        metadata_date=None,
+        modified_date=modified,
+        tabular=True,
+        notes=notes,
+        sheets=sheets,
+        read="table",
+    )
 
 
 def _text_of(name: str, data: bytes, max_chars: int | None) -> tuple[str, tuple[str, ...]]:
@@ -220,10 +247,17 @@ def _read_web(name: str, data: bytes, digest: str, modified: str, max_chars: int
     markup, notes = _text_of(name, data, max_chars)
     page = page_text(markup)
     return Document(
-        file=kinds.stored_name(name), title=page.title or name, pages=(Page(number=None, text=page.text),),
-        content_hash=digest, metadata_date=None, modified_date=modified, tabular=False, notes=notes,
-        copy=page.text.encode("utf-8"), read="web page",
-    )  # fmt: skip
+        file=kinds.stored_name(name),
+        title=page.title or name,
+        pages=(Page(number=None, text=page.text),),
+        content_hash=digest,
+        metadata_date=None,
+        modified_date=modified,
+        tabular=False,
+        notes=notes,
+        copy=page.text.encode("utf-8"),
+        read="web page",
+    )
 
 
 def _read_mail(
@@ -234,10 +268,18 @@ def _read_mail(
     limit.take(len(mail.text))
     parts, notes = _attachments(name, mail.attachments, mail.date or modified, converters, limit)
     return Document(
-        file=kinds.stored_name(name), title=mail.subject or name, pages=(Page(number=None, text=mail.text),),
-        content_hash=digest, metadata_date=mail.date, modified_date=modified, tabular=False, notes=notes,
-        copy=mail.text.encode("utf-8"), parts=parts, read="mail",
-    )  # fmt: skip
+        file=kinds.stored_name(name),
+        title=mail.subject or name,
+        pages=(Page(number=None, text=mail.text),),
+        content_hash=digest,
+        metadata_date=mail.date,
+        modified_date=modified,
+        tabular=False,
+        notes=notes,
+        copy=mail.text.encode("utf-8"),
+        parts=parts,
+        read="mail",
+    )
 
 
 def _attachments(

@@ -11,11 +11,42 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "nav"})
-_BLOCKS = frozenset({
-    "p", "div", "section", "article", "header", "footer", "main", "aside", "nav", "ul", "ol", "li", "dl", "dt", "dd",
-    "table", "tr", "blockquote", "pre", "figure", "figcaption", "form", "fieldset", "address", "hr", "br",
-    "h1", "h2", "h3", "h4", "h5", "h6",
-})  # fmt: skip
+_BLOCKS = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "main",
+        "aside",
+        "nav",
+        "ul",
+        "ol",
+        "li",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "tr",
+        "blockquote",
+        "pre",
+        "figure",
+        "figcaption",
+        "form",
+        "fieldset",
+        "address",
+        "hr",
+        "br",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+    }
+)
 _CELLS = frozenset({"td", "th"})
 _VOID = frozenset({"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "embed", "source", "wbr"})
 

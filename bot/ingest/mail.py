@@ -32,9 +32,16 @@ def read_mail(data: bytes) -> Mail:
     subject = _header(message, "subject")
     sender = _header(message, "from")
     day = _date(_header(message, "date"))
-    heads = [f"{label}: {value}" for label, value in (
-        ("Subject", subject), ("From", sender), ("To", _header(message, "to")), ("Date", _header(message, "date")),
-    ) if value]  # fmt: skip
+    heads = [
+        f"{label}: {value}"
+        for label, value in (
+            ("Subject", subject),
+            ("From", sender),
+            ("To", _header(message, "to")),
+            ("Date", _header(message, "date")),
+        )
+        if value
+    ]
     text = "\n".join(heads) + "\n\n" + _body(message)
     return Mail(subject=subject, sender=sender, date=day, text=text.strip(), attachments=tuple(_attachments(message)))
 

@@ -29,8 +29,9 @@ ASSUMED_DPI = 300  # a picture without resolution metadata: OCRmyPDF needs one t
 # short sideways scan (a receipt of three lines scores about 5) unturned and OCR'd as garbage; a page OSD finds
 # upright is never turned, whatever the threshold.
 ROTATE = ("--rotate-pages", "--rotate-pages-threshold", "4")
-_MISSING_LANGUAGE = re.compile(r"language data for the following requested languages:(.*?)(?:^Note|\Z)",
-                               re.IGNORECASE | re.DOTALL | re.MULTILINE)  # fmt: skip
+_MISSING_LANGUAGE = re.compile(
+    r"language data for the following requested languages:(.*?)(?:^Note|\Z)", re.IGNORECASE | re.DOTALL | re.MULTILINE
+)
 
 
 def pages_with_pictures(path: Path, numbers: list[int]) -> set[int]:
@@ -78,12 +79,30 @@ def _ocrmypdf(path: Path, name: str, converters: Converters, *, pages: int, opti
     with tempfile.TemporaryDirectory(prefix="folio-ocr-") as work:
         out = Path(work) / "ocr.pdf"
         command = [
-            *offline.no_network(), program, *options, "-l", converters.languages, *ROTATE, "--output-type", "pdf",
-            "--optimize", "0",
-            "--jobs", str(max(1, converters.jobs)), "--quiet", str(path), str(out),
-        ]  # fmt: skip
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True, env=offline.environment())  # fmt: skip
+            *offline.no_network(),
+            program,
+            *options,
+            "-l",
+            converters.languages,
+            *ROTATE,
+            "--output-type",
+            "pdf",
+            "--optimize",
+            "0",
+            "--jobs",
+            str(max(1, converters.jobs)),
+            "--quiet",
+            str(path),
+            str(out),
+        ]
+        child = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            env=offline.environment(),
+        )
         try:
             _, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:

@@ -60,8 +60,21 @@ SETTINGS_FILE = Path("user") / "registrymodifications.xcu"
 _PROXIES = ("http_proxy", "https_proxy", "ftp_proxy", "all_proxy")
 _HELD: list[socket.socket] = []  # the socket behind _nowhere(), kept open while the process lives
 # What the converters need from the environment: where programs, temporary files and language data are, the locale.
-_KEPT = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TMPDIR", "TZ", "TESSDATA_PREFIX",
-                   "OMP_THREAD_LIMIT", "SAL_USE_VCLPLUGIN"})  # fmt: skip
+_KEPT = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TMPDIR",
+        "TZ",
+        "TESSDATA_PREFIX",
+        "OMP_THREAD_LIMIT",
+        "SAL_USE_VCLPLUGIN",
+    }
+)
 
 
 def write_profile(folder: Path) -> None:
@@ -100,8 +113,10 @@ def _nowhere() -> str:
 def _namespace() -> tuple[str, ...]:
     unshare = shutil.which("unshare")
     if unshare is None:
-        log.warning("converters run with the network: `unshare` (util-linux) is not installed; "
-                    "LibreOffice's settings and a proxy to nowhere still refuse linked content")  # fmt: skip
+        log.warning(
+            "converters run with the network: `unshare` (util-linux) is not installed; "
+            "LibreOffice's settings and a proxy to nowhere still refuse linked content"
+        )
         return ()
     said = ""
     for prefix in ((unshare, "--net"), (unshare, "--net", "--map-root-user")):
@@ -113,6 +128,9 @@ def _namespace() -> tuple[str, ...]:
         if done.returncode == 0:
             return prefix
         said = " ".join(done.stderr.split())[:200] or f"exit {done.returncode}"
-    log.warning("converters run with the network: this system does not allow a network namespace (%s); "
-                "LibreOffice's settings and a proxy to nowhere still refuse linked content", said)  # fmt: skip
+    log.warning(
+        "converters run with the network: this system does not allow a network namespace (%s); "
+        "LibreOffice's settings and a proxy to nowhere still refuse linked content",
+        said,
+    )
     return ()

@@ -61,9 +61,13 @@ class IndexReport:
 
     def summary(self) -> str:
         return messages.index_summary(
-            files=self.files, pages=self.pages, passages=self.chunks, unchanged=self.unchanged,
-            failed=len(self.failed), skipped=self.skipped,
-        )  # fmt: skip
+            files=self.files,
+            pages=self.pages,
+            passages=self.chunks,
+            unchanged=self.unchanged,
+            failed=len(self.failed),
+            skipped=self.skipped,
+        )
 
 
 @dataclass(frozen=True)
@@ -155,10 +159,13 @@ def gone_files(
     unknown = tuple(_as_folder(folder) for folder in unreadable)
     present = {source_of(path) for path in found}
     return [
-        held for held in indexed
-        if held.source and held.source not in present and any(held.source.startswith(folder) for folder in folders)
+        held
+        for held in indexed
+        if held.source
+        and held.source not in present
+        and any(held.source.startswith(folder) for folder in folders)
         and not held.source.startswith(unknown)
-    ]  # fmt: skip
+    ]
 
 
 def _as_folder(path: Path) -> str:
@@ -264,11 +271,19 @@ def table_chunks(document: Document, options: IndexOptions, *, context: str, doc
     chunks = []
     for position, (name, passage) in enumerate(passages):
         place = TablePlace(sheet=name, first_row=passage.first_row, last_row=passage.last_row)
-        chunks.append(Chunk(
-            id=chunk_id(options.container, document.file, None, position), file=document.file, page=None,
-            container=options.container, tags=options.tags, doc_date=doc_date, text=passage.text,
-            context=table_context(context, place), tabular=True,
-        ))  # fmt: skip
+        chunks.append(
+            Chunk(
+                id=chunk_id(options.container, document.file, None, position),
+                file=document.file,
+                page=None,
+                container=options.container,
+                tags=options.tags,
+                doc_date=doc_date,
+                text=passage.text,
+                context=table_context(context, place),
+                tabular=True,
+            )
+        )
     return chunks
 
 
@@ -309,9 +324,16 @@ async def index_files(
     other."""
     check_container_name(container)
     options = IndexOptions(
-        container=container, tags=tuple(tags or ()), date=date, describe=describe, chunk_chars=chunk_chars,
-        overlap_chars=overlap_chars, documents=documents, max_chars=max_chars, converters=converters or Converters(),
-    )  # fmt: skip
+        container=container,
+        tags=tuple(tags or ()),
+        date=date,
+        describe=describe,
+        chunk_chars=chunk_chars,
+        overlap_chars=overlap_chars,
+        documents=documents,
+        max_chars=max_chars,
+        converters=converters or Converters(),
+    )
     report = IndexReport()
     told: OnFile = on_file or (lambda event: None)
     known = {held.file: held for held in await writer.files(container)}
@@ -392,9 +414,14 @@ async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> 
 
 
 async def _index_one(
-    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport,
+    path: Path,
+    document: Document,
+    writer: IndexWriter,
+    options: IndexOptions,
+    version: str,
+    report: IndexReport,
     reserved: set[str],
-) -> FileEvent:  # fmt: skip
+) -> FileEvent:
     event = await _index_document(path, document, writer, options, version, report)
     named = {part.file for part in document.parts}
     for part in document.parts:  # a mail's attachments: files of their own, from the same source and version

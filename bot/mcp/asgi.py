@@ -63,12 +63,20 @@ def _scope(request: web.Request) -> dict[str, Any]:
     peer = request.transport.get_extra_info("peername") if request.transport else None
     host, port = (peer[0], peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else ("", 0)
     return {
-        "type": "http", "asgi": ASGI_VERSION, "http_version": f"{request.version.major}.{request.version.minor}",
-        "method": request.method, "scheme": request.scheme, "path": request.path,
-        "raw_path": request.raw_path.split("?", 1)[0].encode(), "query_string": request.query_string.encode(),
-        "root_path": "", "headers": [(name.lower(), value) for name, value in request.raw_headers],
-        "client": (host, port), "server": (request.host.split(":")[0], 0), "state": {},
-    }  # fmt: skip
+        "type": "http",
+        "asgi": ASGI_VERSION,
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode(),
+        "query_string": request.query_string.encode(),
+        "root_path": "",
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
+        "client": (host, port),
+        "server": (request.host.split(":")[0], 0),
+        "state": {},
+    }
 
 
 class _Exchange:

@@ -80,9 +80,14 @@ class JwtChecker:
                 log.info("MCP token refused: signed %s with a %s key", algorithm, key.algorithm_name)
                 return None
             claims = jwt.decode(
-                token, key.key, algorithms=[algorithm], audience=self._oidc.audience, issuer=self._oidc.issuer,
-                leeway=LEEWAY, options={"require": ["exp", "iss", "aud"]},
-            )  # fmt: skip
+                token,
+                key.key,
+                algorithms=[algorithm],
+                audience=self._oidc.audience,
+                issuer=self._oidc.issuer,
+                leeway=LEEWAY,
+                options={"require": ["exp", "iss", "aud"]},
+            )
         except jwt.PyJWKClientConnectionError as exc:
             log.warning("MCP token refused: the identity provider's keys (FOLIO_OIDC_JWKS_URL) did not load: %s", exc)
             return None
@@ -116,8 +121,14 @@ class PersonVerifier:
         metrics.mcp_auth(person.via if person else "refused")
         if person is None:
             return None
-        return AccessToken(token=token, client_id=person.user, scopes=[], expires_at=person.expires,
-                           subject=person.user, claims={"team": person.team, "via": person.via})  # fmt: skip
+        return AccessToken(
+            token=token,
+            client_id=person.user,
+            scopes=[],
+            expires_at=person.expires,
+            subject=person.user,
+            claims={"team": person.team, "via": person.via},
+        )
 
     async def person(self, token: str) -> Person | None:
         """The person `token` acts for; None for a token Folio does not take."""

@@ -36,8 +36,13 @@ def ask_result(answer: Answer) -> AskResult:
         Source(label=c.label, file=c.file, title=c.title, page=c.page, container=c.container, link=c.url)
         for c in answer.citations
     ]
-    return AskResult(answer=answer.text, answerable=answer.answerable, mode=answer.mode, citations=citations,
-                     notices=list(answer.notices))  # fmt: skip
+    return AskResult(
+        answer=answer.text,
+        answerable=answer.answerable,
+        mode=answer.mode,
+        citations=citations,
+        notices=list(answer.notices),
+    )
 
 
 def ask_text(answer: Answer) -> str:

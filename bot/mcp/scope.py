@@ -54,9 +54,14 @@ async def mcp_request(mcp: McpFolio, person: Person, *, question: str = "", tags
     """A request of `person` through an agent: a new thread each time (the server keeps no session)."""
     thread_ts = f"{int(time.time())}.{secrets.randbelow(1_000_000):06d}"
     return TurnRequest(
-        thread=ThreadKey(team=await mcp.team(), channel=MCP_CHANNEL, thread_ts=thread_ts), question=question,
-        user=person.user, is_dm=True, tags=tags, asker_team=person.team or None, surface=SURFACE,
-    )  # fmt: skip
+        thread=ThreadKey(team=await mcp.team(), channel=MCP_CHANNEL, thread_ts=thread_ts),
+        question=question,
+        user=person.user,
+        is_dm=True,
+        tags=tags,
+        asker_team=person.team or None,
+        surface=SURFACE,
+    )
 
 
 async def scope_for(mcp: McpFolio, request: TurnRequest) -> Scope:

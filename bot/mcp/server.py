@@ -161,13 +161,17 @@ class McpHttp:
         """POST/GET/DELETE /mcp and GET /.well-known/oauth-protected-resource/<path>, through the SDK's app."""
         origin = urlsplit(self.url)
         security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts(self.url),
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=allowed_hosts(self.url),
             allowed_origins=[f"{origin.scheme}://{origin.netloc}", "http://127.0.0.1:*", "http://localhost:*"],
-        )  # fmt: skip
+        )
         app = self.server.streamable_http_app(
-            streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, transport_security=security,
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=security,
             max_request_body_size=MAX_REQUEST_BYTES,
-        )  # fmt: skip
+        )
         app.add_exception_handler(Exception, unavailable)  # Starlette's outermost handler: before its plain 500
         metadata = urlsplit(str(build_resource_metadata_url(self.url))).path  # type: ignore[arg-type]
         return asgi_routes(app, paths=(MCP_PATH, metadata), max_body=MAX_REQUEST_BYTES)

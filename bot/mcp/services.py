@@ -27,15 +27,22 @@ MCP_PATH = "/mcp"
 
 def oidc_of(settings: Settings) -> Oidc | None:
     """The identity provider's settings, None when none is set; ConfigurationError when only some are."""
-    values = {"FOLIO_OIDC_ISSUER": settings.folio_oidc_issuer, "FOLIO_OIDC_AUDIENCE": settings.folio_oidc_audience,
-              "FOLIO_OIDC_JWKS_URL": settings.folio_oidc_jwks_url}  # fmt: skip
+    values = {
+        "FOLIO_OIDC_ISSUER": settings.folio_oidc_issuer,
+        "FOLIO_OIDC_AUDIENCE": settings.folio_oidc_audience,
+        "FOLIO_OIDC_JWKS_URL": settings.folio_oidc_jwks_url,
+    }
     missing = [name for name, value in values.items() if not value]
     if len(missing) == len(values):
         return None
     if missing:
         raise ConfigurationError(messages.MCP_OIDC_PARTIAL.format(missing=" and ".join(missing)))
-    return Oidc(issuer=settings.folio_oidc_issuer or "", audience=settings.folio_oidc_audience or "",
-                jwks_url=settings.folio_oidc_jwks_url or "", email_claim=settings.folio_oidc_email_claim)  # fmt: skip
+    return Oidc(
+        issuer=settings.folio_oidc_issuer or "",
+        audience=settings.folio_oidc_audience or "",
+        jwks_url=settings.folio_oidc_jwks_url or "",
+        email_claim=settings.folio_oidc_email_claim,
+    )
 
 
 def mcp_url(settings: Settings) -> str | None:

@@ -93,8 +93,14 @@ async def search_documents(mcp: McpFolio, person: Person, *, query: str, tags: l
 
 
 def _passage(mcp: McpFolio, chunk: Chunk) -> Passage:
-    return Passage(file=chunk.file, title=display_name(chunk.file), page=chunk.cited_page, container=chunk.container,
-                   link=mcp.folio.links.link_for(chunk), text=chunk.text)  # fmt: skip
+    return Passage(
+        file=chunk.file,
+        title=display_name(chunk.file),
+        page=chunk.cited_page,
+        container=chunk.container,
+        link=mcp.folio.links.link_for(chunk),
+        text=chunk.text,
+    )
 
 
 async def read_page(mcp: McpFolio, person: Person, *, document: str, page: int) -> PageText:
@@ -114,9 +120,15 @@ async def read_page(mcp: McpFolio, person: Person, *, document: str, page: int) 
         raise InvalidInput(messages.MCP_NO_SUCH_PAGE.format(name=document, pages=len(pdf.pages)))
     text = pdf.pages[page - 1]
     chunk = Chunk(id="-", file=document, page=page, container=container, text="")
-    return PageText(file=document, container=container, page=page, pages=len(pdf.pages),
-                    link=mcp.folio.links.link_for(chunk), text=text[:MAX_PAGE_CHARS],
-                    truncated=len(text) > MAX_PAGE_CHARS)  # fmt: skip
+    return PageText(
+        file=document,
+        container=container,
+        page=page,
+        pages=len(pdf.pages),
+        link=mcp.folio.links.link_for(chunk),
+        text=text[:MAX_PAGE_CHARS],
+        truncated=len(text) > MAX_PAGE_CHARS,
+    )
 
 
 async def _container_of(mcp: McpFolio, scope: Scope, document: str) -> str:

@@ -19,9 +19,14 @@ async def ask_as_agent(mcp: McpFolio, request: TurnRequest) -> Answer:
     """Answer `request` as a turn of surface "mcp": counted against the person's budgets, recorded and traced."""
     folio = mcp.folio
     services = TurnServices(
-        model=folio.model, retriever=folio.retriever, options=folio.options, conversations=mcp.store,
-        scopes=scopes(mcp), timeout=folio.turn_timeout, admit=folio.tasks.gate.wait_for_room, guard=mcp.budget.check,
-    )  # fmt: skip
-    observer = TurnRecorder(request, content=mcp.settings.folio_log_content, ledger=mcp.ledger,
-                            spawn=folio.tasks.spawn)  # fmt: skip
+        model=folio.model,
+        retriever=folio.retriever,
+        options=folio.options,
+        conversations=mcp.store,
+        scopes=scopes(mcp),
+        timeout=folio.turn_timeout,
+        admit=folio.tasks.gate.wait_for_room,
+        guard=mcp.budget.check,
+    )
+    observer = TurnRecorder(request, content=mcp.settings.folio_log_content, ledger=mcp.ledger, spawn=folio.tasks.spawn)
     return await take_turn(request, services=services, view=SilentView(), observer=observer)

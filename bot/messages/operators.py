@@ -44,17 +44,29 @@ STOPPING_NOT_READY = "stopping: this process is shutting down and takes no new e
 def unreachable(service: str, *, url: str, setting: str, host: str, cause: str, detail: str) -> tuple[str, str]:
     """A service Folio could not reach, by the real cause (dns, refused, tls, timeout, other), and what to check."""
     why, fix = {
-        "dns": (f"the name {host} does not resolve ({detail})",
-                (f"Check the DNS and outbound network of this machine or container; {setting} is only wrong if you "
-                 "changed it")),
-        "refused": (f"{host} refused the connection",
-                    f"Check {setting}, and any proxy (HTTPS_PROXY) or firewall between Folio and {service}"),
-        "tls": (f"the TLS handshake with {host} failed ({detail})",
-                ("Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an http:// "
-                 f"server behind an https:// {setting} fails this way too")),
-        "timeout": (f"{host} did not answer in time",
-                    "Check the outbound network: a firewall or proxy may be dropping the connection"),
-    }.get(cause, (detail, f"Check {setting} and the outbound network"))  # fmt: skip
+        "dns": (
+            f"the name {host} does not resolve ({detail})",
+            (
+                f"Check the DNS and outbound network of this machine or container; {setting} is only wrong if you "
+                "changed it"
+            ),
+        ),
+        "refused": (
+            f"{host} refused the connection",
+            f"Check {setting}, and any proxy (HTTPS_PROXY) or firewall between Folio and {service}",
+        ),
+        "tls": (
+            f"the TLS handshake with {host} failed ({detail})",
+            (
+                "Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an http:// "
+                f"server behind an https:// {setting} fails this way too"
+            ),
+        ),
+        "timeout": (
+            f"{host} did not answer in time",
+            "Check the outbound network: a firewall or proxy may be dropping the connection",
+        ),
+    }.get(cause, (detail, f"Check {setting} and the outbound network"))
     return f"{service} cannot be reached at {setting} ({url}): {why}", fix
 
 
@@ -84,8 +96,13 @@ def source_line(*, name: str, container: str, result: str) -> str:
 
 
 def source_counts(*, files: int, indexed: int, unchanged: int, unreadable: int, removed: int, skipped: int) -> str:
-    parts = [f"{files} files", f"{indexed} indexed", f"{unchanged} unchanged", f"{unreadable} unreadable",
-             f"{removed} removed"]  # fmt: skip
+    parts = [
+        f"{files} files",
+        f"{indexed} indexed",
+        f"{unchanged} unchanged",
+        f"{unreadable} unreadable",
+        f"{removed} removed",
+    ]
     return ", ".join(parts + ([f"{skipped} skipped"] if skipped else []))
 
 

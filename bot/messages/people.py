@@ -64,14 +64,18 @@ REDIS_CLUSTER_NEEDS_URL = (
 
 def redis_tls_refused(detail: str) -> str:
     """Folio did not accept the certificate of a rediss:// Redis."""
-    return (f"Folio does not trust the TLS certificate of the Redis at REDIS_URL ({detail}). Set REDIS_TLS_CA_FILE "
-            "to the CA file that signed it, and use the host name the certificate names in REDIS_URL.")  # fmt: skip
+    return (
+        f"Folio does not trust the TLS certificate of the Redis at REDIS_URL ({detail}). Set REDIS_TLS_CA_FILE "
+        "to the CA file that signed it, and use the host name the certificate names in REDIS_URL."
+    )
 
 
 def redis_cluster_down(detail: str) -> str:
     """The cluster answers, and cannot serve a key now (a node is down, slots are not covered)."""
-    return (f"The Redis Cluster cannot serve Folio's keys right now ({detail}). Check that every node of the cluster "
-            "runs and that all 16384 slots are covered (CLUSTER INFO: cluster_state:ok).")  # fmt: skip
+    return (
+        f"The Redis Cluster cannot serve Folio's keys right now ({detail}). Check that every node of the cluster "
+        "runs and that all 16384 slots are covered (CLUSTER INFO: cluster_state:ok)."
+    )
 
 
 def redis_cluster_refused(detail: str) -> str:
@@ -81,8 +85,10 @@ def redis_cluster_refused(detail: str) -> str:
 
 def redis_permission_refused(detail: str) -> str:
     """An ACL user that may not run a command Folio needs (NOPERM)."""
-    return (f"Redis refused a command Folio needs ({detail}). Give REDIS_URL's user Folio's keys and commands "
-            "(ACL: ~folio:* ~{folio:intake}* +@all -@dangerous), or use another user.")  # fmt: skip
+    return (
+        f"Redis refused a command Folio needs ({detail}). Give REDIS_URL's user Folio's keys and commands "
+        "(ACL: ~folio:* ~{folio:intake}* +@all -@dangerous), or use another user."
+    )
 
 
 TURN_GAVE_UP = (
@@ -213,13 +219,17 @@ def thread_file_too_big(name: str, size: int | None, limit: int) -> str:
     """`size` None: the download passed the limit (Slack had said it was smaller)."""
     mb = 1024 * 1024
     said = f"{size / mb:.1f} MB" if size is not None else f"over {limit / mb:.3g} MB"
-    return (f"Did not read {name}: {said}, and a file shared in a thread may be {limit / mb:.3g} MB "
-            "(FOLIO_THREAD_FILE_MB). Share the pages that matter, or ask an admin to index it.")  # fmt: skip
+    return (
+        f"Did not read {name}: {said}, and a file shared in a thread may be {limit / mb:.3g} MB "
+        "(FOLIO_THREAD_FILE_MB). Share the pages that matter, or ask an admin to index it."
+    )
 
 
 def thread_files_full(name: str, limit: int) -> str:
-    return (f"Did not read {name}: this thread has {limit} files already (FOLIO_THREAD_FILES). Start a new "
-            "thread to ask about more.")  # fmt: skip
+    return (
+        f"Did not read {name}: this thread has {limit} files already (FOLIO_THREAD_FILES). Start a new "
+        "thread to ask about more."
+    )
 
 
 def thread_file_outsider(name: str) -> str:

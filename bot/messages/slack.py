@@ -39,8 +39,11 @@ FEEDBACK_FORM_CANCEL = "Cancel"
 FEEDBACK_FORM_REASON = "The answer was"
 FEEDBACK_FORM_COMMENT = "Anything else? (optional)"
 FEEDBACK_REASONS = {
-    "wrong": "Wrong", "outdated": "Outdated", "source": "Missing or wrong source", "other": "Something else",
-}  # fmt: skip
+    "wrong": "Wrong",
+    "outdated": "Outdated",
+    "source": "Missing or wrong source",
+    "other": "Something else",
+}
 SCOPE_CHANGED = (
     "What I may search here has changed since this thread began: this answer follows today's settings, shown below."
 )

@@ -230,8 +230,10 @@ def picture_without_ocr(name: str) -> str:
 
 
 def password_protected(name: str) -> str:
-    return (f"{name}: protected by a password, so Folio cannot read it; save a copy without the password "
-            "(File > Info > Protect, or Save As > Tools > General options) and index that")  # fmt: skip
+    return (
+        f"{name}: protected by a password, so Folio cannot read it; save a copy without the password "
+        "(File > Info > Protect, or Save As > Tools > General options) and index that"
+    )
 
 
 def empty_document(name: str) -> str:
@@ -241,14 +243,18 @@ def empty_document(name: str) -> str:
 def illegible_pages(name: str, pages: list[int]) -> str:
     """OCR'd pages whose text reads as garbage: reported and left out of the index."""
     shown = ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
-    return (f"{name}: OCR could not read {_count(len(pages), 'page')} ({shown}): its text came out as garbage "
-            "(mirrored, blurred, handwritten or an unusual script?); left out of the index - scan it again or "
-            "set FOLIO_OCR_LANGUAGES")  # fmt: skip
+    return (
+        f"{name}: OCR could not read {_count(len(pages), 'page')} ({shown}): its text came out as garbage "
+        "(mirrored, blurred, handwritten or an unusual script?); left out of the index - scan it again or "
+        "set FOLIO_OCR_LANGUAGES"
+    )
 
 
 def illegible_document(name: str) -> str:
-    return (f"{name}: OCR could not read it: its text came out as garbage (mirrored, blurred, handwritten or an "
-            "unusual script?); scan it again or set FOLIO_OCR_LANGUAGES")  # fmt: skip
+    return (
+        f"{name}: OCR could not read it: its text came out as garbage (mirrored, blurred, handwritten or an "
+        "unusual script?); scan it again or set FOLIO_OCR_LANGUAGES"
+    )
 
 
 # Odd files during indexing: a reader's failure, and mail attachments under the name rules of files

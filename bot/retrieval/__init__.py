@@ -60,9 +60,15 @@ class IndexWriter(Protocol):
         ...
 
     async def replace_file(
-        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
-        source: str | None = None, pages: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        container: str,
+        file: str,
+        fingerprint: str,
+        chunks: Sequence[Chunk],
+        *,
+        source: str | None = None,
+        pages: int | None = None,
+    ) -> None:
         """Swap every chunk of `file` in `container` for `chunks`, and remember its fingerprint, source path and
         page count."""
         ...
@@ -153,9 +159,16 @@ def apply_score_gap(chunks: Sequence[T], gap: float, *, key: Sequence[float] | N
 
 
 __all__ = [
-    "IndexWriter", "IndexedFile", "Retriever", "SearchIndex", "apply_score_gap", "check_scope", "check_top",
-    "clean_query", "within",
-]  # fmt: skip
+    "IndexWriter",
+    "IndexedFile",
+    "Retriever",
+    "SearchIndex",
+    "apply_score_gap",
+    "check_scope",
+    "check_top",
+    "clean_query",
+    "within",
+]
 
 
 def reading_order(chunk: Chunk) -> tuple[int, int]:

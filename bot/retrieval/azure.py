@@ -30,7 +30,7 @@ from bot.retrieval.azure_schema import (
     file_listing,
     index_definition,
     tags_of,
-)  # fmt: skip
+)
 from bot.retrieval.embedders import Embedder
 from bot.retrieval.filters import file_filter, one_of, passage_filters, scope_filter, tag_term
 
@@ -156,8 +156,7 @@ class AzureSearchRetriever:
         texts: dict[str, str] = {}
         for where in passage_filters(shown).values():
             documents = self._all_documents(filter=where, select=["id", "content"])
-            texts.update({doc["id"]: str(doc.get("content") or "") async for doc in documents
-                          if doc["id"] in wanted})  # fmt: skip
+            texts.update({doc["id"]: str(doc.get("content") or "") async for doc in documents if doc["id"] in wanted})
         return texts
 
     async def count(self, container: str) -> int:
@@ -173,9 +172,15 @@ class AzureSearchRetriever:
             raise _unavailable(exc) from exc
 
     async def replace_file(
-        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
-        source: str | None = None, pages: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        container: str,
+        file: str,
+        fingerprint: str,
+        chunks: Sequence[Chunk],
+        *,
+        source: str | None = None,
+        pages: int | None = None,
+    ) -> None:
         """Upload the new chunks of `file`, then delete the ones the new version no longer has."""
         await self._ensure_index()
         old = {doc["id"] async for doc in self._all_documents(filter=file_filter(container, file), select=["id"])}

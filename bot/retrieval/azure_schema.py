@@ -172,6 +172,6 @@ def file_listing(container: str, documents: Iterable[dict[str, Any]]) -> list[In
                 tags=tags_of(first.get("tags")),
                 doc_date=first.get("doc_date"),
                 indexed_at=first.get("indexed_at"),
-            )  # fmt: skip
+            )
         )
     return listed

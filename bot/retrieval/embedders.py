@@ -46,9 +46,16 @@ class OpenAIEmbedder:
     """Embeddings through an AsyncOpenAI client (OpenAI, or Azure OpenAI's v1 endpoint with a deployment name)."""
 
     def __init__(
-        self, client: AsyncOpenAI, *, model: str, dimensions: int, batch_size: int = 64, query_prefix: str = "",
-        document_prefix: str = "", query_model: str = "",
-    ) -> None:  # fmt: skip
+        self,
+        client: AsyncOpenAI,
+        *,
+        model: str,
+        dimensions: int,
+        batch_size: int = 64,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        query_model: str = "",
+    ) -> None:
         self.client = client
         self.model = model
         self.query_model = query_model or model

@@ -82,9 +82,16 @@ def passage_filters(shown: Iterable[Chunk]) -> dict[str, str]:
     for chunk in shown:
         files.setdefault(chunk.container, set()).add(chunk.file)
         pages.setdefault(chunk.container, set()).add(chunk.page)
-    return {container: " and ".join([scope_filter(Scope(containers=(container,))),
-                                     one_of("file", tuple(sorted(files[container]))), _pages(pages[container])])
-            for container in files}  # fmt: skip
+    return {
+        container: " and ".join(
+            [
+                scope_filter(Scope(containers=(container,))),
+                one_of("file", tuple(sorted(files[container]))),
+                _pages(pages[container]),
+            ]
+        )
+        for container in files
+    }
 
 
 def _pages(pages: set[int | None]) -> str:

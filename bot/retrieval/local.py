@@ -129,9 +129,15 @@ class LocalRetriever:
         await self._run(lambda db: sql.transaction(db, lambda: sql.delete_file(db, container, file)))
 
     async def replace_file(
-        self, container: str, file: str, fingerprint: str, chunks: Sequence[Chunk], *,
-        source: str | None = None, pages: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        container: str,
+        file: str,
+        fingerprint: str,
+        chunks: Sequence[Chunk],
+        *,
+        source: str | None = None,
+        pages: int | None = None,
+    ) -> None:
         """Swap every chunk of `file` for `chunks` in one transaction (embedding them first when configured)."""
         for chunk in chunks:
             if (chunk.container, chunk.file) != (container, file):
@@ -173,9 +179,15 @@ class LocalRetriever:
             lambda db: sql.keyword_ranking(db, text, scope, depth, self._vocabulary(db))
         )
         keyword = rerank(
-            text, found, context=lambda row: row.context, stemmed=sql.ChunkRow.stemmed_text, place=sql.ChunkRow.place,
-            later=plan.later, phrases=plan.phrases, average_tokens=tokens,
-        )  # fmt: skip
+            text,
+            found,
+            context=lambda row: row.context,
+            stemmed=sql.ChunkRow.stemmed_text,
+            place=sql.ChunkRow.place,
+            later=plan.later,
+            phrases=plan.phrases,
+            average_tokens=tokens,
+        )
         if self.embedder is None:
             # Cut first, then build the Chunks: only `top` of the ~50 candidates are returned.
             kept = apply_score_gap(keyword, self.score_gap, key=[score for _, score in keyword])[:top]

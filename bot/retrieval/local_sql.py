@@ -67,10 +67,17 @@ class ChunkRow(NamedTuple):
 
     def chunk(self, score: float) -> Chunk:
         return Chunk(
-            id=self.id, file=self.file, page=self.page, container=self.container, tags=self.tag_values(),
-            doc_date=self.doc_date, text=self.text, context=self.context, tabular=bool(self.tabular),
+            id=self.id,
+            file=self.file,
+            page=self.page,
+            container=self.container,
+            tags=self.tag_values(),
+            doc_date=self.doc_date,
+            text=self.text,
+            context=self.context,
+            tabular=bool(self.tabular),
             score=round(float(score), 6),
-        )  # fmt: skip
+        )
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[ChunkRow]:
@@ -129,15 +136,16 @@ def files(db: sqlite3.Connection, container: str) -> list[IndexedFile]:
             passages=passages,
             tags=_tags(tags or "[]"),
             doc_date=doc_date,
-        )  # fmt: skip
+        )
         for file, fingerprint, source, pages, indexed_at, passages, tags, doc_date in rows
     ]
 
 
 def file_rows(db: sqlite3.Connection, container: str, file: str) -> list[ChunkRow]:
     """Every chunk of one file, in the order it was indexed: page by page, each page's passages in order."""
-    cursor = db.execute(f"SELECT {COLUMNS} FROM chunks c WHERE c.container = ? AND c.file = ? ORDER BY c.rowid",
-                        (container, file))  # fmt: skip
+    cursor = db.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.container = ? AND c.file = ? ORDER BY c.rowid", (container, file)
+    )
     return _rows(cursor)
 
 
@@ -180,9 +188,21 @@ def insert_chunk(db: sqlite3.Connection, chunk: Chunk, vector: np.ndarray | None
     cursor = db.execute(
         "INSERT INTO chunks (id, container, file, page, doc_date, tabular, tags, context, text, scope, vector,"
         " stemmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (chunk.id, chunk.container, chunk.file, chunk.page, chunk.doc_date, int(chunk.tabular), tags,
-         chunk.context, chunk.text, scope, blob, stem_text(f"{chunk.context} {chunk.text}")),
-    )  # fmt: skip
+        (
+            chunk.id,
+            chunk.container,
+            chunk.file,
+            chunk.page,
+            chunk.doc_date,
+            int(chunk.tabular),
+            tags,
+            chunk.context,
+            chunk.text,
+            scope,
+            blob,
+            stem_text(f"{chunk.context} {chunk.text}"),
+        ),
+    )
     rowid = cursor.lastrowid
     db.execute(
         "INSERT INTO chunks_fts (rowid, context, text, scope) VALUES (?, ?, ?, ?)",

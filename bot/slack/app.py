@@ -71,9 +71,18 @@ def serving(folio: Folio) -> SlackFolio:
 
     consumer = Consumer(store=folio.store, tasks=folio.tasks, run=run, give_up=stop)
     parts = {each.name: getattr(folio, each.name) for each in dataclasses.fields(Folio)}
-    served = SlackFolio(**{**parts, "store": folio.store, "slack": folio.slack, "access": folio.access,
-                           "policy": folio.policy, "stores": folio.stores, "budget": folio.budget},
-                        consumer=consumer)  # fmt: skip
+    served = SlackFolio(
+        **{
+            **parts,
+            "store": folio.store,
+            "slack": folio.slack,
+            "access": folio.access,
+            "policy": folio.policy,
+            "stores": folio.stores,
+            "budget": folio.budget,
+        },
+        consumer=consumer,
+    )
     return served
 
 
@@ -104,8 +113,10 @@ def build_app(folio: Folio) -> AsyncApp:
     register(app, folio)
     folio.consumer.start()  # claims the turns of workers that died (bot.turns.consumer)
     if settings.folio_thread_files:  # files shared in threads past FOLIO_THREAD_FILE_DAYS (and at each share)
-        folio.tasks.spawn(sweep_quietly(folio.retriever, folio.documents, days=settings.folio_thread_file_days),
-                          name="thread files sweep")  # fmt: skip
+        folio.tasks.spawn(
+            sweep_quietly(folio.retriever, folio.documents, days=settings.folio_thread_file_days),
+            name="thread files sweep",
+        )
     folio.tasks.spawn(post_quietly(folio.store, folio.slack), name="watch notes left waiting")
     return app
 

@@ -88,8 +88,13 @@ async def clear_thread(access: Access, client: AsyncWebClient, thread: ThreadKey
     if greeting is not None:
         await _cleared("the greeting", thread, client.chat_delete(channel=thread.channel, ts=greeting))
     if titled:
-        await _cleared("the title", thread, client.assistant_threads_setTitle(
-            channel_id=thread.channel, thread_ts=thread.thread_ts, title=messages.DELETED_TITLE))  # fmt: skip
+        await _cleared(
+            "the title",
+            thread,
+            client.assistant_threads_setTitle(
+                channel_id=thread.channel, thread_ts=thread.thread_ts, title=messages.DELETED_TITLE
+            ),
+        )
 
 
 async def _cleared(what: str, thread: ThreadKey, call: Awaitable[object]) -> None:

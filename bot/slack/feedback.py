@@ -34,8 +34,9 @@ def feedback_store(folio: SlackFolio) -> FeedbackStore:
     return folio.stores.feedback
 
 
-async def record_click(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
-                       rating: Feedback) -> None:  # fmt: skip
+async def record_click(
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, rating: Feedback
+) -> None:
     """Keep `user`'s vote on answer `turn`, with the question, answer, citations, scope and profile; a 👍 is
     thanked in the thread (a 👎 is answered by its form)."""
     try:
@@ -79,17 +80,33 @@ def reason_form(thread: ThreadKey, turn: int) -> dict[str, Any]:
     options = [_option(messages.FEEDBACK_REASONS[reason], reason) for reason in REASONS]
     metadata = json.dumps({"thread": [thread.team, thread.channel, thread.thread_ts], "turn": turn})
     return {
-        "type": "modal", "callback_id": FORM, "private_metadata": metadata,
-        "title": _plain(messages.FEEDBACK_FORM_TITLE), "submit": _plain(messages.FEEDBACK_FORM_SEND),
+        "type": "modal",
+        "callback_id": FORM,
+        "private_metadata": metadata,
+        "title": _plain(messages.FEEDBACK_FORM_TITLE),
+        "submit": _plain(messages.FEEDBACK_FORM_SEND),
         "close": _plain(messages.FEEDBACK_FORM_CANCEL),
         "blocks": [
-            {"type": "input", "block_id": "reason", "label": _plain(messages.FEEDBACK_FORM_REASON),
-             "element": {"type": "radio_buttons", "action_id": "reason", "options": options}},
-            {"type": "input", "block_id": "comment", "optional": True, "label": _plain(messages.FEEDBACK_FORM_COMMENT),
-             "element": {"type": "plain_text_input", "action_id": "comment", "multiline": True,
-                         "max_length": COMMENT_LIMIT}},
+            {
+                "type": "input",
+                "block_id": "reason",
+                "label": _plain(messages.FEEDBACK_FORM_REASON),
+                "element": {"type": "radio_buttons", "action_id": "reason", "options": options},
+            },
+            {
+                "type": "input",
+                "block_id": "comment",
+                "optional": True,
+                "label": _plain(messages.FEEDBACK_FORM_COMMENT),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "comment",
+                    "multiline": True,
+                    "max_length": COMMENT_LIMIT,
+                },
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def form_answer(view: dict[str, Any]) -> tuple[ThreadKey, int, str, str | None]:

@@ -72,9 +72,10 @@ class SlackFiles:
         headers = {"Authorization": f"Bearer {self.client.token}"}
         timeout = aiohttp.ClientTimeout(total=DOWNLOAD_SECONDS)
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session, session.get(
-                url, headers=headers, allow_redirects=False
-            ) as response:  # fmt: skip
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.get(url, headers=headers, allow_redirects=False) as response,
+            ):
                 if response.status != 200:
                     raise FileRefused(messages.thread_file_gone(name, f"HTTP {response.status}"))
                 if response.content_type == "text/html" and kinds.suffix(name) not in kinds.WEB:

@@ -101,8 +101,11 @@ def _entry(index: int, listed: Listed) -> dict[str, Any]:
         question = question if len(question) <= QUESTION_CHARS else question[: QUESTION_CHARS - 1].rstrip() + "…"
         line += f"\n> {escape(question)}"
     value = json.dumps({"channel": listed.thread.channel, "thread_ts": listed.thread.thread_ts})
-    return {**_section(line), "block_id": f"why_{index}", "accessory": _button(messages.BUTTON_WHY, ACTION_WHY_THREAD,
-                                                                                value)}  # fmt: skip
+    return {
+        **_section(line),
+        "block_id": f"why_{index}",
+        "accessory": _button(messages.BUTTON_WHY, ACTION_WHY_THREAD, value),
+    }
 
 
 def _when(at: str) -> str:

@@ -61,11 +61,17 @@ async def offer(folio: SlackFolio, client: AsyncWebClient, request: TurnRequest)
         conversation = await folio.store.load(thread)
         if conversation is None or not conversation.turns:
             return
-        value = json.dumps({"thread": [thread.team, thread.channel, thread.thread_ts],
-                            "turn": len(conversation.turns) - 1})  # fmt: skip
+        value = json.dumps(
+            {"thread": [thread.team, thread.channel, thread.thread_ts], "turn": len(conversation.turns) - 1}
+        )
         message = render_private_offer(value)
-        await client.chat_postEphemeral(channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
-                                        text=message.text, blocks=message.block_dicts())  # fmt: skip
+        await client.chat_postEphemeral(
+            channel=thread.channel,
+            thread_ts=thread.thread_ts,
+            user=request.user,
+            text=message.text,
+            blocks=message.block_dicts(),
+        )
     except Exception:  # the answer is shown; a lost offer is no failure of the turn
         log.warning("could not offer a private answer in %s", thread, exc_info=True)
 
@@ -155,9 +161,14 @@ async def answer_privately(folio: SlackFolio, client: AsyncWebClient, click: Cli
         return
     # root_is_ours: Folio's first DM message quotes the question; deleting the conversation deletes it too. Through
     # the one door, like every turn: durable, governed (budget, usage), traced; its scope: PrivateScope
-    request = TurnRequest(thread=ThreadKey(team=asked_in.team, channel=dm, thread_ts=str(root["ts"])),
-                          question=question, user=click.user, is_dm=True, root_is_ours=True,
-                          private_from=asked_in.channel)  # fmt: skip
+    request = TurnRequest(
+        thread=ThreadKey(team=asked_in.team, channel=dm, thread_ts=str(root["ts"])),
+        question=question,
+        user=click.user,
+        is_dm=True,
+        root_is_ours=True,
+        private_from=asked_in.channel,
+    )
     await start_turn(folio, client, request)
 
 

@@ -150,7 +150,11 @@ class StatusLineView:
 
     async def _post(self, message: SlackMessage) -> str:
         response = await self._client.chat_postMessage(
-            channel=self._channel, thread_ts=self._thread_ts, text=message.text, blocks=message.block_dicts(),
-            unfurl_links=False, unfurl_media=False,  # a link in an answer is shown as written, never previewed
-        )  # fmt: skip
+            channel=self._channel,
+            thread_ts=self._thread_ts,
+            text=message.text,
+            blocks=message.block_dicts(),
+            unfurl_links=False,
+            unfurl_media=False,  # a link in an answer is shown as written, never previewed
+        )
         return str(response["ts"])

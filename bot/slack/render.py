@@ -196,18 +196,25 @@ def _answer_tail(answer: Answer, scope: Scope, turn_index: int, basis: str | Non
     sources = split_mrkdwn("\n".join([messages.SOURCES_HEADING, *map(source_line, answer.citations)]))
     tail: list[Block] = [_section(text) for text in sources] if answer.citations else []
     return tail + [
-        _context(filters_line(scope, basis)), feedback_block(turn_index),
+        _context(filters_line(scope, basis)),
+        feedback_block(turn_index),
         _buttons(turn_index, think_harder=answer.profile == "fast"),
-    ]  # fmt: skip
+    ]
 
 
 def feedback_block(turn_index: int) -> ContextActionsBlock:
     """Slack's native 👍 / 👎 under an answer; a click on the other one replaces the first."""
-    return ContextActionsBlock(elements=[FeedbackButtonsElement(
-        action_id=ACTION_FEEDBACK,
-        positive_button=FeedbackButtonObject(text=messages.BUTTON_HELPFUL, value=f"helpful:{turn_index}"),
-        negative_button=FeedbackButtonObject(text=messages.BUTTON_NOT_HELPFUL, value=f"not_helpful:{turn_index}"),
-    )])  # fmt: skip
+    return ContextActionsBlock(
+        elements=[
+            FeedbackButtonsElement(
+                action_id=ACTION_FEEDBACK,
+                positive_button=FeedbackButtonObject(text=messages.BUTTON_HELPFUL, value=f"helpful:{turn_index}"),
+                negative_button=FeedbackButtonObject(
+                    text=messages.BUTTON_NOT_HELPFUL, value=f"not_helpful:{turn_index}"
+                ),
+            )
+        ]
+    )
 
 
 def answer_footer(answer: Answer, *, scope: Scope, turn_index: int, basis: str | None = None) -> SlackMessage:

@@ -64,10 +64,16 @@ class Listening:
 
 @asynccontextmanager
 async def running_site(
-    application: web.Application, host: str, port: int, *, announce: str | None,
-    started: Callable[[int], None] | None = None, setting: str = "PORT", shared: bool = False,
+    application: web.Application,
+    host: str,
+    port: int,
+    *,
+    announce: str | None,
+    started: Callable[[int], None] | None = None,
+    setting: str = "PORT",
+    shared: bool = False,
     sock: socket.socket | None = None,
-) -> AsyncIterator[Listening]:  # fmt: skip
+) -> AsyncIterator[Listening]:
     """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr (None: say
     nothing). A port that cannot be had is a ConfigurationError naming `setting`. `sock`: a socket already listening
     on host:port (bot.ports, opened before the slow parts of the start, or inherited from `folio serve --workers N`'s

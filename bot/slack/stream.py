@@ -92,10 +92,18 @@ class StreamView:
     fail."""
 
     def __init__(
-        self, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str | None,
-        link_for: Callable[[Chunk], str | None], memory: StreamMemory, pace: StreamPace,
+        self,
+        client: AsyncWebClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        user: str,
+        team: str | None,
+        link_for: Callable[[Chunk], str | None],
+        memory: StreamMemory,
+        pace: StreamPace,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._line = StatusLineView(client, channel=channel, thread_ts=thread_ts)
         self._client, self._channel, self._thread_ts = client, channel, thread_ts
         self._user, self._team, self._link_for, self._memory, self._pace = user, team, link_for, memory, pace
@@ -122,9 +130,12 @@ class StreamView:
         first = card(FIRST_CARD, title)
         try:
             response = await self._client.chat_startStream(
-                channel=self._channel, thread_ts=self._thread_ts, recipient_user_id=self._user,
-                recipient_team_id=self._team, chunks=[first],
-            )  # fmt: skip
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                recipient_user_id=self._user,
+                recipient_team_id=self._team,
+                chunks=[first],
+            )
         except SlackApiError as exc:
             self._refused("chat.startStream", exc)
             await self._line.working(title)

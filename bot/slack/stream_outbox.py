@@ -124,5 +124,8 @@ def _cut(text: str) -> int:
 
 
 def _split(chunks: list[Json]) -> list[Json]:
-    return [piece for chunk in chunks for piece in (
-        markdown_chunks(chunk["text"]) if chunk["type"] == "markdown_text" else [chunk])]  # fmt: skip
+    return [
+        piece
+        for chunk in chunks
+        for piece in (markdown_chunks(chunk["text"]) if chunk["type"] == "markdown_text" else [chunk])
+    ]

@@ -35,8 +35,9 @@ async def tell(client: AsyncWebClient, thread: ThreadKey, user: str, text: str) 
         log.exception("could not tell %s in %s: %s", user, thread, text)
 
 
-async def store_feedback(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int,
-                         feedback: Feedback) -> None:  # fmt: skip
+async def store_feedback(
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, feedback: Feedback
+) -> None:
     """Save a helpful / not helpful vote on one answer."""
     try:
         store = _store(folio)
@@ -74,8 +75,9 @@ async def answer_again(folio: SlackFolio, client: AsyncWebClient, thread: Thread
         return
     asked = [turn.question for turn in conversation.turns if turn.question] if conversation else []
     if conversation is None or not asked:
-        await tell(client, thread, user, messages.CONVERSATION_GONE if conversation is None
-                   else messages.WATCH_NOTHING_TO_ASK)  # fmt: skip
+        await tell(
+            client, thread, user, messages.CONVERSATION_GONE if conversation is None else messages.WATCH_NOTHING_TO_ASK
+        )
         return
     await start_turn(folio, client, TurnRequest(thread=thread, question=asked[-1], user=user, is_dm=is_dm))
 

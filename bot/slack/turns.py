@@ -40,8 +40,13 @@ async def run_slack_turn(folio: SlackFolio, request: TurnRequest, attempt: Attem
     thread, logged and recorded."""
     view = NotedView(view_for(folio, request, resumed_ts=attempt.resumed_ts), attempt.on_shown)
     try:
-        await take_turn(request, services=services(folio, request), view=view, observer=observer_for(folio, request),
-                     lock=attempt.lock)  # fmt: skip
+        await take_turn(
+            request,
+            services=services(folio, request),
+            view=view,
+            observer=observer_for(folio, request),
+            lock=attempt.lock,
+        )
     except LeaseLost:
         raise
     except Exception as error:  # shown in the thread already; an operator wants what was not foreseen
@@ -59,11 +64,16 @@ def services(folio: SlackFolio, request: TurnRequest) -> TurnServices:
     if request.private_from is not None:
         scopes = PrivateScope(folio.channel_policy, folio.access, request.private_from)
     return TurnServices(
-        model=folio.model, retriever=folio.retriever, options=folio.options, conversations=folio.store,
+        model=folio.model,
+        retriever=folio.retriever,
+        options=folio.options,
+        conversations=folio.store,
         scopes=SharedSpaces(scopes, folio.channel_policy, folio.access.organisation),
-        timeout=folio.turn_timeout, admit=folio.tasks.gate.wait_for_room, guard=folio.budget.check,
+        timeout=folio.turn_timeout,
+        admit=folio.tasks.gate.wait_for_room,
+        guard=folio.budget.check,
         files=thread_files(folio),
-    )  # fmt: skip
+    )
 
 
 def thread_files(folio: SlackFolio) -> ThreadFiles | None:
@@ -72,18 +82,24 @@ def thread_files(folio: SlackFolio) -> ThreadFiles | None:
     if not settings.folio_thread_files:
         return None
     rules = ThreadFileRules(
-        max_bytes=int(settings.folio_thread_file_mb * 1024 * 1024), max_files=settings.folio_thread_files,
-        max_pages=settings.folio_thread_file_pages, max_chars=settings.folio_max_file_chars,
+        max_bytes=int(settings.folio_thread_file_mb * 1024 * 1024),
+        max_files=settings.folio_thread_files,
+        max_pages=settings.folio_thread_file_pages,
+        max_chars=settings.folio_max_file_chars,
         days=settings.folio_thread_file_days,
-    )  # fmt: skip
-    return ThreadFiles(source=SlackFiles(folio.slack, folio.access.organisation), index=folio.retriever,
-                       documents=folio.documents, rules=rules, converters=builders.converters(settings))  # fmt: skip
+    )
+    return ThreadFiles(
+        source=SlackFiles(folio.slack, folio.access.organisation),
+        index=folio.retriever,
+        documents=folio.documents,
+        rules=rules,
+        converters=builders.converters(settings),
+    )
 
 
 def observer_for(folio: SlackFolio, request: TurnRequest) -> TurnRecorder:
     """The turn's record, its usage counted and its trace kept (bot.turns.governance)."""
-    return TurnRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger,
-                            spawn=folio.tasks.spawn)  # fmt: skip
+    return TurnRecorder(request, content=folio.settings.folio_log_content, ledger=folio.ledger, spawn=folio.tasks.spawn)
 
 
 def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None = None) -> TurnView:
@@ -93,10 +109,15 @@ def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None 
     if not folio.settings.folio_streaming or resumed_ts is not None:
         return StatusLineView(folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, resumed_ts=resumed_ts)
     return StreamView(
-        folio.slack, channel=thread.channel, thread_ts=thread.thread_ts, user=request.user,
-        team=thread.team if thread.team != "-" else None, link_for=folio.options.link_for, memory=folio.streams,
+        folio.slack,
+        channel=thread.channel,
+        thread_ts=thread.thread_ts,
+        user=request.user,
+        team=thread.team if thread.team != "-" else None,
+        link_for=folio.options.link_for,
+        memory=folio.streams,
         pace=folio.stream_pace,
-    )  # fmt: skip
+    )
 
 
 class NotedView:

@@ -65,8 +65,9 @@ async def for_reader(folio: SlackFolio, *, team: str, user: str, traces: Sequenc
     lookup per conversation, and none for a trace without words, such as a DM's)."""
     channels = sorted({trace.channel for trace in traces if trace.has_words()})
     hidden = dict(zip(channels, await asyncio.gather(*(_hidden(folio, team, c, user) for c in channels)), strict=True))
-    return [Shown(trace.without_words(), why) if (why := hidden.get(trace.channel)) else Shown(trace)
-            for trace in traces]  # fmt: skip
+    return [
+        Shown(trace.without_words(), why) if (why := hidden.get(trace.channel)) else Shown(trace) for trace in traces
+    ]
 
 
 async def _hidden(folio: SlackFolio, team: str, channel: str, user: str) -> str | None:
@@ -153,13 +154,23 @@ def notice(text: str) -> dict[str, Any]:
 
 def link_modal() -> dict[str, Any]:
     """The modal asking an admin for an answer's link (or its thread's ts)."""
-    field = {"type": "plain_text_input", "action_id": LINK_INPUT,
-             "placeholder": {"type": "plain_text", "text": messages.WHY_LINK_PLACEHOLDER}}  # fmt: skip
-    block = {"type": "input", "block_id": LINK_BLOCK, "element": field,
-             "label": {"type": "plain_text", "text": messages.WHY_LINK_LABEL},
-             "hint": {"type": "plain_text", "text": messages.WHY_LINK_HINT}}  # fmt: skip
-    return {**_modal([block]), "callback_id": VIEW_WHY_LINK,
-            "submit": {"type": "plain_text", "text": messages.WHY_LINK_SUBMIT}}  # fmt: skip
+    field = {
+        "type": "plain_text_input",
+        "action_id": LINK_INPUT,
+        "placeholder": {"type": "plain_text", "text": messages.WHY_LINK_PLACEHOLDER},
+    }
+    block = {
+        "type": "input",
+        "block_id": LINK_BLOCK,
+        "element": field,
+        "label": {"type": "plain_text", "text": messages.WHY_LINK_LABEL},
+        "hint": {"type": "plain_text", "text": messages.WHY_LINK_HINT},
+    }
+    return {
+        **_modal([block]),
+        "callback_id": VIEW_WHY_LINK,
+        "submit": {"type": "plain_text", "text": messages.WHY_LINK_SUBMIT},
+    }
 
 
 def link_text(view: dict[str, Any]) -> str:
@@ -172,5 +183,9 @@ _HIDDEN = {NOT_A_READER: messages.WHY_WORDS_HIDDEN, UNKNOWN: messages.WHY_WORDS_
 
 
 def _modal(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "modal", "title": {"type": "plain_text", "text": messages.WHY_TITLE},
-            "close": {"type": "plain_text", "text": messages.CLOSE}, "blocks": blocks}  # fmt: skip
+    return {
+        "type": "modal",
+        "title": {"type": "plain_text", "text": messages.WHY_TITLE},
+        "close": {"type": "plain_text", "text": messages.CLOSE},
+        "blocks": blocks,
+    }

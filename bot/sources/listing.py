@@ -149,13 +149,17 @@ def parse_line(line: str) -> Entry | None:
     if item.get("IsDir") or not safe_path(path) or IGNORED.search(path):
         return None
     # rclone names hashes "md5", "sha1", "quickxor" (older releases "MD5", "SHA-1"): one spelling here
-    hashes = {str(kind).lower().replace("-", ""): str(value) for kind, value in (item.get("Hashes") or {}).items()
-              if value}  # fmt: skip
+    hashes = {
+        str(kind).lower().replace("-", ""): str(value) for kind, value in (item.get("Hashes") or {}).items() if value
+    }
     kind = next((kind for kind in _HASHES if kind in hashes), min(hashes, default=""))
     return Entry(
-        path=str(item["Path"]), size=int(item.get("Size", -1)), modified=str(item.get("ModTime", "")),
-        hash=f"{kind}:{hashes[kind]}" if kind else "", identity=str(item.get("ID") or ""),
-    )  # fmt: skip
+        path=str(item["Path"]),
+        size=int(item.get("Size", -1)),
+        modified=str(item.get("ModTime", "")),
+        hash=f"{kind}:{hashes[kind]}" if kind else "",
+        identity=str(item.get("ID") or ""),
+    )
 
 
 async def fetch(spec: SourceSpec, paths: Sequence[str], into: Path, *, base: Path, rclone: Rclone) -> str | None:

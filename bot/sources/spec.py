@@ -30,12 +30,22 @@ from bot.models import CONTAINER_NAME, TAG_KEY, Tag
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _REMOTE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_. -]*):(.*)$")  # rclone's config section names: `name:path`
 # Options a source may give rclone: how Google Docs export, which drive, how listing walks. None carries a secret.
-RCLONE_OPTIONS = frozenset({
-    "--drive-export-formats", "--drive-shared-with-me", "--drive-team-drive", "--drive-skip-shortcuts",
-    "--drive-acknowledge-abuse", "--onedrive-drive-id", "--fast-list", "--max-depth", "--s3-versions",
-})  # fmt: skip
-_FLAGS_WITHOUT_VALUE = frozenset({"--drive-shared-with-me", "--drive-skip-shortcuts", "--drive-acknowledge-abuse",
-                                  "--fast-list", "--s3-versions"})  # fmt: skip
+RCLONE_OPTIONS = frozenset(
+    {
+        "--drive-export-formats",
+        "--drive-shared-with-me",
+        "--drive-team-drive",
+        "--drive-skip-shortcuts",
+        "--drive-acknowledge-abuse",
+        "--onedrive-drive-id",
+        "--fast-list",
+        "--max-depth",
+        "--s3-versions",
+    }
+)
+_FLAGS_WITHOUT_VALUE = frozenset(
+    {"--drive-shared-with-me", "--drive-skip-shortcuts", "--drive-acknowledge-abuse", "--fast-list", "--s3-versions"}
+)
 
 
 class SourceSpec(BaseModel):

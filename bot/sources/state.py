@@ -101,9 +101,22 @@ class SyncState:
         with self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (source, held.path, held.size, held.modified, held.hash, held.identity, held.settings, held.content,
-                 held.document, held.state, held.reason, held.reading, run),
-            )  # fmt: skip
+                (
+                    source,
+                    held.path,
+                    held.size,
+                    held.modified,
+                    held.hash,
+                    held.identity,
+                    held.settings,
+                    held.content,
+                    held.document,
+                    held.state,
+                    held.reason,
+                    held.reading,
+                    run,
+                ),
+            )
 
     def document_in_use(self, source: str, document: str, run: int) -> bool:
         """Whether a file this run saw is indexed as `document` (a file moved to another folder keeps its name)."""
@@ -173,7 +186,15 @@ class SyncState:
 def _held(row: tuple[object, ...]) -> Held:
     _, path, size, modified, hash_, identity, settings, content, document, state, reason, reading, _ = row
     return Held(
-        path=str(path), size=int(str(size)), modified=str(modified), hash=str(hash_), identity=str(identity),
-        settings=str(settings), content=str(content), document=str(document),
-        state="unreadable" if state == "unreadable" else "indexed", reason=str(reason), reading=str(reading),
-    )  # fmt: skip
+        path=str(path),
+        size=int(str(size)),
+        modified=str(modified),
+        hash=str(hash_),
+        identity=str(identity),
+        settings=str(settings),
+        content=str(content),
+        document=str(document),
+        state="unreadable" if state == "unreadable" else "indexed",
+        reason=str(reason),
+        reading=str(reading),
+    )

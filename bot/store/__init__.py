@@ -7,6 +7,13 @@ from bot.store.intake import Claimed, Intake
 from bot.store.lock import ThreadLock
 
 __all__ = [
-    "THIRTY_DAYS", "Claimed", "ConversationStore", "Intake", "LeaseLost", "ThreadBusy", "ThreadKey", "ThreadLock",
+    "THIRTY_DAYS",
+    "Claimed",
+    "ConversationStore",
+    "Intake",
+    "LeaseLost",
+    "ThreadBusy",
+    "ThreadKey",
+    "ThreadLock",
     "redis_errors",
-]  # fmt: skip
+]

@@ -71,16 +71,30 @@ def record_of(
     shown = conversation.turns[turn]
     scope = conversation.scope
     return FeedbackRecord(
-        at=at.astimezone(UTC).isoformat(timespec="seconds"), team=thread.team, channel=thread.channel,
-        thread_ts=thread.thread_ts, turn=turn, user=user, rating=rating, question=shown.question, answer=shown.answer,
-        citations=tuple(_citation(c) for c in shown.citations), containers=tuple(scope.containers),
-        tags=tuple(str(tag) for tag in scope.tags), profile=shown.profile,
-    )  # fmt: skip
+        at=at.astimezone(UTC).isoformat(timespec="seconds"),
+        team=thread.team,
+        channel=thread.channel,
+        thread_ts=thread.thread_ts,
+        turn=turn,
+        user=user,
+        rating=rating,
+        question=shown.question,
+        answer=shown.answer,
+        citations=tuple(_citation(c) for c in shown.citations),
+        containers=tuple(scope.containers),
+        tags=tuple(str(tag) for tag in scope.tags),
+        profile=shown.profile,
+    )
 
 
 def _citation(citation: Citation) -> dict[str, object]:
-    return {"file": citation.file, "page": citation.page, "title": citation.title, "container": citation.container,
-            "url": citation.url}  # fmt: skip
+    return {
+        "file": citation.file,
+        "page": citation.page,
+        "title": citation.title,
+        "container": citation.container,
+        "url": citation.url,
+    }
 
 
 class FeedbackStore:

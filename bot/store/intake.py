@@ -200,8 +200,11 @@ class Intake:
                 for delivery in due:
                     pipe.hmget(self._turn(delivery), ["owner", "request"])
                 found = await pipe.execute()
-        held = [(delivery, _text(owner), _text(request)) for delivery, (owner, request) in zip(due, found, strict=True)
-                if owner and request and _text(owner).startswith(consumer)]  # fmt: skip
+        held = [
+            (delivery, _text(owner), _text(request))
+            for delivery, (owner, request) in zip(due, found, strict=True)
+            if owner and request and _text(owner).startswith(consumer)
+        ]
         await self.hand_back([(delivery, owner) for delivery, owner, _ in held], counts=True)
         return [request for _, _, request in held]
 
@@ -222,8 +225,14 @@ class Intake:
 
 def _claimed(delivery: str, reply: list[bytes | str]) -> Claimed:
     owner, request, is_reply, attempt, shown = (_text(part) for part in reply)
-    return Claimed(delivery=delivery, owner=owner, request=request, reply=is_reply == "1", attempt=int(attempt),
-                   shown_ts=shown or None)  # fmt: skip
+    return Claimed(
+        delivery=delivery,
+        owner=owner,
+        request=request,
+        reply=is_reply == "1",
+        attempt=int(attempt),
+        shown_ts=shown or None,
+    )
 
 
 def _text(value: bytes | str) -> str:

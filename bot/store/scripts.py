@@ -65,8 +65,9 @@ async def run(redis: Redis | RedisCluster, calls: Sequence[Call]) -> list[object
     Raises the first error but NOSCRIPT, after which the scripts are loaded and the failed calls sent once more.
     On a cluster, whose pipelines refuse EVALSHA, each call goes by itself, all at once."""
     if isinstance(redis, RedisCluster):
-        results = await asyncio.gather(*(call.script(redis, call.keys, call.args) for call in calls),
-                                       return_exceptions=True)  # fmt: skip
+        results = await asyncio.gather(
+            *(call.script(redis, call.keys, call.args) for call in calls), return_exceptions=True
+        )
         for result in results:
             if isinstance(result, BaseException):
                 raise result

@@ -70,9 +70,7 @@ def looks_like_folio_token(secret: str) -> bool:
 class FolioTokens:
     """Creates, checks, lists and revokes Folio tokens, kept hashed in one Redis hash."""
 
-    def __init__(
-        self, redis: Redis | RedisCluster, *, prefix: str, clock: Callable[[], float] = time.time
-    ) -> None:  # fmt: skip
+    def __init__(self, redis: Redis | RedisCluster, *, prefix: str, clock: Callable[[], float] = time.time) -> None:
         self._redis = redis
         self._key = prefix
         self._clock = clock
@@ -84,8 +82,9 @@ class FolioTokens:
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         hashed = digest(secret)
         now = self._clock()
-        record = TokenRecord(id=hashed[:ID_CHARS], user=user, team=team, created=now, expires=now + days * 86400,
-                             label=label)  # fmt: skip
+        record = TokenRecord(
+            id=hashed[:ID_CHARS], user=user, team=team, created=now, expires=now + days * 86400, label=label
+        )
         async with redis_errors():
             await self._redis.hset(self._key, hashed, json.dumps(asdict(record)))
         return Issued(secret, record)

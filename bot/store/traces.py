@@ -87,8 +87,13 @@ class TraceStore:
         thread = f"{team or '*'}:{channel or '*'}:{thread_ts}"
         found: list[str] = []
         async with redis_errors():
-            keys = sorted({key for pattern in (f"{self._prefix}:{thread}", f"{self._prefix}:{{{thread}}}")
-                           async for key in self._redis.scan_iter(match=pattern, count=1000)})  # fmt: skip
+            keys = sorted(
+                {
+                    key
+                    for pattern in (f"{self._prefix}:{thread}", f"{self._prefix}:{{{thread}}}")
+                    async for key in self._redis.scan_iter(match=pattern, count=1000)
+                }
+            )
             for key in keys:
                 items = await self._redis.lrange(key, 0, -1)
                 found += [_text(item) for item in items]

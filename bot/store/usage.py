@@ -174,8 +174,9 @@ class UsageStore:
         """Count one question of `user` if the last minute holds fewer than `per_minute`: 0.0; else the seconds until
         one more may be asked (and nothing is counted)."""
         async with redis_errors():
-            allowed, wait = await TAKE(self._redis, (f"{self._prefix}:qpm:{{{user}}}",),
-                                       (60, per_minute, secrets.token_hex(6)))  # fmt: skip
+            allowed, wait = await TAKE(
+                self._redis, (f"{self._prefix}:qpm:{{{user}}}",), (60, per_minute, secrets.token_hex(6))
+            )
         return 0.0 if int(allowed) else max(float(wait), 0.0)
 
     async def rows(self, *, since: date, until: date, by: str) -> list[UsageRow]:

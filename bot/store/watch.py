@@ -44,9 +44,14 @@ def cited_key(prefix: str, container: str, document: str) -> str:
 
 
 def cite_in(
-    pipe: Pipeline | ClusterPipeline, prefix: str, thread: ThreadKey, documents: Iterable[tuple[str, str]], *,
-    now: float, ttl: int,
-) -> None:  # fmt: skip
+    pipe: Pipeline | ClusterPipeline,
+    prefix: str,
+    thread: ThreadKey,
+    documents: Iterable[tuple[str, str]],
+    *,
+    now: float,
+    ttl: int,
+) -> None:
     """Queue: `thread` cited these (container, document) pairs as of `now`; members past `ttl` are pruned."""
     for container, document in documents:
         key = cited_key(prefix, container, document)
@@ -161,8 +166,9 @@ class Outbox:
     async def add(self, note: Note) -> bool:
         """Queue `note`; False when it is queued or was posted already (the same finding again)."""
         async with redis_errors():
-            added = await _ENQUEUE(self._redis, (self._notes, self._due, self._posted),
-                                   (note.id, note.model_dump_json(), time.time()))  # fmt: skip
+            added = await _ENQUEUE(
+                self._redis, (self._notes, self._due, self._posted), (note.id, note.model_dump_json(), time.time())
+            )
         return bool(added)
 
     async def claim(self, *, lease: float) -> Claimed | None:
@@ -177,8 +183,9 @@ class Outbox:
     async def posted(self, note_id: str) -> None:
         """`note_id` is in its thread: never post it again."""
         async with redis_errors():
-            await _DONE(self._redis, (self._notes, self._due, self._tries, self._posted),
-                        (note_id, time.time(), POSTED_KEPT))  # fmt: skip
+            await _DONE(
+                self._redis, (self._notes, self._due, self._tries, self._posted), (note_id, time.time(), POSTED_KEPT)
+            )
 
     async def pending(self) -> int:
         """How many notes wait to be posted (claimed ones included)."""

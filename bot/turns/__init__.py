@@ -11,6 +11,19 @@ from bot.turns.turn import UNRESOLVED, new_conversation, take_turn
 from bot.turns.view import SilentView, TurnView
 
 __all__ = [
-    "UNRESOLVED", "Conversations", "FixedScope", "InMemory", "PolicyScopes", "Scopes", "SilentView", "TurnObserver",
-    "TurnRecorder", "TurnRequest", "TurnScope", "TurnServices", "TurnView", "new_conversation", "take_turn",
-]  # fmt: skip
+    "UNRESOLVED",
+    "Conversations",
+    "FixedScope",
+    "InMemory",
+    "PolicyScopes",
+    "Scopes",
+    "SilentView",
+    "TurnObserver",
+    "TurnRecorder",
+    "TurnRequest",
+    "TurnScope",
+    "TurnServices",
+    "TurnView",
+    "new_conversation",
+    "take_turn",
+]

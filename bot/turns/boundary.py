@@ -49,8 +49,9 @@ class SharedSpaces:
         if not request.is_dm:
             rule = policy.rule_for(thread.channel)  # NotConnected, as the inner scope would say
             if rule.external != "allow":  # both checks' cached answers in one round trip
-                refusal = await self.organisation.refusal_in_channel(thread.team, thread.channel, request.user,
-                                                                     user_team=request.asker_team)  # fmt: skip
+                refusal = await self.organisation.refusal_in_channel(
+                    thread.team, thread.channel, request.user, user_team=request.asker_team
+                )
                 if refusal == "shared":
                     raise Refused(messages.SHARED_CHANNEL_REFUSED)
                 if refusal == "outsider":
@@ -60,8 +61,9 @@ class SharedSpaces:
             return await self.inner.resolve(request, narrowing=narrowing)
         named = policy.access.users.get(request.user) if policy.access is not None else None
         if named:  # only what the rule names for them: no groups of ours, no default
-            return TurnScope(narrow(Scope(containers=named), narrowing, allowed_keys=policy.tag_keys),
-                             messages.BASIS_NAMED)  # fmt: skip
+            return TurnScope(
+                narrow(Scope(containers=named), narrowing, allowed_keys=policy.tag_keys), messages.BASIS_NAMED
+            )
         if policy.access is None and policy.dm is not None and policy.dm.external == "allow":
             return await self.inner.resolve(request, narrowing=narrowing)
         raise Refused(messages.OUTSIDER_REFUSED)

@@ -66,9 +66,13 @@ class Budget:
     """Checks a turn against the day's budgets and the person's rate cap."""
 
     def __init__(
-        self, usage: UsageStore, *, limits: Limits, policy: Callable[[], ChannelPolicy] | None = None,
+        self,
+        usage: UsageStore,
+        *,
+        limits: Limits,
+        policy: Callable[[], ChannelPolicy] | None = None,
         clock: Callable[[], float] = time.time,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._usage, self._limits, self._policy, self._clock = usage, limits, policy, clock
 
     async def check(self, request: TurnRequest) -> None:

@@ -73,9 +73,14 @@ class Consumer:
     """Runs accepted turns, renews their records' leases, and claims the records of dead workers."""
 
     def __init__(
-        self, *, store: ConversationStore, tasks: BackgroundTasks, run: Runner, give_up: GiveUp,
+        self,
+        *,
+        store: ConversationStore,
+        tasks: BackgroundTasks,
+        run: Runner,
+        give_up: GiveUp,
         claim_every: float = CLAIM_EVERY,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._store = store
         self._tasks = tasks
         self._run_attempt = run
@@ -105,8 +110,9 @@ class Consumer:
         delivery = request.delivery or f"turn:{secrets.token_hex(8)}"  # /ask, Think harder: their trigger was deduped
         request = replace(request, delivery=delivery)
         owner = f"{self.name}#1"
-        lock = await self._store.accept(request.thread, delivery=delivery, request=request.to_json(), owner=owner,
-                                        new=new, reply=reply)  # fmt: skip
+        lock = await self._store.accept(
+            request.thread, delivery=delivery, request=request.to_json(), owner=owner, new=new, reply=reply
+        )
         if lock is None:
             log.info("duplicate delivery %s dropped", delivery)
             metrics.duplicate_dropped("message")
@@ -234,8 +240,9 @@ class Consumer:
             request = TurnRequest.from_json(record.request)
         except (ValueError, TypeError, KeyError):
             log.exception("intake record %s is unreadable; dropped", record.delivery)
-            self._tasks.spawn(self._intake_quietly(self._store.intake.done(record.delivery, record.owner)),
-                                    name="drop unreadable")  # fmt: skip
+            self._tasks.spawn(
+                self._intake_quietly(self._store.intake.done(record.delivery, record.owner)), name="drop unreadable"
+            )
             return
         log.info("resuming turn %s (attempt %d) in %s", record.delivery, record.attempt, request.thread)
         self._run(record, request, None)

@@ -106,8 +106,9 @@ class TurnRecorder(TurnObserver):
         self._steps = StepTimer(self.clock)
         if self.ledger is not None and self.ledger.traces is not None:
             thread = self.request.thread
-            trace = new_trace(workspace=thread.team, channel=thread.channel, thread_ts=thread.thread_ts,
-                              user=self.request.user)  # fmt: skip
+            trace = new_trace(
+                workspace=thread.team, channel=thread.channel, thread_ts=thread.thread_ts, user=self.request.user
+            )
             self._trace = TraceBuilder(trace, with_text=not self.request.is_dm)
 
     def lock_taken(self, waited: float) -> None:
@@ -139,8 +140,9 @@ class TurnRecorder(TurnObserver):
         self.model_seconds += event.seconds
         metrics.model_call(event.profile, event.outcome, event.seconds)
         spent = self.tokens.get(event.model, ModelTokens())
-        self.tokens[event.model] = ModelTokens(spent.input + event.input_tokens, spent.cached + event.cached_tokens,
-                                               spent.output + event.output_tokens)  # fmt: skip
+        self.tokens[event.model] = ModelTokens(
+            spent.input + event.input_tokens, spent.cached + event.cached_tokens, spent.output + event.output_tokens
+        )
         if self._trace is not None:
             self._trace.model_called(event)
 
@@ -173,20 +175,27 @@ class TurnRecorder(TurnObserver):
         """What this turn spent, for whom."""
         thread, answer = self.request.thread, self.answer
         return TurnUsage(
-            workspace=thread.team, channel=thread.channel, user=self.request.user,
-            profile=answer.profile if answer else (self.request.profile or "fast"), surface=self.request.surface,
-            calls=self.model_calls, searches=len(self.searches),
+            workspace=thread.team,
+            channel=thread.channel,
+            user=self.request.user,
+            profile=answer.profile if answer else (self.request.profile or "fast"),
+            surface=self.request.surface,
+            calls=self.model_calls,
+            searches=len(self.searches),
             models={model: spent for model, spent in self.tokens.items() if model},
-        )  # fmt: skip
+        )
 
     def record(self) -> TurnRecord:
         """The record as it stands."""
         thread, answer, scope = self.request.thread, self.answer, self.scope
         phases = Phases(
-            total=self.clock() - self.started, first_feedback=self.first_feedback, lock_wait=self.lock_wait,
-            admission_wait=self.admission_wait, model=self.model_seconds,
+            total=self.clock() - self.started,
+            first_feedback=self.first_feedback,
+            lock_wait=self.lock_wait,
+            admission_wait=self.admission_wait,
+            model=self.model_seconds,
             search=sum(search.seconds for search in self.searches),
-        )  # fmt: skip
+        )
         return TurnRecord(
             workspace=thread.team,
             channel=thread.channel,

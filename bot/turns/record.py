@@ -78,13 +78,23 @@ class TurnRecord:
         phases = ",".join(f"{k}:{_ms(v)}" for k, v in asdict(self.phases).items() if v is not None)
         searches = ",".join(f"{s.results}{'!' if s.failed else ''}" for s in self.searches) or "-"
         parts = [
-            f"outcome={self.outcome}", f"profile={self.profile}", f"workspace={self.workspace}",
-            f"channel={self.channel}", f"thread={self.thread}", f"user={self.user}",
-            f"scope={'|'.join(self.containers) or '-'}", f"tags={'|'.join(self.tags) or '-'}",
-            f"model_calls={self.model_calls}", f"searches={searches}", f"shown={self.sources_shown}",
-            f"cited={self.sources_cited}", f"removed={self.citations_removed}",
-            f"tokens={self.input_tokens}/{self.output_tokens}", f"ms={phases}", f"surface={self.surface}",
-        ]  # fmt: skip
+            f"outcome={self.outcome}",
+            f"profile={self.profile}",
+            f"workspace={self.workspace}",
+            f"channel={self.channel}",
+            f"thread={self.thread}",
+            f"user={self.user}",
+            f"scope={'|'.join(self.containers) or '-'}",
+            f"tags={'|'.join(self.tags) or '-'}",
+            f"model_calls={self.model_calls}",
+            f"searches={searches}",
+            f"shown={self.sources_shown}",
+            f"cited={self.sources_cited}",
+            f"removed={self.citations_removed}",
+            f"tokens={self.input_tokens}/{self.output_tokens}",
+            f"ms={phases}",
+            f"surface={self.surface}",
+        ]
         if self.question is not None:
             parts.append(f"question={self.question!r}")
         if self.answer is not None:
@@ -93,12 +103,16 @@ class TurnRecord:
 
     def figures(self) -> metrics.TurnFigures:
         return metrics.TurnFigures(
-            outcome=self.outcome, profile=self.profile, seconds=self.phases.total,
+            outcome=self.outcome,
+            profile=self.profile,
+            seconds=self.phases.total,
             first_feedback=self.phases.first_feedback,
             searches=tuple((search.seconds, search.failed) for search in self.searches),
-            citations_removed=self.citations_removed, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            citations_removed=self.citations_removed,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
             surface=self.surface,
-        )  # fmt: skip
+        )
 
 
 def outcome_of(answer: Answer | None, error: BaseException | None) -> str:

@@ -38,13 +38,22 @@ class TurnRequest:
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
         thread = self.thread
-        return json.dumps({
-            "thread": [thread.team, thread.channel, thread.thread_ts], "question": self.question, "user": self.user,
-            "is_dm": self.is_dm, "tags": [str(tag) for tag in self.tags], "profile": self.profile,
-            "root_is_ours": self.root_is_ours, "delivery": self.delivery, "asker_team": self.asker_team,
-            "surface": self.surface, **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
-            "private_from": self.private_from,
-        })  # fmt: skip
+        return json.dumps(
+            {
+                "thread": [thread.team, thread.channel, thread.thread_ts],
+                "question": self.question,
+                "user": self.user,
+                "is_dm": self.is_dm,
+                "tags": [str(tag) for tag in self.tags],
+                "profile": self.profile,
+                "root_is_ours": self.root_is_ours,
+                "delivery": self.delivery,
+                "asker_team": self.asker_team,
+                "surface": self.surface,
+                **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
+                "private_from": self.private_from,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> TurnRequest:
@@ -52,10 +61,16 @@ class TurnRequest:
         data = json.loads(text)
         team, channel, thread_ts = data["thread"]
         return cls(
-            thread=ThreadKey(team=team, channel=channel, thread_ts=thread_ts), question=data["question"],
-            user=data["user"], is_dm=data["is_dm"], tags=tuple(Tag.parse(tag) for tag in data["tags"]),
-            profile=data["profile"], root_is_ours=data["root_is_ours"], delivery=data["delivery"],
-            asker_team=data.get("asker_team"), surface=data.get("surface", "slack"),
+            thread=ThreadKey(team=team, channel=channel, thread_ts=thread_ts),
+            question=data["question"],
+            user=data["user"],
+            is_dm=data["is_dm"],
+            tags=tuple(Tag.parse(tag) for tag in data["tags"]),
+            profile=data["profile"],
+            root_is_ours=data["root_is_ours"],
+            delivery=data["delivery"],
+            asker_team=data.get("asker_team"),
+            surface=data.get("surface", "slack"),
             files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
             private_from=data.get("private_from"),
-        )  # fmt: skip
+        )

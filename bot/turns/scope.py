@@ -38,9 +38,14 @@ def new_thread_scope(policy: ChannelPolicy, *, channel: str, is_dm: bool, tags: 
 
 
 async def scope_for_turn(
-    policy: ChannelPolicy, access: Access | None, *, thread: ThreadKey, user: str, is_dm: bool,
+    policy: ChannelPolicy,
+    access: Access | None,
+    *,
+    thread: ThreadKey,
+    user: str,
+    is_dm: bool,
     narrowing: tuple[Tag, ...],
-) -> TurnScope:  # fmt: skip
+) -> TurnScope:
     """The scope this turn searches: in a DM or the assistant, the asker's (the channel they view beside the
     assistant, or their `access:` containers); else today's rule for the channel (NotConnected when it has none any
     more); either narrowed by those of the thread's own filters that it still allows."""
@@ -85,9 +90,13 @@ class PolicyScopes:
 
     async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
         return await scope_for_turn(
-            self.policy(), self.access, thread=request.thread, user=request.user, is_dm=request.is_dm,
+            self.policy(),
+            self.access,
+            thread=request.thread,
+            user=request.user,
+            is_dm=request.is_dm,
             narrowing=narrowing,
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)

@@ -147,9 +147,14 @@ async def _index(shared: SharedFile, fetched: FetchedFile, name: str, container:
         path = Path(work) / name
         path.write_bytes(fetched.data)
         report = await index_files(
-            [path], files.index, container=container, tags=(), documents=files.documents,
-            max_chars=files.rules.max_chars, converters=files.converters,
-        )  # fmt: skip
+            [path],
+            files.index,
+            container=container,
+            tags=(),
+            documents=files.documents,
+            max_chars=files.rules.max_chars,
+            converters=files.converters,
+        )
     if report.failed or report.skipped or not report.files:
         why = (report.failed or report.skipped or [f"{name}: no text found"])[0]
         raise FileRefused(messages.thread_file_unreadable(why))

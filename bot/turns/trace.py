@@ -74,9 +74,16 @@ class Trace:
     @classmethod
     def from_json(cls, text: str | bytes) -> Trace:
         data = json.loads(text)
-        steps = [TraceStep(**{**step, "sources": [TraceSource(**s) for s in step["sources"]],
-                              "tokens": tuple(step["tokens"]) if step["tokens"] else None})
-                 for step in data.pop("steps")]  # fmt: skip
+        steps = [
+            TraceStep(
+                **{
+                    **step,
+                    "sources": [TraceSource(**s) for s in step["sources"]],
+                    "tokens": tuple(step["tokens"]) if step["tokens"] else None,
+                }
+            )
+            for step in data.pop("steps")
+        ]
         return cls(**data, steps=steps)
 
     def has_words(self) -> bool:
@@ -99,11 +106,16 @@ class Trace:
             tokens = _tokens(step.tokens)
             failed = " FAILED" if step.status == "failed" else ""
             out.append(f"- {step.kind}: {step.title}{failed} ({step.ms} ms){tokens}")
-            out += [f"    {s.label} {display_name(s.file)} p. {s.page if s.page is not None else '-'} score {s.score:.3f} "
-                    f"[{s.container}]" for s in step.sources]  # fmt: skip
+            out += [
+                f"    {s.label} {display_name(s.file)} p. {s.page if s.page is not None else '-'} score {s.score:.3f} "
+                f"[{s.container}]"
+                for s in step.sources
+            ]
         for call in self.tool_calls:
-            out.append(f"- tool {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
-                       + (f": {call['summary']}" if call.get("summary") else ""))  # fmt: skip
+            out.append(
+                f"- tool {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
+                + (f": {call['summary']}" if call.get("summary") else "")
+            )
         out.append("cited: " + ("; ".join(self.cited) or "none"))
         out.append("removed citations: " + ("; ".join(self.removed) or "none"))
         out.append("fallbacks: " + ("; ".join(self.fallbacks) or "none"))
@@ -121,11 +133,16 @@ class TraceBuilder:
     _open: dict[str, TraceStep] = field(default_factory=dict)
 
     def model_called(self, event: ModelCalled) -> None:
-        self.trace.steps.append(TraceStep(
-            kind="model", title=f"{event.model or '?'} ({event.profile})", ms=round(event.seconds * 1000),
-            status="done" if event.outcome == "ok" else "failed", detail=event.outcome,
-            tokens=(event.input_tokens, event.cached_tokens, event.output_tokens),
-        ))  # fmt: skip
+        self.trace.steps.append(
+            TraceStep(
+                kind="model",
+                title=f"{event.model or '?'} ({event.profile})",
+                ms=round(event.seconds * 1000),
+                status="done" if event.outcome == "ok" else "failed",
+                detail=event.outcome,
+                tokens=(event.input_tokens, event.cached_tokens, event.output_tokens),
+            )
+        )
 
     def step(self, event: Step, seconds: float) -> None:
         """A step started (`seconds` 0) or ended (`seconds` since it started)."""
@@ -138,16 +155,22 @@ class TraceBuilder:
         if step not in self.trace.steps:
             self.trace.steps.append(step)
         step.status, step.detail, step.ms = event.status, event.detail, round(seconds * 1000)
-        step.sources = [TraceSource(label, chunk.file, chunk.page, round(chunk.score, 4), chunk.container)
-                        for label, chunk in event.sources]  # fmt: skip
+        step.sources = [
+            TraceSource(label, chunk.file, chunk.page, round(chunk.score, 4), chunk.container)
+            for label, chunk in event.sources
+        ]
 
     def answered(self, answer: Answer, question: str) -> None:
         trace = self.trace
         trace.profile = answer.profile
-        trace.tool_calls = [{"name": call.name, "arguments": dict(call.arguments), "summary": call.summary}
-                            for call in answer.tool_calls]  # fmt: skip
-        trace.cited = [f"[{c.label}] {display_name(c.file)}" + (f" p. {c.page}" if c.page is not None else "")
-                       for c in answer.citations]  # fmt: skip
+        trace.tool_calls = [
+            {"name": call.name, "arguments": dict(call.arguments), "summary": call.summary}
+            for call in answer.tool_calls
+        ]
+        trace.cited = [
+            f"[{c.label}] {display_name(c.file)}" + (f" p. {c.page}" if c.page is not None else "")
+            for c in answer.citations
+        ]
         trace.removed = [f"[{marker}]: {REMOVED_WHY}" for marker in answer.removed_markers]
         trace.fallbacks = list(answer.notices)
         if answer.mode == "search_only":

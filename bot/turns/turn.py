@@ -61,9 +61,13 @@ def new_conversation(request: TurnRequest) -> Conversation:
 
 
 async def take_turn(
-    request: TurnRequest, *, services: TurnServices, view: TurnView, observer: TurnObserver,
+    request: TurnRequest,
+    *,
+    services: TurnServices,
+    view: TurnView,
+    observer: TurnObserver,
     lock: AbstractAsyncContextManager[object] | None = None,
-) -> Answer:  # fmt: skip
+) -> Answer:
     """Answer `request` in its thread; `lock` is the thread's lock when the surface took its place in line already."""
     held = lock if lock is not None else services.conversations.lock(request.thread)
     reported = _Reported()
@@ -116,11 +120,16 @@ async def _answer(parts: _Parts, existing: Conversation | None) -> Answer:
             answer, read = files_only_answer(conversation, read), []
         else:
             answer = await run_turn(
-                request.question, conversation, model=services.model,
-                retriever=thread_search(services.retriever, conversation, request.thread), options=services.options,
+                request.question,
+                conversation,
+                model=services.model,
+                retriever=thread_search(services.retriever, conversation, request.thread),
+                options=services.options,
                 reader=thread_reader(services.retriever, conversation, request.thread),
-                profile=request.profile, stream=view.writes_text(), events=_listener(parts),
-            )  # fmt: skip
+                profile=request.profile,
+                stream=view.writes_text(),
+                events=_listener(parts),
+            )
     observer.answered(answer)
     notices = (*([messages.SCOPE_CHANGED] if changed else []), *read)
     if notices:  # said once: the conversation saved below holds the new scope and the files read

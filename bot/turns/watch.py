@@ -49,8 +49,9 @@ class WatchRun:
     notes: int = 0
 
 
-def findings(conversation: Conversation, changes: Mapping[Document, DocumentChange],
-             now: Mapping[Document, Sequence[Chunk]]) -> list[Finding]:  # fmt: skip
+def findings(
+    conversation: Conversation, changes: Mapping[Document, DocumentChange], now: Mapping[Document, Sequence[Chunk]]
+) -> list[Finding]:
     """The citations of the thread's kept answers whose passages no longer stand, the latest answer's first, one a
     document page. A citation stands when every passage it relied on is, word for word, somewhere in the document
     now (the same or another page); one of a record made before citations kept passages is checked by its page."""
@@ -112,9 +113,14 @@ def note_id(thread: ThreadKey, changes: Sequence[DocumentChange]) -> str:
 
 
 async def watch_changes(
-    changes: Sequence[DocumentChange], *, store: ConversationStore, retriever: SearchIndex,
-    policy: ChannelPolicy | None, watch_days: int, now: datetime | None = None,
-) -> WatchRun:  # fmt: skip
+    changes: Sequence[DocumentChange],
+    *,
+    store: ConversationStore,
+    retriever: SearchIndex,
+    policy: ChannelPolicy | None,
+    watch_days: int,
+    now: datetime | None = None,
+) -> WatchRun:
     """Find the threads whose cited passages these changes changed or removed, and queue one note for each."""
     watched = watched_documents(changes)
     if not watched:
@@ -122,8 +128,11 @@ async def watch_changes(
     now = now or datetime.now(UTC)
     cited = await store.threads_citing(list(watched), since=now.timestamp() - watch_days * 86400)
     threads = list(dict.fromkeys(thread for found in cited.values() for thread in found))
-    texts = {doc: await retriever.passages(doc[0], watched[doc].document)
-             for doc, found in cited.items() if found and watched[doc].kind != "removed"}  # fmt: skip
+    texts = {
+        doc: await retriever.passages(doc[0], watched[doc].document)
+        for doc, found in cited.items()
+        if found and watched[doc].kind != "removed"
+    }
     outbox, notes = store.outbox(), 0
     for thread in threads:
         if not _watches(policy, thread):
@@ -136,10 +145,13 @@ async def watch_changes(
         reachable = all(_reaches(policy, thread, conversation, f.citation) for f in found)
         mine = list(dict.fromkeys(watched[(f.citation.container, f.citation.file)] for f in found))
         note = Note(
-            id=note_id(thread, mine), team=thread.team, channel=thread.channel, thread_ts=thread.thread_ts,
+            id=note_id(thread, mine),
+            team=thread.team,
+            channel=thread.channel,
+            thread_ts=thread.thread_ts,
             text=note_text(found, reachable=reachable, day=f"{now.day} {now:%b}"),
             trigger=", ".join(sorted({f"{c.container}/{c.document} {c.kind}" for c in mine})),
-        )  # fmt: skip
+        )
         notes += await outbox.add(note)
     return WatchRun(documents=len(set(watched.values())), threads=len(threads), notes=notes)
 

@@ -35,10 +35,16 @@ _REPLIES_PAGES = 10  # a thread's replies read back looking for a note: at most 
 
 def note_blocks(note: Note) -> list[dict[str, Any]]:
     """The note as a person sees it: what changed, and the button that answers again from today's documents."""
-    button = {"type": "button", "action_id": ACTION_ANSWER_AGAIN, "value": json.dumps({"turn": -1, "note": note.id}),
-              "text": {"type": "plain_text", "text": messages.BUTTON_ANSWER_AGAIN}}  # fmt: skip
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": note.text[:3000]}},
-            {"type": "actions", "block_id": "folio_watch", "elements": [button]}]  # fmt: skip
+    button = {
+        "type": "button",
+        "action_id": ACTION_ANSWER_AGAIN,
+        "value": json.dumps({"turn": -1, "note": note.id}),
+        "text": {"type": "plain_text", "text": messages.BUTTON_ANSWER_AGAIN},
+    }
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": note.text[:3000]}},
+        {"type": "actions", "block_id": "folio_watch", "elements": [button]},
+    ]
 
 
 async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: int = 1000) -> int:
@@ -76,8 +82,7 @@ async def _remember(store: ConversationStore, note: Note, ts: str) -> None:
         async with store.lock(note.thread, wait_seconds=REMEMBER_WAIT):
             await store.remember_message(note.thread, ts)
     except ThreadBusy:
-        log.warning("watch note %s (%s) posted in busy %s: not deleted with the conversation", note.id, ts,
-                    note.thread)  # fmt: skip
+        log.warning("watch note %s (%s) posted in busy %s: not deleted with the conversation", note.id, ts, note.thread)
 
 
 async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
@@ -93,9 +98,12 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
 
 async def _post(slack: AsyncWebClient, note: Note) -> str:
     response = await slack.chat_postMessage(
-        channel=note.channel, thread_ts=note.thread_ts, text=note.text, blocks=note_blocks(note),
+        channel=note.channel,
+        thread_ts=note.thread_ts,
+        text=note.text,
+        blocks=note_blocks(note),
         metadata={"event_type": NOTE_EVENT, "event_payload": {"note": note.id}},
-    )  # fmt: skip
+    )
     return str(response["ts"])
 
 
@@ -103,8 +111,9 @@ async def _in_thread(slack: AsyncWebClient, note: Note) -> bool:
     """Whether the thread already holds this note (by its metadata)."""
     cursor: str | None = None
     for _ in range(_REPLIES_PAGES):
-        response = await slack.conversations_replies(channel=note.channel, ts=note.thread_ts, cursor=cursor,
-                                                     include_all_metadata=True, limit=200)  # fmt: skip
+        response = await slack.conversations_replies(
+            channel=note.channel, ts=note.thread_ts, cursor=cursor, include_all_metadata=True, limit=200
+        )
         for message in response.get("messages") or []:
             if _names(message.get("metadata") or {}, note):
                 return True

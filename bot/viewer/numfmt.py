@@ -72,14 +72,30 @@ def _date_part(value: datetime | date | time, token: str, tokens: list[re.Match[
     if lower in ("m", "mm") and _is_minute(tokens, index):
         return f"{clock.minute:02d}" if lower == "mm" else str(clock.minute)
     if day is not None:
-        parts = {"yyyy": f"{day.year:04d}", "yy": f"{day.year % 100:02d}", "mmmmm": day.strftime("%B")[0],
-                 "mmmm": day.strftime("%B"), "mmm": day.strftime("%b"), "mm": f"{day.month:02d}", "m": str(day.month),
-                 "dddd": day.strftime("%A"), "ddd": day.strftime("%a"), "dd": f"{day.day:02d}", "d": str(day.day)}  # fmt: skip
+        parts = {
+            "yyyy": f"{day.year:04d}",
+            "yy": f"{day.year % 100:02d}",
+            "mmmmm": day.strftime("%B")[0],
+            "mmmm": day.strftime("%B"),
+            "mmm": day.strftime("%b"),
+            "mm": f"{day.month:02d}",
+            "m": str(day.month),
+            "dddd": day.strftime("%A"),
+            "ddd": day.strftime("%a"),
+            "dd": f"{day.day:02d}",
+            "d": str(day.day),
+        }
         if lower in parts:
             return parts[lower]
     hour = clock.hour % 12 or 12 if twelve else clock.hour
-    parts = {"hh": f"{hour:02d}", "h": str(hour), "ss": f"{clock.second:02d}", "s": str(clock.second),
-             "am/pm": "AM" if clock.hour < 12 else "PM", "a/p": "A" if clock.hour < 12 else "P"}  # fmt: skip
+    parts = {
+        "hh": f"{hour:02d}",
+        "h": str(hour),
+        "ss": f"{clock.second:02d}",
+        "s": str(clock.second),
+        "am/pm": "AM" if clock.hour < 12 else "PM",
+        "a/p": "A" if clock.hour < 12 else "P",
+    }
     return parts.get(lower, token)
 
 

@@ -148,9 +148,11 @@ def _box(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, index: int, device:
     x2, y2 = _to_device(page, right, bottom, device)
     percent_x, percent_y = 100 / device[0], 100 / device[1]
     return CharBox(
-        left=min(x1, x2) * percent_x, top=min(y1, y2) * percent_y,
-        right=max(x1, x2) * percent_x, bottom=max(y1, y2) * percent_y,
-    )  # fmt: skip
+        left=min(x1, x2) * percent_x,
+        top=min(y1, y2) * percent_y,
+        right=max(x1, x2) * percent_x,
+        bottom=max(y1, y2) * percent_y,
+    )
 
 
 def _to_device(page: pdfium.PdfPage, x: float, y: float, device: tuple[int, int]) -> tuple[int, int]:

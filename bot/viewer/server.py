@@ -141,16 +141,22 @@ class Viewer:
         def at(number: int) -> str | None:
             if not 1 <= number <= pages:
                 return None
-            return view_path(self.key, checked.container, checked.file, expires=checked.expires,
-                             cited=checked.cited.at_page(number))  # fmt: skip
+            return view_path(
+                self.key, checked.container, checked.file, expires=checked.expires, cited=checked.cited.at_page(number)
+            )
 
         original = signed_path(self.key, checked.container, checked.file, expires=checked.expires, page=page)
         is_pdf = checked.copy.suffix.lower() == ".pdf"
         return Heading(
-            name=display_name(checked.file), container=checked.container, age=_age(checked.copy), position=position,
-            previous=at(page - 1) if page else None, next=at(page + 1) if page else None, original=original,
+            name=display_name(checked.file),
+            container=checked.container,
+            age=_age(checked.copy),
+            position=position,
+            previous=at(page - 1) if page else None,
+            next=at(page + 1) if page else None,
+            original=original,
             original_label=messages.VIEWER_OPEN_PDF if is_pdf else messages.VIEWER_OPEN_FILE,
-        )  # fmt: skip
+        )
 
     async def _page(self, checked: Request) -> str | web.Response:
         page = checked.cited.page or 1

@@ -52,9 +52,12 @@ def excerpt(text: str, span: tuple[int, int] | None, *, window: int = WINDOW) ->
     start = _line_start(text, max(0, first - room), first)
     stop = _line_end(text, min(len(text), last + 1 + room), last + 1)
     return Excerpt(
-        before=text[start:first], marked=text[first : last + 1], after=text[last + 1 : stop],
-        cut_before=start > 0, cut_after=stop < len(text),
-    )  # fmt: skip
+        before=text[start:first],
+        marked=text[first : last + 1],
+        after=text[last + 1 : stop],
+        cut_before=start > 0,
+        cut_after=stop < len(text),
+    )
 
 
 def _line_start(text: str, at: int, passage: int) -> int:

@@ -27,8 +27,15 @@ class ScriptedRetriever(Retriever):
         return self.results.get(query, self.default)[:top]
 
 
-def chunk(number: int, *, file: str = "handbook.pdf", page: int | None = None, date: str | None = None,
-          text: str | None = None, tabular: bool = False) -> Chunk:  # fmt: skip
+def chunk(
+    number: int,
+    *,
+    file: str = "handbook.pdf",
+    page: int | None = None,
+    date: str | None = None,
+    text: str | None = None,
+    tabular: bool = False,
+) -> Chunk:
     """A chunk with a recognisable id and text: c<number> on page <number> unless given."""
     return Chunk(
         id=f"c{number}",

@@ -22,8 +22,9 @@ KEPT = "Leave requests go to your manager."
 
 
 def passages(*texts: str) -> list[Chunk]:
-    return [Chunk(id=f"doc-p1-{n}", file="leave.md", page=None, container="hr", text=text)
-            for n, text in enumerate(texts)]  # fmt: skip
+    return [
+        Chunk(id=f"doc-p1-{n}", file="leave.md", page=None, container="hr", text=text) for n, text in enumerate(texts)
+    ]
 
 
 async def leave_index(tmp_path: Path, model: AsyncOpenAI) -> tuple[LocalRetriever, TurnServices]:
@@ -31,8 +32,9 @@ async def leave_index(tmp_path: Path, model: AsyncOpenAI) -> tuple[LocalRetrieve
     index = LocalRetriever(tmp_path / "index.sqlite")
     await index.replace_file("hr", "leave.md", "v1", passages(SAID, KEPT))
     options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
-    services = TurnServices(model=model, retriever=index, options=options, conversations=InMemory(),
-                            scopes=FixedScope(SCOPE), timeout=10)  # fmt: skip
+    services = TurnServices(
+        model=model, retriever=index, options=options, conversations=InMemory(), scopes=FixedScope(SCOPE), timeout=10
+    )
     return index, services
 
 
@@ -48,10 +50,11 @@ async def test_a_passage_whose_text_changed_is_forgotten_with_what_earlier_answe
     index, services = await leave_index(tmp_path, model)
     conversations = services.conversations
     fake_model.script(
-        tools(search("paid leave days")), reply("You get 30 days [S1]."),
+        tools(search("paid leave days")),
+        reply("You get 30 days [S1]."),
         reply("Yes, 30 days [S1]."),  # from its context: the passage as it was, no longer in the document
         reply("I can no longer find that in the documents."),  # the correction round: S1 is no source any more
-    )  # fmt: skip
+    )
     first = await ask("How much paid leave?", services)
     assert "[1]" in first
     cited = (await conversations.load(THREAD)).turns[0].citations[0]

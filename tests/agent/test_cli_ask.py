@@ -66,8 +66,9 @@ def test_ask_json_answers_a_multi_part_question_with_page_links(
     result = json.loads(capsys.readouterr().out)
     assert result["answerable"] and not result["cap_hit"]
     assert [(c["name"], c["arguments"]["query"]) for c in result["tool_calls"]] == [
-        ("rewrite_query", QUESTION), *(("search_documents", query) for query in PARTS),
-    ]  # fmt: skip
+        ("rewrite_query", QUESTION),
+        *(("search_documents", query) for query in PARTS),
+    ]
     cited = {(c["file"], c["page"]) for c in result["citations"]}
     assert cited == {(PLAN, 24), (PLAN, 30)}  # the pages ground_truth.jsonl gives for these two questions
     for citation in result["citations"]:
@@ -96,9 +97,11 @@ def test_ask_without_a_model_quotes_passages(
 
 def test_chat_chains_follow_ups_and_lists_citations(folio_env: None, fake_model: FakeResponses) -> None:
     fake_model.script(
-        tools(search("hearing care")), reply("Hearing aids are covered [S1]."),
-        tools(search("hearing aid limits")), reply("Within limits [S1][S2]."),
-    )  # fmt: skip
+        tools(search("hearing care")),
+        reply("Hearing aids are covered [S1]."),
+        tools(search("hearing aid limits")),
+        reply("Within limits [S1][S2]."),
+    )
     typed = io.StringIO("Is hearing care covered?\n\nAnd how often?\nexit\nnever asked\n")
     shown = io.StringIO()
 
@@ -132,10 +135,11 @@ class RemovesCitedFile(io.StringIO):
 
 def test_chat_forgets_a_document_removed_mid_chat(folio_env: None, fake_model: FakeResponses) -> None:
     fake_model.script(
-        tools(search("hearing care")), reply("Hearing aids are covered [S1]."),
+        tools(search("hearing care")),
+        reply("Hearing aids are covered [S1]."),
         reply("Yes, covered [S1]."),  # the removed passage, cited again from the model's context
         reply("I can no longer find that in the documents."),  # the correction round: S1 is no source any more
-    )  # fmt: skip
+    )
     shown = io.StringIO()
     typed = RemovesCitedFile("Is hearing care covered?\nAre hearing aids covered too?\nexit\n", shown)
 

@@ -107,9 +107,12 @@ async def test_expired_history_is_retried_once_then_rebuilt_from_stored_turns(
         fake.script(tools(search("notice during probation")), reply("A week [S1]."))
         async with fake.client() as model:
             answer = await run_turn(
-                "And during probation?", conversation, model=model,
-                retriever=ScriptedRetriever(default=[chunk(1)]), options=options,
-            )  # fmt: skip
+                "And during probation?",
+                conversation,
+                model=model,
+                retriever=ScriptedRetriever(default=[chunk(1)]),
+                options=options,
+            )
         assert fake.problems == []
 
     first = fake.requests[0]  # the two rejected attempts never reached the script

@@ -10,9 +10,20 @@ import pytest
 
 from tests.fakes.openai_responses import FakeResponses, Request, Step, reply, rewrite, search, tools
 
-TOOLS = [{"type": "function", "name": "search_documents", "description": "search", "strict": True,
-          "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"],
-                         "additionalProperties": False}}]  # fmt: skip
+TOOLS = [
+    {
+        "type": "function",
+        "name": "search_documents",
+        "description": "search",
+        "strict": True,
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    }
+]
 
 
 async def test_a_body_outside_the_schema_is_rejected_and_recorded() -> None:
@@ -31,9 +42,11 @@ async def test_chaining_needs_every_call_answered_and_a_stored_response(fake_mod
         call_ids = [item.call_id for item in first.output if item.type == "function_call"]
         with pytest.raises(openai.BadRequestError, match="No tool output found"):
             await client.responses.create(
-                model="m", previous_response_id=first.id, tools=TOOLS,
+                model="m",
+                previous_response_id=first.id,
+                tools=TOOLS,
                 input=[{"type": "function_call_output", "call_id": call_ids[0], "output": "x"}],
-            )  # fmt: skip
+            )
         outputs = [{"type": "function_call_output", "call_id": c, "output": "x"} for c in call_ids]
         second = await client.responses.create(model="m", previous_response_id=first.id, input=outputs, tools=TOOLS)
         assert second.output_text == "done"
@@ -84,10 +97,14 @@ async def test_a_streamed_response_arrives_as_schema_checked_events_in_the_servi
         ) as stream:
             second = [(event, time.monotonic() - started) async for event in stream]
     assert [e.type for e in first] == [
-        "response.created", "response.in_progress", "response.output_item.added",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
-        "response.output_item.done", "response.completed",
-    ]  # fmt: skip
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
     deltas = [(event.delta, at) for event, at in second if event.type == "response.output_text.delta"]
     assert [delta for delta, _ in deltas] == ["Net", " 30 [S", "1]."]
     assert deltas[-1][1] - deltas[0][1] >= 0.09  # two waits of 50 ms between three tokens

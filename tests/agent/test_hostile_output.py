@@ -32,9 +32,13 @@ MALFORMED = {
 @pytest.mark.parametrize("tool", ["search_documents", "rewrite_query"])
 @pytest.mark.parametrize("arguments", MALFORMED.values(), ids=MALFORMED.keys())
 async def test_malformed_tool_arguments_become_a_tool_error_and_the_turn_goes_on(
-    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation,
-    tool: str, arguments: str,
-) -> None:  # fmt: skip
+    fake_model: FakeResponses,
+    model: AsyncOpenAI,
+    options: AgentOptions,
+    conversation: Conversation,
+    tool: str,
+    arguments: str,
+) -> None:
     retriever = ScriptedRetriever(default=[chunk(1)])
     fake_model.script(tools(raw_call(tool, arguments)), tools(search("annual leave")), reply("Leave is 20 days [S1]."))
 
@@ -73,8 +77,9 @@ async def test_progress_titles_are_one_bounded_line(
     async def listen(event: TurnEvent) -> None:
         heard.append(event)
 
-    await run_turn("How much leave?", conversation, model=model, retriever=ScriptedRetriever(), options=options,
-                   events=listen)  # fmt: skip
+    await run_turn(
+        "How much leave?", conversation, model=model, retriever=ScriptedRetriever(), options=options, events=listen
+    )
 
     titles = [event.title for event in heard if isinstance(event, Step)]
     assert titles and all(len(title) <= 100 and "\n" not in title for title in titles)

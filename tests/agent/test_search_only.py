@@ -33,8 +33,9 @@ def travel(**fields: object) -> Chunk:
 async def test_the_quote_is_the_sentence_holding_the_fact_with_its_documents_date(options: AgentOptions) -> None:
     retriever = ScriptedRetriever(default=[travel(date="2026-02-01")])
 
-    answer = await run_turn("what is the hotel cap per night?", Conversation(scope=SCOPE), model=None,
-                            retriever=retriever, options=options)  # fmt: skip
+    answer = await run_turn(
+        "what is the hotel cap per night?", Conversation(scope=SCOPE), model=None, retriever=retriever, options=options
+    )
 
     assert answer.answerable and answer.notices == (messages.NO_MODEL,)
     assert HOTEL in answer.text  # the start of the chunk (the running header) is not what is quoted
@@ -67,8 +68,9 @@ async def test_below_the_threshold_the_notice_and_only_the_closest_passage(optio
     about_larkspur = [chunk(n, text=f"Larkspur Analytics Ltd policy {n}: refunds take {n} days.") for n in (1, 2, 3)]
     retriever = ScriptedRetriever(default=about_larkspur)
 
-    answer = await run_turn("who is the CEO of Larkspur?", Conversation(scope=SCOPE), model=None,
-                            retriever=retriever, options=options)  # fmt: skip
+    answer = await run_turn(
+        "who is the CEO of Larkspur?", Conversation(scope=SCOPE), model=None, retriever=retriever, options=options
+    )
 
     assert not answer.answerable
     assert answer.notices == (messages.NO_MODEL, messages.NOT_IN_DOCUMENTS)
@@ -114,18 +116,24 @@ async def test_on_the_shared_corpus_every_golden_question_is_answered_and_off_to
     off-topic questions about the same company get the not-answered notice."""
     golden = [json.loads(line)["question"] for line in (shared_dir / "corpus" / "ground_truth.jsonl").open()]
     off_topic = [
-        "who is the CEO of Northwind Health?", "what is the meaning of life?", "who won the world cup in 2018?",
-        "how do I reset my laptop password?", "what is the capital of France?", "can I bring my cat to work?",
-        "what is the wifi password?", "when is the company picnic?", "how much is the hotel cap per night?",
+        "who is the CEO of Northwind Health?",
+        "what is the meaning of life?",
+        "who won the world cup in 2018?",
+        "how do I reset my laptop password?",
+        "what is the capital of France?",
+        "can I bring my cat to work?",
+        "what is the wifi password?",
+        "when is the company picnic?",
+        "how much is the hotel cap per night?",
         "what is the parking policy at the office?",
-    ]  # fmt: skip
+    ]
     retriever = LocalRetriever(corpus_index)
     scope = Scope(container="benefits")
     try:
         answered = {
             question: (
                 await run_turn(question, Conversation(scope=scope), model=None, retriever=retriever, options=options)
-            ).answerable  # fmt: skip
+            ).answerable
             for question in golden + off_topic
         }
     finally:
@@ -138,8 +146,9 @@ async def ask_corpus(question: str, corpus_index: Path, options: AgentOptions) -
     """A search-only turn on the shared corpus: whether it answers, and the passages it quotes, in order."""
     retriever = LocalRetriever(corpus_index)
     try:
-        answer = await run_turn(question, Conversation(scope=Scope(container="benefits")), model=None,
-                                retriever=retriever, options=options)  # fmt: skip
+        answer = await run_turn(
+            question, Conversation(scope=Scope(container="benefits")), model=None, retriever=retriever, options=options
+        )
     finally:
         await retriever.close()
     return answer.answerable, re.findall(r"“(.*?)”", answer.text, flags=re.S)

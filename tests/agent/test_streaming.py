@@ -28,8 +28,9 @@ async def run(model: AsyncOpenAI, options: AgentOptions, conversation: Conversat
         events.append(event)
 
     retriever = ScriptedRetriever(default=[chunk(1), chunk(2, file="plan.pdf", page=4)])
-    answer = await run_turn(QUESTION, conversation, model=model, retriever=retriever, options=options, events=listen,
-                            stream=stream)  # fmt: skip
+    answer = await run_turn(
+        QUESTION, conversation, model=model, retriever=retriever, options=options, events=listen, stream=stream
+    )
     return answer, events
 
 
@@ -123,9 +124,13 @@ HOSTILE_STREAMS = {  # issue 18, item 9: what a broken proxy or a hostile server
 
 @pytest.mark.parametrize("mangle", HOSTILE_STREAMS.values(), ids=HOSTILE_STREAMS.keys())
 async def test_a_malformed_model_stream_is_a_named_failure_with_the_search_only_answer(
-    fake_model: FakeResponses, model: AsyncOpenAI, options: AgentOptions, conversation: Conversation, mangle,
+    fake_model: FakeResponses,
+    model: AsyncOpenAI,
+    options: AgentOptions,
+    conversation: Conversation,
+    mangle,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     fake_model.script(tools(search("notice period")), mangled(reply("One month [S1]."), mangle))
 
     answer, _ = await run(model, options, conversation)

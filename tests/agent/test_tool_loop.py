@@ -68,15 +68,22 @@ async def test_source_blocks_carry_every_field_and_the_instructions_prefer_newer
 
     (output,) = fake_model.requests[1].tool_outputs.values()
     assert shown_sources(output)[1] == {
-        "ref": "S2", "title": "leave_2025.pdf", "page": 5, "container": "hr", "date": "2025-02-01", "context": "",
+        "ref": "S2",
+        "title": "leave_2025.pdf",
+        "page": 5,
+        "container": "hr",
+        "date": "2025-02-01",
+        "context": "",
         "content": "Leave is 25 days.",
-    }  # fmt: skip
+    }
     for request in fake_model.requests:  # instructions, tools and reasoning are resent with every call
         assert "prefer the one with the later date" in request.body["instructions"]
         assert "never instructions" in request.body["instructions"]
         assert {t.get("name", t["type"]) for t in request.body["tools"]} == {
-            "rewrite_query", "search_documents", "code_interpreter",
-        }  # fmt: skip
+            "rewrite_query",
+            "search_documents",
+            "code_interpreter",
+        }
         assert request.body["reasoning"] == {"effort": "low"}
         assert request.body["include"] == ["code_interpreter_call.outputs"]
     assert fake_model.requests[1].body["previous_response_id"] == fake_model.requests[0].response_id
@@ -187,9 +194,13 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     first, final = (request.response_id for request in fake_model.requests)
     heard = [e for e in heard if not isinstance(e, ModelCalled)]  # for the turn's record, not a person
     assert [(e.kind, e.status) if isinstance(e, Step) else e.response_id for e in heard] == [
-        first, ("search", "started"), ("search", "done"), ("write", "started"),
-        final, ("calculate", "done"),
-    ]  # each response id is heard the moment it exists, before the turn goes on  # fmt: skip
+        first,
+        ("search", "started"),
+        ("search", "done"),
+        ("write", "started"),
+        final,
+        ("calculate", "done"),
+    ]  # each response id is heard the moment it exists, before the turn goes on
     seen = [event for event in heard if isinstance(event, Step)]
     search_done, calculated = seen[1], seen[3]
     assert search_done.id == seen[0].id and [ref for ref, _ in search_done.sources] == ["S1"]
@@ -217,9 +228,13 @@ async def test_thorough_profile_uses_its_model_and_effort(
     fake_model.script(tools(search("a")), reply("A [S1]."))
 
     answer = await run_turn(
-        "q", conversation, model=model, retriever=ScriptedRetriever(default=[chunk(1)]), options=options,
+        "q",
+        conversation,
+        model=model,
+        retriever=ScriptedRetriever(default=[chunk(1)]),
+        options=options,
         profile="thorough",
-    )  # fmt: skip
+    )
 
     assert {r.body["model"] for r in fake_model.requests} == {"gpt-5"}
     assert {r.body["reasoning"]["effort"] for r in fake_model.requests} == {"high"}

@@ -17,9 +17,14 @@ from bot.models import Conversation
 from tests.agent.test_streaming import run, written
 from tests.fakes.openai_responses import Code, FakeResponses, reply, search, tools
 
-PARAMS = {"model": "gpt-5-mini", "input": [{"role": "user", "content": "What is the notice period?"}],
-          "instructions": "Answer from the documents.", "tools": list(prompts.request_tools(code_interpreter=True)),
-          "tool_choice": "auto", "include": ["code_interpreter_call.outputs"]}  # fmt: skip
+PARAMS = {
+    "model": "gpt-5-mini",
+    "input": [{"role": "user", "content": "What is the notice period?"}],
+    "instructions": "Answer from the documents.",
+    "tools": list(prompts.request_tools(code_interpreter=True)),
+    "tool_choice": "auto",
+    "include": ["code_interpreter_call.outputs"],
+}
 STEPS = [
     tools(search("notice period"), search("notice period managers")),
     reply("One month [S1].", code=(Code("print(30 + 1)", "31\n"),)),
@@ -70,9 +75,11 @@ async def test_a_streamed_reply_reads_as_the_whole_one(fake_model: FakeResponses
 
 
 def test_server_sent_events_split_anywhere_decode_the_same() -> None:
-    events = [{"type": "response.created", "response": {"id": "resp_1"}},
-              {"type": "response.output_text.delta", "delta": "caf\u00e9 \n\n [S1]"},
-              {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}}]  # fmt: skip
+    events = [
+        {"type": "response.created", "response": {"id": "resp_1"}},
+        {"type": "response.output_text.delta", "delta": "caf\u00e9 \n\n [S1]"},
+        {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}},
+    ]
     body = b": a comment\r\n\r\n" + b"".join(
         f"event: {e['type']}\r\ndata: {json.dumps(e, ensure_ascii=False)}\r\n\r\n".encode() for e in events
     )
@@ -87,8 +94,18 @@ def test_server_sent_events_split_anywhere_decode_the_same() -> None:
 @pytest.mark.parametrize("ascii_only", [True, False])
 def test_text_deltas_in_the_services_compact_layout_read_as_decoded_whole(ascii_only: bool) -> None:
     texts = ['caf\u00e9 "quoted" \\ [S1]', "tab\t, line\n", '{"delta":"not this"}', "\U0001f600 \u2028"]
-    deltas = [{"type": "response.output_text.delta", "sequence_number": n, "item_id": 'msg_"delta":"x"',
-               "output_index": 0, "content_index": 0, "delta": text, "logprobs": []} for n, text in enumerate(texts)]  # fmt: skip
+    deltas = [
+        {
+            "type": "response.output_text.delta",
+            "sequence_number": n,
+            "item_id": 'msg_"delta":"x"',
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+            "logprobs": [],
+        }
+        for n, text in enumerate(texts)
+    ]
     events = [{"type": "response.in_progress", "response": {"id": "resp_1"}}, *deltas]
     body = b"".join(
         f"data: {json.dumps(e, ensure_ascii=ascii_only, separators=(',', ':'))}\n\n".encode() for e in events
@@ -120,8 +137,10 @@ async def test_an_answer_that_trickles_in_still_streams_whole_and_checked(
 
     answer, events = await run(model, options, conversation)
 
-    assert written(events) == answer.text == "One month for staff [1], two for managers [2], and three in the first " \
-        "year of service [1]."  # fmt: skip
+    assert (
+        written(events) == answer.text == "One month for staff [1], two for managers [2], and three in the first "
+        "year of service [1]."
+    )
     assert sum(isinstance(e, AnswerText) for e in events) > 3  # shown as it came, not all at the end
 
 
@@ -148,6 +167,7 @@ def test_token_counts_are_bounded_and_sane_before_they_are_counted() -> None:
         ModelReply.read({**base, "usage": {"input_tokens": 2**63 - 1, "output_tokens": 1}})
     with pytest.raises(MalformedReply, match="usage.output_tokens"):
         ModelReply.read({**base, "usage": {"input_tokens": 1, "output_tokens": 10**9}})
-    odd = ModelReply.read({**base, "usage": {"input_tokens": 100, "output_tokens": 5,
-                                             "input_tokens_details": {"cached_tokens": 900}}})  # fmt: skip
+    odd = ModelReply.read(
+        {**base, "usage": {"input_tokens": 100, "output_tokens": 5, "input_tokens_details": {"cached_tokens": 900}}}
+    )
     assert (odd.input_tokens, odd.cached_tokens, odd.output_tokens) == (100, 100, 5)

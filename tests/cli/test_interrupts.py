@@ -59,9 +59,14 @@ def test_a_closed_pipe_ends_folio_search_quietly(tmp_path: Path) -> None:
     os.close(reader)  # `folio search ... | head` once head has gone
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "bot", "search", "payment terms"], stdout=writer, stderr=subprocess.PIPE,
-            env=clean_env(tmp_path / "data"), cwd=tmp_path, text=True, timeout=60,
-        )  # fmt: skip
+            [sys.executable, "-m", "bot", "search", "payment terms"],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env=clean_env(tmp_path / "data"),
+            cwd=tmp_path,
+            text=True,
+            timeout=60,
+        )
     finally:
         os.close(writer)
     assert done.stderr == ""

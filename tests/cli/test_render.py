@@ -27,7 +27,7 @@ ANSWER = Answer(
         Citation(
             label=1, file="refund_policy_2026.pdf", title="refund_policy_2026.pdf", page=1, container="sample", url=URL
         ),
-    ),  # fmt: skip
+    ),
     notices=("No model is set up, so I quote the documents instead of writing an answer.",),
     mode="search_only",
 )
@@ -81,9 +81,14 @@ def test_a_pipe_gets_plain_unwrapped_text() -> None:
 
 @pytest.mark.parametrize(
     "environ",
-    [{"TERM_PROGRAM": "iTerm.app"}, {"TERM": "xterm-kitty"}, {"VTE_VERSION": "6800"}, {"WT_SESSION": "x"},
-     {"TERM_PROGRAM": "Apple_Terminal", "FORCE_HYPERLINK": "1"}],
-)  # fmt: skip
+    [
+        {"TERM_PROGRAM": "iTerm.app"},
+        {"TERM": "xterm-kitty"},
+        {"VTE_VERSION": "6800"},
+        {"WT_SESSION": "x"},
+        {"TERM_PROGRAM": "Apple_Terminal", "FORCE_HYPERLINK": "1"},
+    ],
+)
 def test_terminals_with_osc8_get_clickable_citations(terminal: TextIO, environ: dict[str, str]) -> None:
     style = Style.detect(terminal, {"NO_COLOR": "1", **environ})
     shown = answer_text(ANSWER, style)
@@ -93,8 +98,14 @@ def test_terminals_with_osc8_get_clickable_citations(terminal: TextIO, environ: 
     assert f"  {URL}" not in shown
 
 
-@pytest.mark.parametrize("environ", [{"TERM_PROGRAM": "Apple_Terminal"}, {"VTE_VERSION": "4205"},
-                                     {"TERM_PROGRAM": "iTerm.app", "FORCE_HYPERLINK": "0"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"TERM_PROGRAM": "Apple_Terminal"},
+        {"VTE_VERSION": "4205"},
+        {"TERM_PROGRAM": "iTerm.app", "FORCE_HYPERLINK": "0"},
+    ],
+)
 def test_other_terminals_get_the_url_printed(terminal: TextIO, environ: dict[str, str]) -> None:
     assert not Style.detect(terminal, environ).links
 
@@ -106,7 +117,7 @@ HOSTILE = Answer(
     "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGU=\x07\x1b[2J\x9b2J 90 days\rRefunds within 30 days",
     citations=(
         Citation(label=1, file="policy\x1b[2J.pdf", title="policy\x1b[2J.pdf", page=1, container="sample", url=URL),
-    ),  # fmt: skip
+    ),
 )
 FOLIO_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;;[^\x1b\x07]*\x1b\\")  # the colours and links Folio adds itself
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

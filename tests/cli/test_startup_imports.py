@@ -23,8 +23,9 @@ HEAVY = ("openai", "slack_sdk", "slack_bolt", "azure", "aiohttp")
 def loaded_after(statement: str, *, cwd: Path = ROOT, env: dict[str, str] | None = None) -> list[str]:
     """The heavy packages a fresh interpreter holds after running `statement`."""
     probe = f"import sys\n{statement}\nimport json; print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     modules = json.loads(done.stdout.splitlines()[-1])
     return sorted({name.split(".")[0] for name in modules if name.split(".")[0] in HEAVY})
 

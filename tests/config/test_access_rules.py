@@ -47,8 +47,12 @@ def test_a_persons_containers_are_the_union_of_their_groups_their_own_and_the_de
     nobody = grant_for(rules, user="U0OTHER01", groups=set())
 
     assert cfo.containers == ("board", "finance", "handbook", "legal")
-    assert cfo.matched == ("group finance-team: finance", "group S0LEGAL01: legal, finance", "user U0CFO0001: board",
-                           "default: handbook")  # fmt: skip
+    assert cfo.matched == (
+        "group finance-team: finance",
+        "group S0LEGAL01: legal, finance",
+        "user U0CFO0001: board",
+        "default: handbook",
+    )
     assert nobody.containers == ("handbook",) and nobody.matched == ("default: handbook",)
 
 

@@ -48,20 +48,20 @@ def model() -> Iterator[FakeResponses]:
 
 @pytest.fixture
 def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, model: FakeResponses,
-                redis_url: str) -> None:  # fmt: skip
+                redis_url: str) -> None:
     (tmp_path / "channels.yaml").write_text(f"tag_keys: [department]\nchannels:\n  {CHANNEL}:\n    container: sample\n")
     for name, value in {
         "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
         "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": model.base_url, "FOLIO_CODE_INTERPRETER": "false",
         "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_PUBLIC_URL": PUBLIC,
         "FOLIO_STREAMING": "false",  # the link is read from the answer message's mrkdwn
-    }.items():  # fmt: skip
+    }.items():
         monkeypatch.setenv(name, value)
 
 
 def mention(ts: str) -> dict[str, str]:
     return {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund window?", "ts": ts,
-            "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+            "channel": CHANNEL, "event_ts": ts}
 
 
 def slack_headers(body: str) -> dict[str, str]:
@@ -147,7 +147,7 @@ async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
     with FakeSocketMode(slack) as socket:
         stop, ports = asyncio.Event(), []
         server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop,
-                                           started=ports.append))  # fmt: skip
+                                           started=ports.append))
         try:
             await wait_until(lambda: (socket.connected and ports) or server.done())
             await asyncio.to_thread(socket.send_event, mention("1800.2"))
@@ -193,7 +193,7 @@ async def test_slack_answers_never_carry_file_links_of_the_server(
     ("file", "kind"),
     [("notes.markdown", "text/markdown; charset=utf-8"), ("notes.md", "text/markdown; charset=utf-8"),
      ("notes.txt", "text/plain; charset=utf-8"), ("orders.xlsx.pdf", "application/pdf")],
-)  # fmt: skip
+)
 async def test_each_indexable_kind_of_document_is_served_as_what_it_is(tmp_path: Path, file: str, kind: str) -> None:
     # Issue 18, item 11: `folio index` accepts .markdown, but the route answered every suffix but .txt and .md as a PDF.
     from bot.cli.document_links import DocumentServer, serve_documents

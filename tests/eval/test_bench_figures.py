@@ -56,10 +56,12 @@ def test_figures_from_known_timings() -> None:
 
 
 def test_streaming_figures_from_known_timings() -> None:
-    turns = [TurnTiming("t1", 100.0, 103.0, first_step_at=100.2, first_search_at=100.9, first_text_at=102.05,
-                        first_token_at=102.0),
-             TurnTiming("t2", 100.0, 104.0, first_step_at=100.4, first_text_at=104.0,
-                        first_token_at=103.0)]  # fmt: skip
+    turns = [
+        TurnTiming(
+            "t1", 100.0, 103.0, first_step_at=100.2, first_search_at=100.9, first_text_at=102.05, first_token_at=102.0
+        ),
+        TurnTiming("t2", 100.0, 104.0, first_step_at=100.4, first_text_at=104.0, first_token_at=103.0),
+    ]
     result = LoadResult(started_at=100.0, turns=turns, stream_text={"appends": 10, "text_appends": 4, "chars": 1200})
     found = figures(result, ProcessUsage(), threads=30, latency_ms=300, duration=10, token_delay_ms=20)
     stream = found.stream

@@ -18,8 +18,21 @@ pytestmark = pytest.mark.bench
 def test_a_short_bench_answers_every_turn_once(
     workers: int, shared_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--threads", "3", "--duration", "2", "--model-latency", "20", "--replies", "mention", "--json",
-            "--workers", str(workers), "--corpus", str(shared_dir / "corpus")]  # fmt: skip
+    argv = [
+        "--threads",
+        "3",
+        "--duration",
+        "2",
+        "--model-latency",
+        "20",
+        "--replies",
+        "mention",
+        "--json",
+        "--workers",
+        str(workers),
+        "--corpus",
+        str(shared_dir / "corpus"),
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     found = json.loads(captured.out)

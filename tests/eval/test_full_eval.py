@@ -134,15 +134,22 @@ def test_a_judge_model_grades_each_answer(
 
 
 def test_model_calls_are_counted_when_the_model_service_keeps_no_responses(
-    fake_model: FakeResponses, golden: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    fake_model: FakeResponses,
+    golden: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     # FOLIO_MODEL_STATE=client: nothing is stored (store: false), so no call leaves a response id to count by.
     monkeypatch.setenv("FOLIO_MODEL_STATE", "client")
-    fake_model.respond_with(lambda request: reply("[NOT_IN_DOCUMENTS] Not said.") if request.tool_outputs
-                            else tools(search(request.user_text)))  # fmt: skip
-    status = main(["eval", str(golden), "--container", "benefits", "--json", "--limit", "1", "--out",
-                   str(tmp_path / "run")])  # fmt: skip
+    fake_model.respond_with(
+        lambda request: (
+            reply("[NOT_IN_DOCUMENTS] Not said.") if request.tool_outputs else tools(search(request.user_text))
+        )
+    )
+    status = main(
+        ["eval", str(golden), "--container", "benefits", "--json", "--limit", "1", "--out", str(tmp_path / "run")]
+    )
     summary = json.loads(capsys.readouterr().out)["full"]
     assert status == 0 and fake_model.problems == [] and fake_model.stored_ids() == []
     assert summary["iterations"] == 2.0  # the search call and the answer

@@ -73,10 +73,23 @@ SEPARATORS = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"  # what str.splitlines() als
 def test_a_feedback_comment_with_unicode_line_separators_keeps_the_exported_file_readable(tmp_path: Path) -> None:
     """A 👎 comment holding U+2028 (pasted from a web page) made the whole exported golden file unreadable."""
     common = {"at": "2026-12-01T10:00:00+00:00", "team": "T1", "channel": "C1", "thread_ts": "1.0", "turn": 0}
-    liked = FeedbackRecord(**common, user="U1", rating="helpful", question=f"Notice{SEPARATORS}period?",
-                           answer="One month [1].", citations=({"file": "h.pdf", "page": 3},))  # fmt: skip
-    disliked = FeedbackRecord(**common, user="U2", rating="not_helpful", question="Notice period?",
-                              answer="One month [1].", reason="other", comment=f"old{SEPARATORS}policy")  # fmt: skip
+    liked = FeedbackRecord(
+        **common,
+        user="U1",
+        rating="helpful",
+        question=f"Notice{SEPARATORS}period?",
+        answer="One month [1].",
+        citations=({"file": "h.pdf", "page": 3},),
+    )
+    disliked = FeedbackRecord(
+        **common,
+        user="U2",
+        rating="not_helpful",
+        question="Notice period?",
+        answer="One month [1].",
+        reason="other",
+        comment=f"old{SEPARATORS}policy",
+    )
     exported = tmp_path / "feedback.jsonl"
     exported.write_text(
         "".join(line + "\n" for line in golden_lines([liked, disliked])), encoding="utf-8"

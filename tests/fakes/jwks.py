@@ -69,8 +69,16 @@ class FakeIdentityProvider:
 
     def claims(self, email: str | None, **overrides: Any) -> dict[str, Any]:
         now = int(time.time())
-        claims = {"iss": self.issuer, "aud": self.audience, "sub": f"sub-{email}", "iat": now, "nbf": now,
-                  "exp": now + 3600, "email": email, "email_verified": True}  # fmt: skip
+        claims = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": f"sub-{email}",
+            "iat": now,
+            "nbf": now,
+            "exp": now + 3600,
+            "email": email,
+            "email_verified": True,
+        }
         claims.update(overrides)
         return {name: value for name, value in claims.items() if value is not None}
 

@@ -99,11 +99,19 @@ def llama_response(response: Json) -> Json:
         output.append(item)
     usage = response["usage"]
     return {
-        "completed_at": response["completed_at"], "created_at": response["created_at"], "id": response["id"],
-        "model": response["model"], "object": "response", "output": output, "status": "completed",
-        "usage": {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
-                  "total_tokens": usage["total_tokens"]},
-    }  # fmt: skip
+        "completed_at": response["completed_at"],
+        "created_at": response["created_at"],
+        "id": response["id"],
+        "model": response["model"],
+        "object": "response",
+        "output": output,
+        "status": "completed",
+        "usage": {
+            "input_tokens": usage["input_tokens"],
+            "output_tokens": usage["output_tokens"],
+            "total_tokens": usage["total_tokens"],
+        },
+    }
 
 
 def route(server: str, path: str) -> tuple[str | None, str | None]:
@@ -122,5 +130,6 @@ def not_found(server: str, path: str) -> tuple[int, Json]:
         return llama_error(404, LLAMA_NOT_FOUND)
     if server == "azure":
         return azure_error(404, "404", "Resource not found")
-    return 404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error", "param": None,
-                           "code": None}}  # fmt: skip
+    return 404, {
+        "error": {"message": f"unknown path {path}", "type": "invalid_request_error", "param": None, "code": None}
+    }

@@ -138,8 +138,9 @@ def reply(
     """A final answer, optionally after code_interpreter runs; `tokens` (joining to `text`) cut its stream."""
     if tokens is not None:
         assert "".join(tokens) == text, "the tokens must join to the text"
-    return Step(text=text, code=code, latency=latency, tokens=tuple(tokens) if tokens else None,
-                token_delay=token_delay)  # fmt: skip
+    return Step(
+        text=text, code=code, latency=latency, tokens=tuple(tokens) if tokens else None, token_delay=token_delay
+    )
 
 
 def broken(text: str, *, after: int, token_delay: float | None = None) -> Step:
@@ -158,12 +159,18 @@ def stopped(reason: str, text: str = "") -> Step:
 
 
 def error(
-    status: int, code: str | None = None, *, latency: float | None = None, message: str | None = None,
-    kind: str = "server_error", param: str | None = None,
-) -> Step:  # fmt: skip
+    status: int,
+    code: str | None = None,
+    *,
+    latency: float | None = None,
+    message: str | None = None,
+    kind: str = "server_error",
+    param: str | None = None,
+) -> Step:
     """An HTTP error response (500, 429, ...), with the service's message, type and param when given."""
-    return Step(status=status, error_code=code, latency=latency, error_message=message, error_kind=kind,
-                error_param=param)  # fmt: skip
+    return Step(
+        status=status, error_code=code, latency=latency, error_message=message, error_kind=kind, error_param=param
+    )
 
 
 @dataclass
@@ -218,10 +225,18 @@ class FakeResponses:
     """The fake server; use as a context manager or call `close()`."""
 
     def __init__(
-        self, *, latency: float = 0.0, not_found_status: int = 400, validate: bool = True, token_delay: float = 0.0,
-        api_key: str | None = None, models: set[str] | None = None, reasoning: bool = True,
-        code_interpreter: bool = True, server: str = "openai",
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        latency: float = 0.0,
+        not_found_status: int = 400,
+        validate: bool = True,
+        token_delay: float = 0.0,
+        api_key: str | None = None,
+        models: set[str] | None = None,
+        reasoning: bool = True,
+        code_interpreter: bool = True,
+        server: str = "openai",
+    ) -> None:
         self.latency = latency
         self.token_delay = token_delay
         self.first_tokens: dict[str, float] = {}  # response id -> wall time its first text delta was written
@@ -357,8 +372,13 @@ class FakeResponses:
             response = self._respond(body, step, depth)
             request.response_id = response["id"]
             checked = self.validate and self.server != "llama.cpp"  # llama-server's events are not the schema's
-            stream = EventStream(response, tokens=step.tokens, latency=latency, token_delay=delay,
-                                 check=self._record_problems if checked else None)  # fmt: skip
+            stream = EventStream(
+                response,
+                tokens=step.tokens,
+                latency=latency,
+                token_delay=delay,
+                check=self._record_problems if checked else None,
+            )
             stream.broken_after = step.broken_after
             stream.mangle = step.mangle
             return 200, stream
@@ -415,8 +435,10 @@ class FakeResponses:
         for item in given if isinstance(given, list) else []:
             needed = self._reasoning_of.get(item.get("id") or "")
             if needed and needed not in seen:
-                message = (f"Item '{item['id']}' of type '{item.get('type')}' was provided without its required "
-                           f"'reasoning' item: '{needed}'.")  # fmt: skip
+                message = (
+                    f"Item '{item['id']}' of type '{item.get('type')}' was provided without its required "
+                    f"'reasoning' item: '{needed}'."
+                )
                 return _error(400, message, param="input")
             seen.add(item.get("id") or "")
         return None

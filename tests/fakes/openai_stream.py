@@ -45,9 +45,14 @@ class EventStream:
     """The server-sent events of one streamed response, written with the model's latency and per-token delays."""
 
     def __init__(
-        self, response: Json, *, tokens: tuple[str, ...] | None, latency: float, token_delay: float,
+        self,
+        response: Json,
+        *,
+        tokens: tuple[str, ...] | None,
+        latency: float,
+        token_delay: float,
         check: Callable[[list[str]], None] | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.response = response
         self.tokens = tokens
         self.latency = latency
@@ -78,10 +83,25 @@ class EventStream:
             return
         if item["type"] == "function_call":
             yield self._event("response.output_item.added", output_index=index, item={**opened, "arguments": ""}), 0
-            yield self._event("response.function_call_arguments.delta", item_id=item.get("id", ""), output_index=index,
-                              delta=item["arguments"]), 0.0  # fmt: skip
-            yield self._event("response.function_call_arguments.done", item_id=item.get("id", ""), name=item["name"],
-                              output_index=index, arguments=item["arguments"]), 0.0  # fmt: skip
+            yield (
+                self._event(
+                    "response.function_call_arguments.delta",
+                    item_id=item.get("id", ""),
+                    output_index=index,
+                    delta=item["arguments"],
+                ),
+                0.0,
+            )
+            yield (
+                self._event(
+                    "response.function_call_arguments.done",
+                    item_id=item.get("id", ""),
+                    name=item["name"],
+                    output_index=index,
+                    arguments=item["arguments"],
+                ),
+                0.0,
+            )
         else:
             yield self._event("response.output_item.added", output_index=index, item=opened), 0.0
         yield self._event("response.output_item.done", output_index=index, item=item), 0.0

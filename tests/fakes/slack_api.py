@@ -55,9 +55,21 @@ Json = dict[str, Any]
 TEAM = "T0FOLIO01"
 PARTNER = "T0PARTNER"  # another organisation's workspace (Slack Connect)
 # What an install from manifest.yaml grants (tests of missing scopes pass fewer).
-GRANTED = ("app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write", "commands",
-           "users:read", "usergroups:read", "channels:read", "groups:read", "assistant:write",
-           "files:read", "users:read.email")  # fmt: skip
+GRANTED = (
+    "app_mentions:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "chat:write",
+    "commands",
+    "users:read",
+    "usergroups:read",
+    "channels:read",
+    "groups:read",
+    "assistant:write",
+    "files:read",
+    "users:read.email",
+)
 BOT_USER = "UFOLIOBOT"
 BOT_ID = "BFOLIO01"
 
@@ -96,11 +108,24 @@ class UserGroup:
     disabled: bool = False
 
     def as_json(self, *, with_users: bool) -> Json:
-        group = {"id": self.id, "team_id": TEAM, "is_usergroup": True, "name": self.handle.title(),
-                 "description": "", "handle": self.handle, "is_external": False, "date_create": 1700000000,
-                 "date_update": 1700000000, "date_delete": 1700000001 if self.disabled else 0, "auto_type": None,
-                 "created_by": "U0ADMIN01", "updated_by": "U0ADMIN01", "deleted_by": None,
-                 "prefs": {"channels": [], "groups": []}, "user_count": len(self.users)}  # fmt: skip
+        group = {
+            "id": self.id,
+            "team_id": TEAM,
+            "is_usergroup": True,
+            "name": self.handle.title(),
+            "description": "",
+            "handle": self.handle,
+            "is_external": False,
+            "date_create": 1700000000,
+            "date_update": 1700000000,
+            "date_delete": 1700000001 if self.disabled else 0,
+            "auto_type": None,
+            "created_by": "U0ADMIN01",
+            "updated_by": "U0ADMIN01",
+            "deleted_by": None,
+            "prefs": {"channels": [], "groups": []},
+            "user_count": len(self.users),
+        }
         return {**group, "users": list(self.users)} if with_users else group
 
 
@@ -115,9 +140,13 @@ class FakeSlack:
     """The Web API methods Folio uses, with failures you can inject per method."""
 
     def __init__(
-        self, *, token: str = "xoxb-test-token", app_token: str = "xapp-test-token", admins: set[str] | None = None,
+        self,
+        *,
+        token: str = "xoxb-test-token",
+        app_token: str = "xapp-test-token",
+        admins: set[str] | None = None,
         scopes: tuple[str, ...] = GRANTED,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.token = token
         self.scopes = scopes
         self.app_token = app_token
@@ -199,18 +228,27 @@ class FakeSlack:
         with self._lock:
             self.user_teams[user] = team
 
-    def add_file(self, name: str, data: bytes, *, user: str, team: str = TEAM, mimetype: str = "",
-                 size: int | None = None) -> Json:  # fmt: skip
+    def add_file(
+        self, name: str, data: bytes, *, user: str, team: str = TEAM, mimetype: str = "", size: int | None = None
+    ) -> Json:
         """A file someone shared; returns the object a message event carries in its `files` (`size` may lie)."""
         with self._lock:
             file_id = f"F{len(self.files) + 1:08d}"
             url = f"{self.url}/files-pri/{TEAM}-{file_id}/download/{name}"
             self.files[file_id] = {
-                "id": file_id, "name": name, "title": name, "mimetype": mimetype or "application/octet-stream",
-                "filetype": name.rsplit(".", 1)[-1], "size": len(data) if size is None else size, "user": user,
-                "user_team": team, "mode": "hosted", "is_external": False, "url_private": url,
+                "id": file_id,
+                "name": name,
+                "title": name,
+                "mimetype": mimetype or "application/octet-stream",
+                "filetype": name.rsplit(".", 1)[-1],
+                "size": len(data) if size is None else size,
+                "user": user,
+                "user_team": team,
+                "mode": "hosted",
+                "is_external": False,
+                "url_private": url,
                 "url_private_download": url,
-            }  # fmt: skip
+            }
             self.file_bytes[file_id] = data
             return dict(self.files[file_id])
 
@@ -327,18 +365,32 @@ class FakeSlack:
         """A thread's messages, oldest first, the root first; `metadata` only with include_all_metadata (as Slack),
         paged by `limit` and an opaque `cursor`."""
         channel, ts = params.get("channel", ""), params.get("ts", "")
-        found = sorted((m for m in self.messages.values() if m.channel == channel and ts in (m.ts, m.thread_ts)),
-                       key=lambda message: float(message.ts))  # fmt: skip
+        found = sorted(
+            (m for m in self.messages.values() if m.channel == channel and ts in (m.ts, m.thread_ts)),
+            key=lambda message: float(message.ts),
+        )
         if not found:
             return {"ok": False, "error": "thread_not_found"}
         start, limit = int(params.get("cursor") or 0), int(params.get("limit") or 1000)
         with_metadata = str(params.get("include_all_metadata")).lower() in ("true", "1")
-        page = [{"type": "message", "ts": m.ts, "thread_ts": m.thread_ts or m.ts, "text": m.text, "bot_id": BOT_ID,
-                 **({"metadata": m.metadata} if with_metadata and m.metadata else {})}
-                for m in found[start : start + limit]]  # fmt: skip
+        page = [
+            {
+                "type": "message",
+                "ts": m.ts,
+                "thread_ts": m.thread_ts or m.ts,
+                "text": m.text,
+                "bot_id": BOT_ID,
+                **({"metadata": m.metadata} if with_metadata and m.metadata else {}),
+            }
+            for m in found[start : start + limit]
+        ]
         following = str(start + limit) if start + limit < len(found) else ""
-        return {"ok": True, "messages": page, "has_more": bool(following),
-                "response_metadata": {"next_cursor": following}}  # fmt: skip
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": bool(following),
+            "response_metadata": {"next_cursor": following},
+        }
 
     def _chat_update(self, params: Json) -> Json:
         message = self.messages.get((params.get("channel", ""), params.get("ts", "")))
@@ -385,9 +437,18 @@ class FakeSlack:
         message.text = message.stream.markdown
         message.blocks = params.get("blocks") or []
         self._saw(message)
-        return {"ok": True, "channel": message.channel, "ts": message.ts,
-                "message": {"type": "message", "subtype": "bot_message", "text": message.text, "bot_id": BOT_ID,
-                            "ts": message.ts}}  # fmt: skip
+        return {
+            "ok": True,
+            "channel": message.channel,
+            "ts": message.ts,
+            "message": {
+                "type": "message",
+                "subtype": "bot_message",
+                "text": message.text,
+                "bot_id": BOT_ID,
+                "ts": message.ts,
+            },
+        }
 
     def _stream_call(self, params: Json, *, required: bool) -> tuple[Message | None, Json | None]:
         """Check an append or stop against the stream it names and show its content; (message, refusal)."""
@@ -416,11 +477,19 @@ class FakeSlack:
     def _saw(self, message: Message, *, deleted: bool = False) -> None:
         """Record what the message looks like now (called under the lock, after every change)."""
         state = message.stream
-        self.views.append(View(
-            at=time.time(), channel=message.channel, ts=message.ts, text=message.text,
-            markdown=state.markdown if state else "", tasks=tuple(map(dict, state.tasks.values())) if state else (),
-            blocks=tuple(message.blocks), streaming=bool(state and state.streaming), deleted=deleted,
-        ))  # fmt: skip
+        self.views.append(
+            View(
+                at=time.time(),
+                channel=message.channel,
+                ts=message.ts,
+                text=message.text,
+                markdown=state.markdown if state else "",
+                tasks=tuple(map(dict, state.tasks.values())) if state else (),
+                blocks=tuple(message.blocks),
+                streaming=bool(state and state.streaming),
+                deleted=deleted,
+            )
+        )
 
     def _chat_postEphemeral(self, params: Json) -> Json:
         return {"ok": True, "message_ts": self._next_ts()}
@@ -439,10 +508,21 @@ class FakeSlack:
             return {"ok": False, "error": "user_not_found"}
         admin = user in self.admins
         team = self.user_teams.get(user, TEAM)
-        profile = {"id": user, "team_id": team, "name": user.lower(), "deleted": False, "is_admin": admin,
-                   "is_owner": False, "is_primary_owner": False, "is_restricted": False,
-                   "is_ultra_restricted": False, "is_bot": False, "is_app_user": False, "updated": 1700000000,
-                   "profile": {"team": team, "real_name": user, "display_name": user.lower()}}  # fmt: skip
+        profile = {
+            "id": user,
+            "team_id": team,
+            "name": user.lower(),
+            "deleted": False,
+            "is_admin": admin,
+            "is_owner": False,
+            "is_primary_owner": False,
+            "is_restricted": False,
+            "is_ultra_restricted": False,
+            "is_bot": False,
+            "is_app_user": False,
+            "updated": 1700000000,
+            "profile": {"team": team, "real_name": user, "display_name": user.lower()},
+        }
         return {"ok": True, "user": profile}
 
     def _users_lookupByEmail(self, params: Json) -> Json:  # noqa: N802 - Slack's method name
@@ -453,8 +533,17 @@ class FakeSlack:
         if user is None:
             return {"ok": False, "error": "users_not_found"}
         team = self.user_teams.get(user, TEAM)
-        return {"ok": True, "user": {"id": user, "team_id": team, "name": user.lower(), "deleted": user in self.deactivated,
-                                     "is_bot": False, "profile": {"email": params.get("email")}}}  # fmt: skip
+        return {
+            "ok": True,
+            "user": {
+                "id": user,
+                "team_id": team,
+                "name": user.lower(),
+                "deleted": user in self.deactivated,
+                "is_bot": False,
+                "profile": {"email": params.get("email")},
+            },
+        }
 
     def _conversations_open(self, params: Json) -> Json:
         """The bot's DM with one person: the same channel every time (`D` + the user ID's tail)."""
@@ -507,11 +596,19 @@ class FakeSlack:
             return {"ok": False, "error": "not_enabled"}
         view_id = self.homes[user]["id"] if user in self.homes else f"VH{len(self.homes) + 1:07d}"  # one per person
         self.homes[user] = {
-            **view, "id": view_id, "team_id": TEAM, "close": None, "submit": None,
-            "state": {"values": {}}, "hash": f"{time.time():.7f}", "root_view_id": view_id,
-            "previous_view_id": None, "app_id": "A0FOLIO01", "external_id": view.get("external_id", ""),
+            **view,
+            "id": view_id,
+            "team_id": TEAM,
+            "close": None,
+            "submit": None,
+            "state": {"values": {}},
+            "hash": f"{time.time():.7f}",
+            "root_view_id": view_id,
+            "previous_view_id": None,
+            "app_id": "A0FOLIO01",
+            "external_id": view.get("external_id", ""),
             "bot_id": BOT_ID,
-        }  # fmt: skip
+        }
         return {"ok": True, "view": self.homes[user]}
 
     def _conversations_info(self, params: Json) -> Json:
@@ -522,13 +619,29 @@ class FakeSlack:
             return {"ok": False, "error": "channel_not_found"}
         partners = self.shared_with.get(channel, [])
         is_im = channel.startswith("D")
-        info = {"id": channel, "name": channel.lower(), "is_channel": channel.startswith("C"),
-                "is_group": channel.startswith("G"), "is_im": is_im, "is_mpim": False,
-                "is_private": channel in self.private_channels or not channel.startswith("C"), "created": 1700000000, "is_archived": False,
-                "is_general": False, "unlinked": 0, "name_normalized": channel.lower(),
-                "is_shared": bool(partners), "is_ext_shared": bool(partners), "is_org_shared": False,
-                "is_pending_ext_shared": False, "pending_shared": [], "context_team_id": TEAM,
-                "shared_team_ids": [TEAM, *partners], "conversation_host_id": TEAM, "is_member": True}  # fmt: skip
+        info = {
+            "id": channel,
+            "name": channel.lower(),
+            "is_channel": channel.startswith("C"),
+            "is_group": channel.startswith("G"),
+            "is_im": is_im,
+            "is_mpim": False,
+            "is_private": channel in self.private_channels or not channel.startswith("C"),
+            "created": 1700000000,
+            "is_archived": False,
+            "is_general": False,
+            "unlinked": 0,
+            "name_normalized": channel.lower(),
+            "is_shared": bool(partners),
+            "is_ext_shared": bool(partners),
+            "is_org_shared": False,
+            "is_pending_ext_shared": False,
+            "pending_shared": [],
+            "context_team_id": TEAM,
+            "shared_team_ids": [TEAM, *partners],
+            "conversation_host_id": TEAM,
+            "is_member": True,
+        }
         if partners:
             info["connected_team_ids"] = [TEAM, *partners]
         return {"ok": True, "channel": info}
@@ -573,14 +686,22 @@ class FakeSlack:
         prompts = params.get("prompts")
         if isinstance(prompts, str):  # a form body carries it as JSON text
             prompts = json.loads(prompts)
-        well_formed = isinstance(prompts, list) and 1 <= len(prompts) <= 4 and all(
-            isinstance(p, dict) and set(p) == {"title", "message"} and all(isinstance(v, str) and v for v in p.values())
-            for p in prompts
-        )  # fmt: skip
+        well_formed = (
+            isinstance(prompts, list)
+            and 1 <= len(prompts) <= 4
+            and all(
+                isinstance(p, dict)
+                and set(p) == {"title", "message"}
+                and all(isinstance(v, str) and v for v in p.values())
+                for p in prompts
+            )
+        )
         if not params.get("channel_id") or not well_formed:
             return {"ok": False, "error": "invalid_arguments"}
-        self.prompts[(params["channel_id"], params.get("thread_ts"))] = {"title": params.get("title"),
-                                                                         "prompts": prompts}  # fmt: skip
+        self.prompts[(params["channel_id"], params.get("thread_ts"))] = {
+            "title": params.get("title"),
+            "prompts": prompts,
+        }
         return {"ok": True}
 
     def _apps_connections_open(self, params: Json) -> Json:
@@ -700,8 +821,14 @@ class FakeSocketMode:
         """Deliver an Events API payload as Slack does in Socket Mode; returns the envelope id to await an ack."""
         envelope_id = f"env-{next(self._ids)}"
         payload = {"type": "event_callback", "team_id": team, "event_id": f"EvS{envelope_id}", "event": event}
-        envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload,
-                    "accepts_response_payload": False, "retry_attempt": 0, "retry_reason": ""}  # fmt: skip
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "payload": payload,
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
         asyncio.run_coroutine_threadsafe(self._broadcast(envelope), self._loop).result(10)
         return envelope_id
 
@@ -731,8 +858,14 @@ class FakeSocketMode:
         socket = web.WebSocketResponse()
         await socket.prepare(request)
         self._sockets.append(socket)
-        await socket.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0FOLIO01"},
-                                "debug_info": {"host": "fake", "approximate_connection_time": 3600}})  # fmt: skip
+        await socket.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "connection_info": {"app_id": "A0FOLIO01"},
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+            }
+        )
         async for message in socket:
             if message.type == WSMsgType.TEXT:
                 self.acks.append(json.loads(message.data))

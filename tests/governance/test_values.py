@@ -14,8 +14,11 @@ from bot.turns.budget import until_midnight
 
 def test_a_price_applies_to_every_model_or_to_the_one_named() -> None:
     assert parse_prices("0.25") == {"*": 0.25}
-    table = PriceTable(input=parse_prices("gpt-5-mini=0.25, gpt-5=1.25"), output=parse_prices("gpt-5-mini=2"),
-                       cached=parse_prices("gpt-5-mini=0.025"))  # fmt: skip
+    table = PriceTable(
+        input=parse_prices("gpt-5-mini=0.25, gpt-5=1.25"),
+        output=parse_prices("gpt-5-mini=2"),
+        cached=parse_prices("gpt-5-mini=0.025"),
+    )
     cost = table.cost("gpt-5-mini", input_tokens=1_000_000, cached_tokens=400_000, output_tokens=500_000)
     assert cost == pytest.approx(0.6 * 0.25 + 0.4 * 0.025 + 0.5 * 2)
     assert table.cost("gpt-5", input_tokens=1, cached_tokens=0, output_tokens=1) is None  # no output price: no guess

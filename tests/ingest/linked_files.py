@@ -274,9 +274,12 @@ def eml(path: Path, base: str) -> Path:
     message.set_content(f"{FACT}.")
     message.add_alternative(f'<p>{FACT}.</p><img src="{base}/eml/tracking-pixel.png">', subtype="html")
     attached = docx(path.with_name("attached.docx"), f"{base}/eml-attachment")
-    message.add_attachment(attached.read_bytes(), maintype="application",
-                           subtype="vnd.openxmlformats-officedocument.wordprocessingml.document",
-                           filename="works.docx")  # fmt: skip
+    message.add_attachment(
+        attached.read_bytes(),
+        maintype="application",
+        subtype="vnd.openxmlformats-officedocument.wordprocessingml.document",
+        filename="works.docx",
+    )
     attached.unlink()
     path.write_bytes(bytes(message))
     return path
@@ -302,13 +305,22 @@ def scan(path: Path, base: str) -> Path:
 def every_kind(folder: Path, base: str) -> list[Path]:
     """One linking document of every kind Folio reads, plus a web page under each Office name, in `folder`."""
     made = [
-        docx(folder / "linked.docx", base), pptx(folder / "linked.pptx", base), xlsx(folder / "linked.xlsx", base),
-        odf(folder / "linked.odt", base), odf(folder / "linked.ods", base), odf(folder / "linked.odp", base),
-        rtf(folder / "linked.rtf", base), web_page(folder / "page.html", base), markdown(folder / "notes.md", base),
-        csv(folder / "works.csv", base), eml(folder / "notice.eml", base), scan(folder / "scan.pdf", base),
-        flat_odf(folder / "flat-text.doc", base, kind=".odt"), flat_odf(folder / "flat-sheet.xls", base, kind=".ods"),
+        docx(folder / "linked.docx", base),
+        pptx(folder / "linked.pptx", base),
+        xlsx(folder / "linked.xlsx", base),
+        odf(folder / "linked.odt", base),
+        odf(folder / "linked.ods", base),
+        odf(folder / "linked.odp", base),
+        rtf(folder / "linked.rtf", base),
+        web_page(folder / "page.html", base),
+        markdown(folder / "notes.md", base),
+        csv(folder / "works.csv", base),
+        eml(folder / "notice.eml", base),
+        scan(folder / "scan.pdf", base),
+        flat_odf(folder / "flat-text.doc", base, kind=".odt"),
+        flat_odf(folder / "flat-sheet.xls", base, kind=".ods"),
         flat_odf(folder / "flat-slides.ppt", base, kind=".odp"),
-    ]  # fmt: skip
+    ]
     for suffix in (".doc", ".docx", ".odt", ".rtf", ".xls", ".xlsx", ".ods", ".ppt", ".pptx", ".odp"):
         made.append(web_page(folder / f"web-page{suffix}", base))
     return made

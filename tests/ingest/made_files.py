@@ -46,9 +46,12 @@ def pptx(path: Path) -> Path:
 
 
 ORDERS = [  # region, product, units, unit price
-    ("North", "Widget", 120, 2.5), ("South", "Widget", 80, 2.5), ("North", "Gadget", 15, 19.99),
-    ("East", "Sprocket", 42, 7.25), ("West", "Gadget", 30, 19.99),
-]  # fmt: skip
+    ("North", "Widget", 120, 2.5),
+    ("South", "Widget", 80, 2.5),
+    ("North", "Gadget", 15, 19.99),
+    ("East", "Sprocket", 42, 7.25),
+    ("West", "Gadget", 30, 19.99),
+]
 
 
 def xlsx(path: Path) -> Path:
@@ -125,8 +128,9 @@ def eml(path: Path) -> Path:
     message["To"] = "team@example.com"
     message["Date"] = "Tue, 03 Mar 2026 09:15:00 +0000"
     message.set_content(f"Hello all,\n\n{MAIL_FACT}, same room as before.\n\nAda")
-    message.add_attachment(f"{ATTACHED_FACT} of receipt.\n".encode(), maintype="text", subtype="plain",
-                           filename="terms.txt")  # fmt: skip
+    message.add_attachment(
+        f"{ATTACHED_FACT} of receipt.\n".encode(), maintype="text", subtype="plain", filename="terms.txt"
+    )
     path.write_bytes(bytes(message))
     return path
 

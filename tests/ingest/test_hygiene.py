@@ -82,8 +82,19 @@ def test_a_file_over_the_text_cap_is_refused_by_name_and_the_run_goes_on(
         pdf.multi_cell(0, 4, "dense pdf text " * 60)
     pdf.output(str(tmp_path / "huge.pdf"))
     (tmp_path / "small.md").write_text("Small enough to index.", encoding="utf-8")
-    assert main(["index", str(tmp_path / "huge.txt"), str(tmp_path / "huge.pdf"), str(tmp_path / "small.md"),
-                 "--container", "docs"]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "index",
+                str(tmp_path / "huge.txt"),
+                str(tmp_path / "huge.pdf"),
+                str(tmp_path / "small.md"),
+                "--container",
+                "docs",
+            ]
+        )
+        == 1
+    )
     told = capsys.readouterr()
     for name in ("huge.txt", "huge.pdf"):
         assert f"not indexed: {name}: its text is longer than 2,000 characters (FOLIO_MAX_FILE_CHARS)" in told.err

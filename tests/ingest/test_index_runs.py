@@ -81,8 +81,9 @@ def test_without_a_terminal_each_file_is_one_line(tmp_path: Path, capsys: pytest
 @pytest.mark.slow  # starts a process
 def test_on_a_terminal_a_bar_shows_files_pages_passages_and_the_current_file(tmp_path: Path) -> None:
     make_pdf(tmp_path / "travel.pdf", ["Economy class for flights.", "Taxis need a receipt."])
-    terminal = Terminal.folio("index", str(tmp_path / "travel.pdf"), "--container", "hr",
-                              env=clean_env(tmp_path / "data"), cwd=tmp_path)  # fmt: skip
+    terminal = Terminal.folio(
+        "index", str(tmp_path / "travel.pdf"), "--container", "hr", env=clean_env(tmp_path / "data"), cwd=tmp_path
+    )
     terminal.expect("1 file indexed")
     assert terminal.wait() == 0
     shown = terminal.raw.decode()

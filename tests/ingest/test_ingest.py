@@ -197,8 +197,10 @@ async def test_running_page_headers_and_footers_are_left_out_of_passages(tmp_pat
         "Trains are booked in second class.",
         "Taxis need a receipt. Larkspur Ltd - Travel Policy 2026 - page 9 of 9 is not a footer here.",
     ]
-    pages = [f"Larkspur Ltd - Travel Policy 2026\n{text}\n{FILLER}\nConfidential - page {n} of 3"
-             for n, text in enumerate(topics, start=1)]  # fmt: skip
+    pages = [
+        f"Larkspur Ltd - Travel Policy 2026\n{text}\n{FILLER}\nConfidential - page {n} of 3"
+        for n, text in enumerate(topics, start=1)
+    ]
     make_pdf(tmp_path / "travel.pdf", pages)
     await index_files([tmp_path / "travel.pdf"], index, container="c")
     [hotel] = await index.search("hotel capital cities", Scope(container="c"), top=1)

@@ -114,8 +114,22 @@ def test_list_shows_file_pages_passages_tags_date_and_indexed_at(
     folder: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pdf = shared_dir / "corpus" / "PerksPlus.pdf"
-    assert main(["index", str(pdf), str(folder / "travel.md"), "--container", "docs", "--tag", "year=2023",
-                 "--date", "2023-05-01"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "index",
+                str(pdf),
+                str(folder / "travel.md"),
+                "--container",
+                "docs",
+                "--tag",
+                "year=2023",
+                "--date",
+                "2023-05-01",
+            ]
+        )
+        == 0
+    )
     [perks, travel] = listed(capsys)
     expected = ("PerksPlus.pdf", 4, ["year:2023"], "2023-05-01")
     assert (perks["file"], perks["pages"], perks["tags"], perks["date"]) == expected

@@ -91,8 +91,13 @@ def index(folder: Path, data: Path, *, path: str | None = None) -> subprocess.Co
         env["PATH"] = path
     return subprocess.run(
         [sys.executable, "-m", "bot", "index", str(folder), "--container", "linked"],
-        capture_output=True, text=True, env=env, cwd=data.parent, timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=data.parent,
+        timeout=600,
+        check=False,
+    )
 
 
 def indexed(done: subprocess.CompletedProcess[str], made: list[Path]) -> None:
@@ -113,9 +118,14 @@ def test_indexing_a_document_of_every_kind_fetches_none_of_its_links(listener: L
     indexed(done, made)
     kept = tmp_path / ".folio" / "documents" / "linked"
     assert sorted(path.name for path in kept.glob("linked.*.pdf")) == [
-        "linked.docx.pdf", "linked.odp.pdf", "linked.ods.pdf", "linked.odt.pdf", "linked.pptx.pdf", "linked.rtf.pdf",
+        "linked.docx.pdf",
+        "linked.odp.pdf",
+        "linked.ods.pdf",
+        "linked.odt.pdf",
+        "linked.pptx.pdf",
+        "linked.rtf.pdf",
         "linked.xlsx.pdf",
-    ]  # fmt: skip
+    ]
 
 
 def test_without_a_network_namespace_linked_content_is_still_refused(listener: Listener, tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def office_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str
         (made_files.eml, "offer.eml"),
         (made_files.csv, "stock.csv"),
     ):
-        make(folder / name)  # fmt: skip
+        make(folder / name)
     (folder / "broken.docx").write_bytes(b"PK\x03\x04 this is no zip")
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -102,12 +102,16 @@ def test_list_shows_each_file_by_the_name_people_know_and_how_it_was_read(
     assert main(["list", "--container", "office", "--json"]) == 0
     files = {held["file"]: (held["pages"], held["read"]) for held in json.loads(capsys.readouterr().out)}
     assert files == {
-        "deck.pptx": (2, "LibreOffice"), "guide.html": (None, "web page"),
-        "offer - terms.txt": (None, None), "offer.eml": (None, "mail"),
+        "deck.pptx": (2, "LibreOffice"),
+        "guide.html": (None, "web page"),
+        "offer - terms.txt": (None, None),
+        "offer.eml": (None, "mail"),
         "orders.xlsx": (None, "LibreOffice, tables"),
-        "report.docx": (2, "LibreOffice"), "safety.odt": (1, "LibreOffice"), "scan.pdf": (1, "OCR (1 page)"),
+        "report.docx": (2, "LibreOffice"),
+        "safety.odt": (1, "LibreOffice"),
+        "scan.pdf": (1, "OCR (1 page)"),
         "stock.csv": (None, "table"),
-    }  # fmt: skip
+    }
 
 
 def test_a_fact_only_in_the_slides_is_cited_at_its_slide(folio: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,9 +174,11 @@ def test_doctor_shows_each_converter_its_version_and_the_ocr_languages(
 
 
 def test_an_ocr_language_without_its_data_skips_the_scan_naming_the_package(
-    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    office_run: tuple[Path, str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("FOLIO_OCR_LANGUAGES", "eng+xqz")  # no Tesseract data is called xqz
     made_files.scan(tmp_path / "scan.pdf")
 
@@ -184,9 +190,11 @@ def test_an_ocr_language_without_its_data_skips_the_scan_naming_the_package(
 
 
 def test_a_conversion_past_its_timeout_is_stopped_and_reported(
-    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    office_run: tuple[Path, str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("FOLIO_CONVERT_TIMEOUT", "0.2")  # LibreOffice cannot even start in that time
     made_files.odt(tmp_path / "safety.odt")
 
@@ -199,9 +207,11 @@ def test_a_conversion_past_its_timeout_is_stopped_and_reported(
 
 
 def test_a_blank_page_of_a_text_pdf_starts_no_ocr(
-    office_run: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    office_run: tuple[Path, str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     from fpdf import FPDF
 
     pdf = FPDF()

@@ -56,10 +56,12 @@ def indexed_data(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
         retriever = LocalRetriever(data / "index.sqlite")
         documents = DocumentStore(documents_folder(data))
         try:
-            finance = await index_files(sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance",
-                                        documents=documents)  # fmt: skip
-            handbook = await index_files([shared_dir / "corpus" / "employee_handbook.pdf"], retriever,
-                                         container="handbook", documents=documents)  # fmt: skip
+            finance = await index_files(
+                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance", documents=documents
+            )
+            handbook = await index_files(
+                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook", documents=documents
+            )
         finally:
             await retriever.close()
         assert not finance.failed and not handbook.failed
@@ -92,9 +94,14 @@ def fake_model() -> Iterator[FakeResponses]:
 
 @pytest.fixture
 def environment(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, indexed_data: Path, slack: FakeSlack, fake_model: FakeResponses,
-    idp: FakeIdentityProvider, redis_url: str,
-) -> Path:  # fmt: skip
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    indexed_data: Path,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    idp: FakeIdentityProvider,
+    redis_url: str,
+) -> Path:
     """The settings of a Folio serving agents, in the environment; returns the data folder. The session's Redis
     forgets what Slack said in earlier tests (`folio serve` keeps its caches under the fixed prefix `folio`)."""
     with redis.Redis.from_url(redis_url) as client:
@@ -104,12 +111,22 @@ def environment(
     shutil.copytree(indexed_data, data)
     (tmp_path / "channels.yaml").write_text(POLICY)
     for name, value in {
-        "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
-        "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url, "FOLIO_CODE_INTERPRETER": "false",
-        "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(data), "FOLIO_SAMPLE_CORPUS": "false",
-        "FOLIO_PUBLIC_URL": "http://127.0.0.1:8080", "FOLIO_LINK_SECRET": "test-link-secret", "FOLIO_MCP": "true",
-        "FOLIO_OIDC_ISSUER": idp.issuer, "FOLIO_OIDC_AUDIENCE": idp.audience, "FOLIO_OIDC_JWKS_URL": idp.jwks_url,
-    }.items():  # fmt: skip
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake",
+        "OPENAI_BASE_URL": fake_model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false",
+        "REDIS_URL": redis_url,
+        "FOLIO_DATA_DIR": str(data),
+        "FOLIO_SAMPLE_CORPUS": "false",
+        "FOLIO_PUBLIC_URL": "http://127.0.0.1:8080",
+        "FOLIO_LINK_SECRET": "test-link-secret",
+        "FOLIO_MCP": "true",
+        "FOLIO_OIDC_ISSUER": idp.issuer,
+        "FOLIO_OIDC_AUDIENCE": idp.audience,
+        "FOLIO_OIDC_JWKS_URL": idp.jwks_url,
+    }.items():
         monkeypatch.setenv(name, value)
     return data
 

@@ -37,8 +37,9 @@ async def test_ask_returns_checked_citations_and_is_counted_for_the_person(
     metrics_before = [REGISTRY.get_sample_value(*sample) or 0 for sample in (turns, calls)]
     before_user = (await usage_rows(capsys, "user")).get(ANA)
     before_surface = (await usage_rows(capsys, "surface")).get("mcp")
-    fake_model.script(tools(search("refund window annual plans")),
-                      reply("Annual plans are refunded within 30 days [S1]."))  # fmt: skip
+    fake_model.script(
+        tools(search("refund window annual plans")), reply("Annual plans are refunded within 30 days [S1].")
+    )
     async with serving() as served, agent(served.mcp, idp.token("ana@example.com")) as client:
         result = await client.call_tool("ask", {"question": "What is the refund window for annual plans?"})
     assert not result.is_error, result.content
@@ -73,9 +74,11 @@ async def test_a_folio_token_acts_as_its_person_until_revoked(capsys: pytest.Cap
         assert not found.is_error and "finance" in found.structured_content["containers"]
         assert await folio("access", "token", "revoke", token_id) == 0
         async with httpx2.AsyncClient() as http:
-            refused = await http.post(served.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                      headers={"Authorization": f"Bearer {token}",
-                                               "Accept": "application/json, text/event-stream"})  # fmt: skip
+            refused = await http.post(
+                served.mcp,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+            )
     assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
 
 

@@ -23,9 +23,15 @@ async def test_on_without_an_address_names_the_setting() -> None:
 
 async def test_on_with_the_identity_providers_keys_answering() -> None:
     with FakeIdentityProvider() as idp:
-        check = await mcp_check(settings(folio_mcp=True, folio_public_url="https://folio.example",
-                                         folio_oidc_issuer=idp.issuer, folio_oidc_audience=idp.audience,
-                                         folio_oidc_jwks_url=idp.jwks_url))  # fmt: skip
+        check = await mcp_check(
+            settings(
+                folio_mcp=True,
+                folio_public_url="https://folio.example",
+                folio_oidc_issuer=idp.issuer,
+                folio_oidc_audience=idp.audience,
+                folio_oidc_jwks_url=idp.jwks_url,
+            )
+        )
         assert idp.fetches == 1
     assert check.status == "ok" and "https://folio.example/mcp" in check.summary
     assert check.facts["keys"] == 1 and idp.issuer in check.summary
@@ -34,13 +40,20 @@ async def test_on_with_the_identity_providers_keys_answering() -> None:
 async def test_keys_that_do_not_answer_fail_naming_the_setting() -> None:
     with FakeIdentityProvider() as idp:
         dead = idp.url + "/nowhere"
-    check = await mcp_check(settings(folio_mcp=True, folio_public_url="https://folio.example",
-                                     folio_oidc_issuer="https://idp.example", folio_oidc_audience="api://folio",
-                                     folio_oidc_jwks_url=dead))  # fmt: skip
+    check = await mcp_check(
+        settings(
+            folio_mcp=True,
+            folio_public_url="https://folio.example",
+            folio_oidc_issuer="https://idp.example",
+            folio_oidc_audience="api://folio",
+            folio_oidc_jwks_url=dead,
+        )
+    )
     assert check.status == "fail" and "FOLIO_OIDC_JWKS_URL" in check.fix
 
 
 async def test_half_an_identity_provider_names_what_is_missing() -> None:
-    check = await mcp_check(settings(folio_mcp=True, folio_public_url="https://folio.example",
-                                     folio_oidc_issuer="https://idp.example"))  # fmt: skip
+    check = await mcp_check(
+        settings(folio_mcp=True, folio_public_url="https://folio.example", folio_oidc_issuer="https://idp.example")
+    )
     assert check.status == "fail" and "FOLIO_OIDC_AUDIENCE and FOLIO_OIDC_JWKS_URL" in check.summary

@@ -123,9 +123,15 @@ async def test_read_page_reads_only_documents_the_person_may_read(idp: FakeIdent
             outside = await client.call_tool("read_page", {"document": "refund_policy_2025.pdf", "page": 1})
             tricks = [
                 await client.call_tool("read_page", {"document": name, "page": 1})
-                for name in ("../finance/refund_policy_2025.pdf", "finance/refund_policy_2025.pdf", "..",
-                             "/etc/passwd", "refund_policy_2025.pdf\x00.pdf", "*.pdf")
-            ]  # fmt: skip
+                for name in (
+                    "../finance/refund_policy_2025.pdf",
+                    "finance/refund_policy_2025.pdf",
+                    "..",
+                    "/etc/passwd",
+                    "refund_policy_2025.pdf\x00.pdf",
+                    "*.pdf",
+                )
+            ]
     assert not page.is_error and "refund" in page.structured_content["text"].lower()
     assert page.structured_content["container"] == "finance" and page.structured_content["pages"] >= 1
     assert past.is_error and "ask for a page from 1 to" in past.content[0].text
@@ -138,9 +144,16 @@ def _accept() -> dict[str, str]:
 
 
 def _initialize() -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "probe", "version": "1"}}}  # fmt: skip
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
 
 
 def _call(tool: str, arguments: dict) -> dict:
@@ -173,8 +186,9 @@ async def test_socket_mode_serves_agents_on_port(idp: FakeIdentityProvider, monk
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
         monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
         stop, ports = asyncio.Event(), []
-        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop,
-                                           started=ports.append))  # fmt: skip
+        server = asyncio.create_task(
+            serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append)
+        )
         await wait_until(lambda: (socket.connected and ports) or server.done())
         async with agent(f"http://127.0.0.1:{ports[0]}/mcp", idp.token("ana@example.com")) as client:
             found = await client.call_tool("search_documents", {"query": "workplace safety"})

@@ -30,8 +30,9 @@ async def round_robin(ports: list[int]) -> AsyncIterator[tuple[str, Counter[int]
         port = next(turn)
         served[port] += 1
         headers = {name: value for name, value in request.headers.items() if name.lower() not in HOP_BY_HOP}
-        async with session.request(request.method, f"http://127.0.0.1:{port}{request.path_qs}", headers=headers,
-                                   data=await request.read()) as upstream:  # fmt: skip
+        async with session.request(
+            request.method, f"http://127.0.0.1:{port}{request.path_qs}", headers=headers, data=await request.read()
+        ) as upstream:
             body = await upstream.read()
             kept = {name: value for name, value in upstream.headers.items() if name.lower() not in HOP_BY_HOP}
             return web.Response(status=upstream.status, body=body, headers=kept)

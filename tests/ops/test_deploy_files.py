@@ -152,8 +152,11 @@ def test_compose_has_an_index_service_over_a_documents_volume() -> None:
     assert index["profiles"] == ["index"]  # runs when asked: `docker compose run --rm index`
 
 
-def test_serve_without_a_channel_policy_refuses_to_start(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         slack_env: dict[str, str]) -> None:  # noqa: F811  # fmt: skip
+def test_serve_without_a_channel_policy_refuses_to_start(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    slack_env: dict[str, str],  # noqa: F811
+) -> None:
     missing = tmp_path / "config" / "channels.yaml"  # the image's path, nothing mounted there
     write_env(tmp_path, **slack_env, FOLIO_CHANNELS_FILE=str(missing))
     (tmp_path / "channels.yaml").unlink()
@@ -186,14 +189,26 @@ def test_the_index_job_indexes_each_folder_into_the_container_of_its_name(tmp_pa
     bin_dir.mkdir()
     (bin_dir / "folio").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bot "$@"\n')  # the image's `folio`
     (bin_dir / "folio").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
-           "FOLIO_DATA_DIR": str(data), "FOLIO_SAMPLE_CORPUS": "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+        "FOLIO_DATA_DIR": str(data),
+        "FOLIO_SAMPLE_CORPUS": "false",
+    }
     command = index_commands()[where].replace("/documents", str(documents))
 
     subprocess.run(["sh", "-c", command], env=env, cwd=tmp_path, check=True, capture_output=True, timeout=120)
 
-    listed = subprocess.run([sys.executable, "-m", "bot", "list", "--json"], env=env, cwd=tmp_path, check=True,
-                            capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    listed = subprocess.run(
+        [sys.executable, "-m", "bot", "list", "--json"],
+        env=env,
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert {(row["container"], row["file"]) for row in json.loads(listed)} == {
         ("handbook", "refund_policy_2026.pdf"),
         ("legal", "supplier_contract_acme.pdf"),

@@ -50,17 +50,30 @@ async def search() -> AsyncIterator[FakeAzureSearch]:
 
 
 @pytest.fixture
-def configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: FakeResponses, slack: FakeSlack,
-               search: FakeAzureSearch, redis_url: str) -> None:  # fmt: skip
+def configured(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    model: FakeResponses,
+    slack: FakeSlack,
+    search: FakeAzureSearch,
+    redis_url: str,
+) -> None:
     """Every part configured, against the fakes."""
     slack.scopes = SCOPES
     (tmp_path / "channels.yaml").write_text(CHANNELS)
     for name, value in {
-        "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": model.base_url, "FOLIO_MODEL_FAST": "gpt-5-mini",
-        "FOLIO_MODEL_THOROUGH": "gpt-5", "SLACK_BOT_TOKEN": slack.token, "SLACK_APP_TOKEN": slack.app_token,
-        "SLACK_API_URL": slack.base_url, "AZURE_SEARCH_ENDPOINT": search.endpoint, "AZURE_SEARCH_KEY": API_KEY,
-        "REDIS_URL": redis_url, "FOLIO_DOCS_BASE_URL": "https://files.example/docs/",
-    }.items():  # fmt: skip
+        "OPENAI_API_KEY": KEY,
+        "OPENAI_BASE_URL": model.base_url,
+        "FOLIO_MODEL_FAST": "gpt-5-mini",
+        "FOLIO_MODEL_THOROUGH": "gpt-5",
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_APP_TOKEN": slack.app_token,
+        "SLACK_API_URL": slack.base_url,
+        "AZURE_SEARCH_ENDPOINT": search.endpoint,
+        "AZURE_SEARCH_KEY": API_KEY,
+        "REDIS_URL": redis_url,
+        "FOLIO_DOCS_BASE_URL": "https://files.example/docs/",
+    }.items():
         monkeypatch.setenv(name, value)
 
 
@@ -85,11 +98,23 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
 
     assert code == 0
     assert {part: check["status"] for part, check in checks.items()} == {
-        "settings": "ok", "channel policy": "ok", "index": "ok", "redis": "ok", "model (fast)": "ok",
-        "model (thorough)": "ok", "model state": "ok", "azure search": "ok", "slack": "ok", "shared files": "ok",
-        "slack events": "ok", "slack connect": "ok", "document links": "ok", "converters": CONVERTERS, "mcp": "skip",
+        "settings": "ok",
+        "channel policy": "ok",
+        "index": "ok",
+        "redis": "ok",
+        "model (fast)": "ok",
+        "model (thorough)": "ok",
+        "model state": "ok",
+        "azure search": "ok",
+        "slack": "ok",
+        "shared files": "ok",
+        "slack events": "ok",
+        "slack connect": "ok",
+        "document links": "ok",
+        "converters": CONVERTERS,
+        "mcp": "skip",
         "sources": "skip",
-    }  # fmt: skip
+    }
     assert "benefits (1 passages)" in checks["channel policy"]["summary"]
     assert checks["slack"]["facts"]["team"] == "Folio Test"
     chains = "the service keeps responses: conversations chain by previous_response_id"
@@ -99,23 +124,35 @@ def test_every_part_wired_right_is_ok(configured: None, doctor: Doctor) -> None:
 @pytest.mark.parametrize(
     ("mode", "status", "summary"),
     [
-        ("server", "fail", "the service keeps no responses: it refused previous_response_id (HTTP 400): Error code: "
-                           "400 - llama.cpp does not support 'previous_response_id'."),
-        ("auto", "ok", "the service keeps no responses: Folio resends each conversation (auto learns it from one "
-                       "refused call per process; FOLIO_MODEL_STATE=client skips that call)"),
+        (
+            "server",
+            "fail",
+            "the service keeps no responses: it refused previous_response_id (HTTP 400): Error code: "
+            "400 - llama.cpp does not support 'previous_response_id'.",
+        ),
+        (
+            "auto",
+            "ok",
+            "the service keeps no responses: Folio resends each conversation (auto learns it from one "
+            "refused call per process; FOLIO_MODEL_STATE=client skips that call)",
+        ),
         ("client", "ok", "the service keeps no responses: Folio resends each conversation (FOLIO_MODEL_STATE=client)"),
     ],
-)  # fmt: skip
+)
 def test_doctor_tells_whether_the_model_server_keeps_responses(
     doctor: Doctor, monkeypatch: pytest.MonkeyPatch, mode: str, status: str, summary: str
 ) -> None:
     with FakeResponses(server="llama.cpp") as llama:
         llama.respond_with(lambda request: reply("OK"))
         for name, value in {
-            "OPENAI_API_KEY": "not-needed", "OPENAI_BASE_URL": llama.base_url, "FOLIO_MODEL_FAST": "local",
-            "FOLIO_MODEL_THOROUGH": "local", "FOLIO_CODE_INTERPRETER": "false", "FOLIO_REASONING": "false",
+            "OPENAI_API_KEY": "not-needed",
+            "OPENAI_BASE_URL": llama.base_url,
+            "FOLIO_MODEL_FAST": "local",
+            "FOLIO_MODEL_THOROUGH": "local",
+            "FOLIO_CODE_INTERPRETER": "false",
+            "FOLIO_REASONING": "false",
             "FOLIO_MODEL_STATE": mode,
-        }.items():  # fmt: skip
+        }.items():
             monkeypatch.setenv(name, value)
 
         code, checks = doctor()
@@ -210,8 +247,9 @@ def test_a_token_that_cannot_read_files_says_shared_files_are_refused(
     assert checks["slack"]["facts"]["missing"] == ["files:read"]
 
 
-@pytest.mark.parametrize(("refused", "setting"), [("reasoning", "FOLIO_REASONING"),
-                                                  ("code_interpreter", "FOLIO_CODE_INTERPRETER")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("refused", "setting"), [("reasoning", "FOLIO_REASONING"), ("code_interpreter", "FOLIO_CODE_INTERPRETER")]
+)
 def test_a_model_refusing_a_switch_says_which_setting_to_turn_off(
     configured: None, doctor: Doctor, model: FakeResponses, refused: str, setting: str
 ) -> None:
@@ -242,8 +280,13 @@ def test_the_embedded_defaults_pass_and_say_what_is_skipped(doctor: Doctor, caps
 
     assert code == 0
     assert [part for part, check in checks.items() if check["status"] == "skip"] == [
-        "channel policy", "model", "azure search", "slack", "mcp", "sources"
-    ]  # fmt: skip
+        "channel policy",
+        "model",
+        "azure search",
+        "slack",
+        "mcp",
+        "sources",
+    ]
     assert checks["redis"]["status"] == "ok" and "embedded" in checks["redis"]["summary"]
     assert main(["doctor"]) == 0  # and as lines: one per part
     assert len(capsys.readouterr().out.splitlines()) == len(checks)
@@ -293,9 +336,13 @@ def test_a_base_url_answering_a_web_page_fails_naming_openai_base_url(
 
 @pytest.mark.parametrize("written", ["{url}/0?password={pw}", "redis://:{pw_quoted}@{where}/0"])
 def test_a_redis_password_in_any_form_redis_accepts_is_never_printed(
-    configured: None, doctor: Doctor, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    redis_url: str, written: str,
-) -> None:  # fmt: skip
+    configured: None,
+    doctor: Doctor,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    redis_url: str,
+    written: str,
+) -> None:
     # Issue 18, item 8: `?password=` (redis-py reads it) was printed by `folio doctor` and `--json` as it stood.
     password = "s3cret/pa@ss"
     where = redis_url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]

@@ -41,8 +41,12 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlac
     """Folio over HTTP on the fake Slack, search-only, with the embedded Redis in the returned data folder."""
     (tmp_path / "channels.yaml").write_text(CHANNELS)
     data = tmp_path / "data"
-    for name, value in {"SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": "a-secret",
-                        "SLACK_API_URL": slack.base_url, "FOLIO_DATA_DIR": str(data)}.items():  # fmt: skip
+    for name, value in {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_SIGNING_SECRET": "a-secret",
+        "SLACK_API_URL": slack.base_url,
+        "FOLIO_DATA_DIR": str(data),
+    }.items():
         monkeypatch.setenv(name, value)
     return data
 
@@ -70,8 +74,14 @@ async def get(url: str) -> tuple[int, str]:
 
 
 async def mention(base: str, ts: str) -> None:
-    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund window?", "ts": ts,
-             "channel": "C0SAMPLE01", "event_ts": ts}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "user": "U0ALICE01",
+        "text": f"<@{BOT_USER}> refund window?",
+        "ts": ts,
+        "channel": "C0SAMPLE01",
+        "event_ts": ts,
+    }
     body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"Ev{ts}", "event": event})
     headers = {**sign(body, secret="a-secret"), "Content-Type": "application/json"}
     async with aiohttp.ClientSession() as http, http.post(f"{base}/slack/events", data=body, headers=headers) as sent:

@@ -29,8 +29,15 @@ CHART = ROOT / "deploy" / "helm" / "folio"
 EXAMPLES = sorted((CHART / "examples").glob("*.yaml"))
 KUBERNETES = "1.30.0"  # the oldest Kubernetes the chart supports (autoscaling/v2, policy/v1, batch/v1 CronJob)
 DRAIN = 30  # seconds `folio serve` lets running turns finish after SIGTERM (bot.app.SHUTDOWN_GRACE)
-SECRET_NAMES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY",
-                "AZURE_SEARCH_KEY", "FOLIO_LINK_SECRET")  # fmt: skip
+SECRET_NAMES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_SEARCH_KEY",
+    "FOLIO_LINK_SECRET",
+)
 
 
 def render(values: dict | None = None) -> list[dict]:
@@ -200,8 +207,12 @@ def labels_match(selector: dict, labels: dict) -> bool:
     for expression in selector.get("matchExpressions") or []:
         key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
         present = key in labels
-        ok = {"In": present and labels.get(key) in values, "NotIn": not present or labels.get(key) not in values,
-              "Exists": present, "DoesNotExist": not present}[operator]  # fmt: skip
+        ok = {
+            "In": present and labels.get(key) in values,
+            "NotIn": not present or labels.get(key) not in values,
+            "Exists": present,
+            "DoesNotExist": not present,
+        }[operator]
         if not ok:
             return False
     return True
@@ -227,8 +238,11 @@ def test_only_folios_pods_may_reach_the_bundled_redis() -> None:
     [job] = by_kind(manifests, "Job")
     assert len(deployments) == 2 and all(admitted(d["spec"]["template"]["metadata"]["labels"]) for d in deployments)
     assert admitted(job["spec"]["template"]["metadata"]["labels"])
-    other = {"app.kubernetes.io/name": "folio", "app.kubernetes.io/instance": "other-release",
-             "app.kubernetes.io/component": "serve"}  # fmt: skip
+    other = {
+        "app.kubernetes.io/name": "folio",
+        "app.kubernetes.io/instance": "other-release",
+        "app.kubernetes.io/component": "serve",
+    }
     assert not admitted(other) and not admitted({"app": "anything"}) and not admitted(redis_labels)
 
 
@@ -249,8 +263,11 @@ async def test_the_rendered_redis_refuses_strangers_and_folios_rendered_url_gets
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     args = [expanded(arg, env) for arg in container["args"][1:]]
-    server = subprocess.Popen([REDIS_SERVER, *args, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [REDIS_SERVER, *args, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert listening(port, server)
         stranger = Redis(host="127.0.0.1", port=port)
@@ -270,7 +287,9 @@ def test_a_rolling_update_starts_the_new_pod_before_an_old_one_stops_taking_even
     # taking events (FOLIO_STOP_DELAY) while they catch up.
     manifests = render()
     [deployment] = by_kind(manifests, "Deployment")
-    assert deployment["spec"]["strategy"] == {"type": "RollingUpdate",
-                                              "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}  # fmt: skip
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
     [settings] = [m for m in by_kind(manifests, "ConfigMap") if m["metadata"]["name"].endswith("-settings")]
     assert float(settings["data"]["FOLIO_STOP_DELAY"]) > 0

@@ -100,22 +100,40 @@ async def test_slack_unreachable_names_the_real_cause_and_its_fix(
 ) -> None:
     port = free_port()
     url, says = {
-        "dns": ("https://folio-nowhere.invalid/api/",
-                ("Slack cannot be reached at SLACK_API_URL (https://folio-nowhere.invalid/api/): the name "
-                 "folio-nowhere.invalid does not resolve (")),
-        "refused": (f"http://127.0.0.1:{port}/api/",
-                    (f"Slack cannot be reached at SLACK_API_URL (http://127.0.0.1:{port}/api/): 127.0.0.1:{port} "
-                     "refused the connection. Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between "
-                     "Folio and Slack.")),
-        "tls": (slack.base_url.replace("http:", "https:"),  # a plain HTTP server behind an https:// URL
-                (f"Slack cannot be reached at SLACK_API_URL ({slack.base_url.replace('http:', 'https:')}): the TLS "
-                 f"handshake with {slack.url.removeprefix('http://')} failed (")),
-    }[cause]  # fmt: skip
-    fixes = {"dns": ("Check the DNS and outbound network of this machine or container; SLACK_API_URL is only "
-                     "wrong if you changed it."),
-             "refused": "firewall between Folio and Slack.",
-             "tls": ("Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an "
-                     "http:// server behind an https:// SLACK_API_URL fails this way too.")}  # fmt: skip
+        "dns": (
+            "https://folio-nowhere.invalid/api/",
+            (
+                "Slack cannot be reached at SLACK_API_URL (https://folio-nowhere.invalid/api/): the name "
+                "folio-nowhere.invalid does not resolve ("
+            ),
+        ),
+        "refused": (
+            f"http://127.0.0.1:{port}/api/",
+            (
+                f"Slack cannot be reached at SLACK_API_URL (http://127.0.0.1:{port}/api/): 127.0.0.1:{port} "
+                "refused the connection. Check SLACK_API_URL, and any proxy (HTTPS_PROXY) or firewall between "
+                "Folio and Slack."
+            ),
+        ),
+        "tls": (
+            slack.base_url.replace("http:", "https:"),  # a plain HTTP server behind an https:// URL
+            (
+                f"Slack cannot be reached at SLACK_API_URL ({slack.base_url.replace('http:', 'https:')}): the TLS "
+                f"handshake with {slack.url.removeprefix('http://')} failed ("
+            ),
+        ),
+    }[cause]
+    fixes = {
+        "dns": (
+            "Check the DNS and outbound network of this machine or container; SLACK_API_URL is only "
+            "wrong if you changed it."
+        ),
+        "refused": "firewall between Folio and Slack.",
+        "tls": (
+            "Check the system's CA certificates (SSL_CERT_FILE) and any proxy that intercepts TLS; an "
+            "http:// server behind an https:// SLACK_API_URL fails this way too."
+        ),
+    }
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
     monkeypatch.setenv("SLACK_API_URL", url)
     settings = load_settings(None)
@@ -127,9 +145,12 @@ async def test_slack_unreachable_names_the_real_cause_and_its_fix(
 
 @pytest.mark.slow  # starts a process
 async def test_sigterm_says_503_first_keeps_taking_events_while_the_turn_in_flight_posts_its_answer_then_stops(
-    environment: Path, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack, fake_model: FakeResponses,
+    environment: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     writing, release = threading.Event(), threading.Event()
 
     def hold() -> None:  # the model is writing the answer until the test lets it finish

@@ -49,10 +49,19 @@ async def test_one_process_writes_only_json_lines(
     free_port: int,  # noqa: F811
 ) -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0",
-        env={**env, "FOLIO_METRICS_PORT": str(free_port)}, cwd=tmp_path, stdin=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        env={**env, "FOLIO_METRICS_PORT": str(free_port)},
+        cwd=tmp_path,
+        stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
     lines: list[str] = []
 
     async def read() -> None:
@@ -90,9 +99,15 @@ async def test_workers_write_only_json_lines_and_each_start_up_warning_once(
 def test_a_start_up_problem_is_a_json_line_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_logging: None, slack: FakeSlack, redis_url: str
 ) -> None:
-    write_env(tmp_path, SLACK_BOT_TOKEN="xoxb-revoked", SLACK_API_URL=slack.base_url, REDIS_URL=redis_url,
-              SLACK_SIGNING_SECRET="a-signing-secret", FOLIO_DATA_DIR=str(tmp_path),
-              FOLIO_LOG_FORMAT="json")  # fmt: skip
+    write_env(
+        tmp_path,
+        SLACK_BOT_TOKEN="xoxb-revoked",
+        SLACK_API_URL=slack.base_url,
+        REDIS_URL=redis_url,
+        SLACK_SIGNING_SECRET="a-signing-secret",
+        FOLIO_DATA_DIR=str(tmp_path),
+        FOLIO_LOG_FORMAT="json",
+    )
 
     assert main(["serve"]) == 2
 
@@ -103,11 +118,16 @@ def test_a_start_up_problem_is_a_json_line_too(
 
 @pytest.mark.parametrize("content", [False, True], ids=["without FOLIO_LOG_CONTENT", "with FOLIO_LOG_CONTENT"])
 async def test_debug_holds_no_question_or_answer_without_folio_log_content(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, restore_logging: None,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    restore_logging: None,
     content: bool,
-) -> None:  # fmt: skip
-    settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, openai_api_key="sk-fake",
-                        folio_log_content=content)  # fmt: skip
+) -> None:
+    settings = Settings(
+        slack_bot_token=slack.token, slack_signing_secret=SECRET, openai_api_key="sk-fake", folio_log_content=content
+    )
     written = io.StringIO()
     logs.configure(settings, verbose=True, stream=written)
     fake_model.script(tools(search("balance billing protection")), reply("Protected in network [S1]."))

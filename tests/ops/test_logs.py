@@ -48,8 +48,12 @@ def json_lines(text: str) -> list[dict]:
 def test_log_level_and_format_apply_to_every_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fake_model: FakeResponses
 ) -> None:
-    for name, value in {"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url,
-                        "FOLIO_CODE_INTERPRETER": "false", "FOLIO_LOG_FORMAT": "json"}.items():  # fmt: skip
+    for name, value in {
+        "OPENAI_API_KEY": "sk-fake",
+        "OPENAI_BASE_URL": fake_model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false",
+        "FOLIO_LOG_FORMAT": "json",
+    }.items():
         monkeypatch.setenv(name, value)
     fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
     fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
@@ -105,8 +109,13 @@ async def test_with_folio_log_content_the_record_holds_the_question_and_answer(
 async def test_secrets_never_reach_the_log_even_at_debug(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, restore_logging: None
 ) -> None:
-    settings = Settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, openai_api_key="sk-fake",
-                        redis_url="redis://:redis-password@127.0.0.1:6379/0", folio_log_content=True)  # fmt: skip
+    settings = Settings(
+        slack_bot_token=slack.token,
+        slack_signing_secret=SECRET,
+        openai_api_key="sk-fake",
+        redis_url="redis://:redis-password@127.0.0.1:6379/0",
+        folio_log_content=True,
+    )
     written = io.StringIO()
     logs.configure(settings, verbose=True, stream=written)
     fake_model.script(tools(search("balance billing protection")), reply("Protected in network [S1]."))
@@ -142,9 +151,13 @@ async def test_a_failed_search_is_logged_without_its_query(
 
 
 async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     from tests.ops.test_metrics import moved, scrape
 
     caplog.set_level(logging.INFO, logger="folio.turn")
@@ -152,8 +165,13 @@ async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
     async with running_app(slack, fake_model, redis_url, corpus_index, redis=dead) as harness:
         metrics_url = harness.url.replace("/slack/events", "/metrics")
         before = await scrape(harness.http, metrics_url)
-        mention = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> {QUESTION}", "ts": user_ts(),
-                   "channel": CHANNEL}  # fmt: skip
+        mention = {
+            "type": "app_mention",
+            "user": ALICE,
+            "text": f"<@{BOT_USER}> {QUESTION}",
+            "ts": user_ts(),
+            "channel": CHANNEL,
+        }
         # Issue 25: while Slack will deliver it again, it is not acknowledged and not yet lost (no record, no metric)
         assert await harness.event(mention) == 500
         await harness.settle()
@@ -174,8 +192,9 @@ async def test_a_turn_lost_to_redis_before_it_ran_is_still_recorded_and_counted(
 def test_a_secret_is_masked_however_a_line_writes_it(log_format: str) -> None:
     # Issue 18, item 8: JSON escaping ran before masking, and %r wrote a secret in its escaped form.
     password, key = 'pa"ss\\word', "sk-key'with\"both"
-    settings = Settings(openai_api_key=key, redis_url=f"redis://127.0.0.1:6379/0?password={password}",
-                        folio_log_format=log_format)  # fmt: skip
+    settings = Settings(
+        openai_api_key=key, redis_url=f"redis://127.0.0.1:6379/0?password={password}", folio_log_format=log_format
+    )
     written = io.StringIO()
     logs.configure(settings, stream=written)
     careless = logging.getLogger("somewhere")

@@ -75,8 +75,16 @@ async def test_metrics_move_with_turns_through_the_real_app(harness: Harness) ->
     assert moved(before, after, "folio_searches_total", outcome="ok") == 2
     assert moved(before, after, "folio_search_seconds_count") == 2
     assert moved(before, after, "folio_citations_removed_total") == 1
-    assert moved(before, after, "folio_slack_api_errors_total", method="assistant.threads.setStatus",
-                 error="not_allowed_token_type") == 1  # fmt: skip
+    assert (
+        moved(
+            before,
+            after,
+            "folio_slack_api_errors_total",
+            method="assistant.threads.setStatus",
+            error="not_allowed_token_type",
+        )
+        == 1
+    )
     assert moved(before, after, "folio_duplicate_deliveries_total", kind="message") == 1
     assert moved(before, after, "folio_lock_wait_seconds_count") == 3
     assert ("folio_turns_waiting_for_admission", frozenset()) in after
@@ -90,20 +98,35 @@ def free_port() -> int:
 
 
 async def test_socket_mode_serves_metrics_and_health_on_folio_metrics_port(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses, redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
     free_port: int,
-) -> None:  # fmt: skip
+) -> None:
     (tmp_path / "channels.yaml").write_text("channels:\n  C0SAMPLE01:\n    container: sample\n")
-    for name, value in {"SLACK_BOT_TOKEN": slack.token, "SLACK_APP_TOKEN": slack.app_token,
-                        "SLACK_API_URL": slack.base_url, "REDIS_URL": redis_url, "FOLIO_METRICS_PORT": str(free_port),
-                        "FOLIO_DATA_DIR": str(tmp_path / "data")}.items():  # fmt: skip
+    for name, value in {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_APP_TOKEN": slack.app_token,
+        "SLACK_API_URL": slack.base_url,
+        "REDIS_URL": redis_url,
+        "FOLIO_METRICS_PORT": str(free_port),
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+    }.items():
         monkeypatch.setenv(name, value)
     with FakeSocketMode(slack) as socket_mode:
         stop = asyncio.Event()
         server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", stop=stop))
         await wait_until(lambda: socket_mode.connected or server.done())
-        event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund policy?",
-                 "ts": "1800.000009", "channel": "C0SAMPLE01", "event_ts": "1800.000009"}  # fmt: skip
+        event = {
+            "type": "app_mention",
+            "user": "U0ALICE01",
+            "text": f"<@{BOT_USER}> refund policy?",
+            "ts": "1800.000009",
+            "channel": "C0SAMPLE01",
+            "event_ts": "1800.000009",
+        }
         await asyncio.to_thread(socket_mode.send_event, event)
         await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000009"))
         async with aiohttp.ClientSession() as http:
@@ -126,7 +149,8 @@ def test_several_processes_add_up_in_multiprocess_mode(tmp_path: Path) -> None:
     for _ in range(2):  # two workers, each dropping one duplicate
         subprocess.run([sys.executable, "-c", count], env=env, cwd=ROOT, check=True, timeout=60)
 
-    shown = subprocess.run([sys.executable, "-c", show], env=env, cwd=ROOT, check=True, timeout=60,
-                           capture_output=True, text=True).stdout  # fmt: skip
+    shown = subprocess.run(
+        [sys.executable, "-c", show], env=env, cwd=ROOT, check=True, timeout=60, capture_output=True, text=True
+    ).stdout
 
     assert parse(shown)[("folio_duplicate_deliveries_total", frozenset({("kind", "message")}))] == 2

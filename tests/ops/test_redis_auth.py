@@ -56,10 +56,24 @@ def guarded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         port = probe.getsockname()[1]
     folder = tmp_path_factory.mktemp("guarded-redis")
     server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--requirepass", PASSWORD, "--save", "",
-         "--appendonly", "no", "--dir", str(folder)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--requirepass",
+            PASSWORD,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -79,8 +93,12 @@ def guarded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 @pytest.fixture
 def slack_env(tmp_path: Path, slack: FakeSlack) -> dict[str, str]:
     (tmp_path / "data").mkdir(mode=0o700)
-    return {"SLACK_BOT_TOKEN": slack.token, "SLACK_API_URL": slack.base_url, "SLACK_SIGNING_SECRET": "a-signing-secret",
-            "FOLIO_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+    return {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_API_URL": slack.base_url,
+        "SLACK_SIGNING_SECRET": "a-signing-secret",
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+    }
 
 
 @pytest.mark.parametrize(
@@ -89,9 +107,13 @@ def slack_env(tmp_path: Path, slack: FakeSlack) -> dict[str, str]:
     ids=["no password", "wrong password", "unknown ACL user"],
 )
 def test_serve_names_the_password_and_the_url_form(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], slack_env: dict[str, str], guarded_redis: int,
-    userinfo: str, sentence: str,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    slack_env: dict[str, str],
+    guarded_redis: int,
+    userinfo: str,
+    sentence: str,
+) -> None:
     write_env(tmp_path, **slack_env, REDIS_URL=f"redis://{userinfo}127.0.0.1:{guarded_redis}/0")
 
     assert main(["serve"]) == 2
@@ -103,9 +125,13 @@ def test_serve_names_the_password_and_the_url_form(
     ("userinfo", "sentence"), [("", NEEDS_PASSWORD), (":a-wrong-password@", REFUSED)], ids=["no password", "wrong"]
 )
 def test_doctor_names_the_password_and_the_url_form(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, guarded_redis: int,
-    userinfo: str, sentence: str,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    guarded_redis: int,
+    userinfo: str,
+    sentence: str,
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
     url = f"redis://{userinfo}127.0.0.1:{guarded_redis}/0"
@@ -119,8 +145,9 @@ def test_doctor_names_the_password_and_the_url_form(
     assert "redis://:PASSWORD@HOST:6379/0" in redis["fix"]
 
 
-def test_the_right_password_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                   guarded_redis: int) -> None:  # fmt: skip
+def test_the_right_password_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], guarded_redis: int
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("REDIS_URL", f"redis://:{PASSWORD}@127.0.0.1:{guarded_redis}/0")

@@ -42,8 +42,12 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
 @pytest.fixture
 def slack_env(tmp_path: Path, slack: FakeSlack) -> dict[str, str]:
     (tmp_path / "data").mkdir(mode=0o700)
-    return {"SLACK_BOT_TOKEN": slack.token, "SLACK_API_URL": slack.base_url, "SLACK_SIGNING_SECRET": "a-signing-secret",
-            "FOLIO_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+    return {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_API_URL": slack.base_url,
+        "SLACK_SIGNING_SECRET": "a-signing-secret",
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+    }
 
 
 def test_serve_on_a_cluster_node_without_redis_cluster_names_it(
@@ -73,9 +77,12 @@ def doctor_redis(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
 
 
 def test_doctor_says_the_mode_and_names_redis_cluster_when_it_does_not_match(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, cluster: ThreeNodeCluster,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    cluster: ThreeNodeCluster,
     plain: RedisProcess,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FOLIO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("REDIS_URL", cluster.url)
@@ -89,8 +96,9 @@ def test_doctor_says_the_mode_and_names_redis_cluster_when_it_does_not_match(
     assert (missing["status"], missing["summary"]) == ("fail", f"REDIS_URL {cluster.url}: {IS_A_CLUSTER}")
     assert clustered["status"] == "ok" and clustered["summary"].startswith(f"REDIS_URL {cluster.url} (cluster) answers")
     assert (wrong["status"], wrong["summary"]) == (
-        "fail", f"REDIS_URL redis://127.0.0.1:{plain.port} (cluster): {IS_NOT_A_CLUSTER}"
-    )  # fmt: skip
+        "fail",
+        f"REDIS_URL redis://127.0.0.1:{plain.port} (cluster): {IS_NOT_A_CLUSTER}",
+    )
 
 
 @pytest.mark.parametrize("workers", [[], ["--workers", "2"]], ids=["one process", "workers"])

@@ -57,8 +57,15 @@ def test_an_empty_token_in_a_copied_template_means_terminal_chat(
 def test_without_slack_tokens_or_a_terminal_serve_says_what_to_set_instead_of_exiting_0(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(TEMPLATE)  # a container started without -i: stdin is /dev/null
     env = {name: value for name, value in os.environ.items() if not name.startswith(("SLACK_", "FOLIO_"))}
-    ended = subprocess.run([sys.executable, "-m", "bot", "serve"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    ended = subprocess.run(
+        [sys.executable, "-m", "bot", "serve"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert ended.returncode == 2, ended  # a supervisor that restarts it shows this line, not a silent loop
     assert ended.stderr.strip() == f"folio: {messages.SLACK_NOT_CONFIGURED_NO_TERMINAL}"
@@ -67,8 +74,13 @@ def test_without_slack_tokens_or_a_terminal_serve_says_what_to_set_instead_of_ex
 @pytest.fixture
 def slack_env(tmp_path: Path, slack: FakeSlack, redis_url: str) -> dict[str, str]:
     (tmp_path / "data").mkdir(mode=0o700)  # an existing data folder: Folio says nothing about it
-    return {"SLACK_BOT_TOKEN": slack.token, "SLACK_API_URL": slack.base_url, "REDIS_URL": redis_url,
-            "SLACK_SIGNING_SECRET": "a-signing-secret", "FOLIO_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+    return {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_API_URL": slack.base_url,
+        "REDIS_URL": redis_url,
+        "SLACK_SIGNING_SECRET": "a-signing-secret",
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+    }
 
 
 @pytest.mark.parametrize(
@@ -134,8 +146,11 @@ def test_a_key_pasted_with_its_newline_reaches_the_model(
 ) -> None:
     fake_model.api_key = "sk-the-key"
     fake_model.script(tools(search("refund window")), reply("14 days [S1]."))
-    for name, value in {"OPENAI_API_KEY": "sk-the-key\n", "OPENAI_BASE_URL": f" {fake_model.base_url} ",
-                        "FOLIO_CODE_INTERPRETER": "false"}.items():  # fmt: skip
+    for name, value in {
+        "OPENAI_API_KEY": "sk-the-key\n",
+        "OPENAI_BASE_URL": f" {fake_model.base_url} ",
+        "FOLIO_CODE_INTERPRETER": "false",
+    }.items():
         monkeypatch.setenv(
             name, value
         )  # seen: "Connection error", quoted passages for ever, doctor blaming the network
@@ -146,9 +161,13 @@ def test_a_key_pasted_with_its_newline_reaches_the_model(
 
 
 async def test_a_token_in_the_environment_starts_slack_without_a_warning_about_it(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)  # as Docker, compose.yaml and systemd pass it
     caplog.set_level(logging.WARNING)
     async with running_app(slack, fake_model, redis_url, corpus_index):

@@ -56,10 +56,17 @@ class Served:
 def env(tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses) -> dict[str, str]:
     (tmp_path / "channels.yaml").write_text(f"channels:\n  {CHANNEL}:\n    container: sample\n")
     return {
-        **os.environ, "PYTHONPATH": str(ROOT), "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": slack.base_url, "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url,
-        "FOLIO_CODE_INTERPRETER": "false", "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_LOG_FORMAT": "json",
-    }  # fmt: skip
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake",
+        "OPENAI_BASE_URL": fake_model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false",
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        "FOLIO_LOG_FORMAT": "json",
+    }
 
 
 def answering(before_answer: Callable[[], None] = lambda: None) -> Callable[[Request], Step]:
@@ -78,9 +85,21 @@ def answering(before_answer: Callable[[], None] = lambda: None) -> Callable[[Req
 async def workers(env: dict[str, str], cwd: Path, *, port: int = 0) -> AsyncIterator[Served]:
     """`folio serve --workers 2` on `port` (a free one by default), until it has said that both workers serve."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
-        env=env, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "2",
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     served = Served(process)
     reading = asyncio.create_task(_read_lines(process, served.lines))
     try:
@@ -104,8 +123,14 @@ async def _read_lines(process: asyncio.subprocess.Process, lines: list[str]) -> 
 
 async def mention(base: str, ts: str) -> None:
     """One @mention, signed, on a connection of its own (the kernel picks the worker for each connection)."""
-    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> what is the refund window?",
-             "ts": ts, "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "user": "U0ALICE01",
+        "text": f"<@{BOT_USER}> what is the refund window?",
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+    }
     body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"Ev{ts}", "event": event})
     headers = {**sign(body, secret=SECRET), "Content-Type": "application/json"}
     async with aiohttp.ClientSession() as http, http.post(f"{base}/slack/events", data=body, headers=headers) as sent:
@@ -210,15 +235,25 @@ async def deliver(base: str, ts: str) -> str:
 
 
 async def _post_mention(base: str, ts: str, *, retry: bool) -> str:
-    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> what is the refund window?",
-             "ts": ts, "channel": CHANNEL, "event_ts": ts}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "user": "U0ALICE01",
+        "text": f"<@{BOT_USER}> what is the refund window?",
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+    }
     body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": f"Ev{ts}", "event": event})
     headers = {**sign(body, secret=SECRET), "Content-Type": "application/json"}
     if retry:
         headers |= {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_error"}
     try:
-        async with aiohttp.ClientSession() as http, http.post(f"{base}/slack/events", data=body, headers=headers,
-                                                              timeout=aiohttp.ClientTimeout(total=3)) as sent:  # fmt: skip
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"{base}/slack/events", data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=3)
+            ) as sent,
+        ):
             return "acked" if sent.status == 200 else f"HTTP {sent.status}"
     except aiohttp.ClientConnectorError:
         return "refused"
@@ -243,15 +278,17 @@ async def test_a_killed_worker_is_replaced_while_the_other_serves_and_no_deliver
                 ts = f"1800000000.{number:06d}"
                 outcomes[ts] = "pending"
                 asyncio.ensure_future(deliver(served.base, ts)).add_done_callback(
-                    lambda done, ts=ts: outcomes.__setitem__(ts, done.result()))  # fmt: skip
+                    lambda done, ts=ts: outcomes.__setitem__(ts, done.result())
+                )
                 probes.append(await _probe(served.base))
                 await asyncio.sleep(0.05)
 
         loader = asyncio.create_task(load())
         await asyncio.sleep(2)
         os.kill(served.workers[0], signal.SIGKILL)
-        await wait_until(lambda: any("serves in place of the one that stopped" in line for line in served.lines),
-                         timeout=60)  # fmt: skip
+        await wait_until(
+            lambda: any("serves in place of the one that stopped" in line for line in served.lines), timeout=60
+        )
         await asyncio.sleep(2)
         loading.set()
         await loader
@@ -305,10 +342,21 @@ async def test_a_worker_refusing_to_start_is_said_once_with_its_real_exit_status
     env: dict[str, str], tmp_path: Path, slack: FakeSlack
 ) -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-        env={**env, "SLACK_BOT_TOKEN": "xoxb-revoked"}, cwd=tmp_path, stdin=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--workers",
+        "2",
+        env={**env, "SLACK_BOT_TOKEN": "xoxb-revoked"},
+        cwd=tmp_path,
+        stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
     _, err = await asyncio.wait_for(process.communicate(), 90)
     lines = err.decode().splitlines()
 

@@ -88,9 +88,12 @@ async def test_the_score_gap_cuts_on_the_reranker_score(fake_search: FakeAzureSe
 
 async def test_a_client_side_embedder_sends_the_vector_itself(fake_search: FakeAzureSearch) -> None:
     retriever = AzureSearchRetriever(
-        endpoint=fake_search.endpoint, index_name="folio", credential=AzureKeyCredential(API_KEY),
-        semantic=False, embedder=HashEmbedder(),
-    )  # fmt: skip
+        endpoint=fake_search.endpoint,
+        index_name="folio",
+        credential=AzureKeyCredential(API_KEY),
+        semantic=False,
+        embedder=HashEmbedder(),
+    )
     await put(retriever, chunk("c", "a.pdf", "parental leave"), chunk("c", "b.pdf", "expense claims"))
     results = await retriever.search("parental leave", Scope(container="c"), top=5)
     await retriever.close()
@@ -214,8 +217,14 @@ async def test_a_files_passages_come_back_whole_in_reading_order(azure: AzureSea
 async def test_files_and_containers_are_listed_and_a_removal_deletes_by_the_file_filter(
     azure: AzureSearchRetriever, fake_search: FakeAzureSearch
 ) -> None:
-    await azure.replace_file("c", "a.pdf", "v1", [chunk("c", "a.pdf", f"alpha {n}", page=n, tags=("year:2025",))
-                                                  for n in (1, 2)], source="/docs/a.pdf", pages=2)  # fmt: skip
+    await azure.replace_file(
+        "c",
+        "a.pdf",
+        "v1",
+        [chunk("c", "a.pdf", f"alpha {n}", page=n, tags=("year:2025",)) for n in (1, 2)],
+        source="/docs/a.pdf",
+        pages=2,
+    )
     await azure.replace_file("c", "b's.md", "v1", [chunk("c", "b's.md", "beta", page=None)], source="/docs/b's.md")
     await azure.replace_file("other", "x.pdf", "v1", [chunk("other", "x.pdf", "gamma")])
     assert await azure.containers() == {"c": 3, "other": 1}

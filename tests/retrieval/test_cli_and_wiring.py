@@ -117,10 +117,13 @@ def test_embeddings_can_come_from_another_server_than_the_model(
     (tmp_path / "a.md").write_text("Hearing aids are covered every three years.", encoding="utf-8")
     with FakeEmbeddings() as server:
         for name, value in {
-            "FOLIO_EMBEDDING_MODEL": "e5-passage", "FOLIO_EMBEDDING_QUERY_MODEL": "e5-query",
-            "FOLIO_EMBEDDING_DIMENSIONS": "32", "FOLIO_EMBEDDING_BASE_URL": server.base_url,
-            "FOLIO_EMBEDDING_API_KEY": API_KEY, "FOLIO_DATA_DIR": str(tmp_path / "data"),
-        }.items():  # fmt: skip
+            "FOLIO_EMBEDDING_MODEL": "e5-passage",
+            "FOLIO_EMBEDDING_QUERY_MODEL": "e5-query",
+            "FOLIO_EMBEDDING_DIMENSIONS": "32",
+            "FOLIO_EMBEDDING_BASE_URL": server.base_url,
+            "FOLIO_EMBEDDING_API_KEY": API_KEY,
+            "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        }.items():
             monkeypatch.setenv(name, value)
         assert main(["index", str(tmp_path / "a.md"), "--container", "hr"]) == 0
         capsys.readouterr()

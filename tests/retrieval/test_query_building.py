@@ -39,8 +39,10 @@ def test_fields_come_from_the_allow_list_only() -> None:
 
 
 def test_the_container_clause_is_first_and_keys_group_their_values() -> None:
-    scope = Scope(container="legal", tags=(Tag(key="year", value="2025"), Tag(key="dept", value="hr"),
-                                           Tag(key="year", value="2026")))  # fmt: skip
+    scope = Scope(
+        container="legal",
+        tags=(Tag(key="year", value="2025"), Tag(key="dept", value="hr"), Tag(key="year", value="2026")),
+    )
     assert scope_filter(scope) == (
         "container eq 'legal' and (tags/any(t: t eq 'year:2025') or tags/any(t: t eq 'year:2026'))"
         " and tags/any(t: t eq 'dept:hr')"

@@ -83,31 +83,48 @@ async def running_app(
 
     Streaming is off unless asked for: most tests read today's status line and answer message (tests/slack/
     test_stream.py drives the streamed turns)."""
-    settings = Settings(**{
-        "slack_bot_token": "xoxb-test-token", "slack_signing_secret": SECRET, "slack_api_url": slack.base_url,
-        "folio_turn_timeout": turn_timeout, "folio_docs_base_url": "https://docs.example",
-        "folio_code_interpreter": False, "folio_model_fast": "gpt-5-mini", "folio_model_thorough": "gpt-5",
-        "folio_access_ttl": access_ttl, "folio_streaming": streaming,
-        **({"folio_channels_file": policy_file} if policy_file else {}), **overrides,  # overrides win
-    })  # fmt: skip
+    settings = Settings(
+        **{
+            "slack_bot_token": "xoxb-test-token",
+            "slack_signing_secret": SECRET,
+            "slack_api_url": slack.base_url,
+            "folio_turn_timeout": turn_timeout,
+            "folio_docs_base_url": "https://docs.example",
+            "folio_code_interpreter": False,
+            "folio_model_fast": "gpt-5-mini",
+            "folio_model_thorough": "gpt-5",
+            "folio_access_ttl": access_ttl,
+            "folio_streaming": streaming,
+            **({"folio_channels_file": policy_file} if policy_file else {}),
+            **overrides,  # overrides win
+        }
+    )
     client = (redis_client if production_client else Redis.from_url)(redis or redis_url)  # production: reconnects
     if redis_options is not None:  # e.g. a cluster client (tests/store/test_cluster.py)
         client = redis_client(redis or redis_url, redis_options)
     blocking = blocking_client(redis or redis_url, redis_options or RedisOptions())  # the accept's, as `folio serve`
     store = ConversationStore(
-        client, prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}", lock_hold_seconds=30, lock_lease_seconds=lock_lease,
+        client,
+        prefix=prefix or f"slack-{uuid.uuid4().hex[:8]}",
+        lock_hold_seconds=30,
+        lock_lease_seconds=lock_lease,
         blocking=blocking,
-    )  # fmt: skip
+    )
     retriever = RecordingRetriever(LocalRetriever(corpus_index))
     model = fake_model.client() if with_model else None
     slack_http = slack_http_session()
     pacer = UNPACED() if pacer is None else pacer
     try:
         async with open_folio(
-            settings, model=model, retriever=retriever, store=store, slack=slack_client(settings, slack_http, pacer=pacer),
+            settings,
+            model=model,
+            retriever=retriever,
+            store=store,
+            slack=slack_client(settings, slack_http, pacer=pacer),
             policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
-            serving=True, clock=clock,
-        ) as opened:  # fmt: skip
+            serving=True,
+            clock=clock,
+        ) as opened:
             folio = serving(opened)  # the one build_app serves (its consumer, its services)
             runner = web.AppRunner(web_app(build_app(folio)))
             await runner.setup()
@@ -153,8 +170,9 @@ def access_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
         retriever = LocalRetriever(path)
         try:
             finance = await index_files(sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance")
-            handbook = await index_files([shared_dir / "corpus" / "employee_handbook.pdf"], retriever,
-                                         container="handbook")  # fmt: skip
+            handbook = await index_files(
+                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook"
+            )
         finally:
             await retriever.close()
         assert not finance.failed and not handbook.failed

@@ -91,12 +91,18 @@ def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> di
 
 def envelope(event: dict[str, Any], *, event_id: str | None = None) -> str:
     """The body of the Events API request that delivers `event`."""
-    return json.dumps({
-        "token": "legacy", "team_id": TEAM, "api_app_id": "A0FOLIO01", "type": "event_callback",
-        "event_id": event_id or f"Ev{next(_ids):08d}", "event_time": int(time.time()),
-        "event": {**event, "event_ts": event["ts"]},
-        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": TEAM,
+            "api_app_id": "A0FOLIO01",
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_ids):08d}",
+            "event_time": int(time.time()),
+            "event": {**event, "event_ts": event["ts"]},
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True, "is_enterprise_install": False}],
+        }
+    )
 
 
 _user_ts = itertools.count(1)
@@ -145,25 +151,58 @@ class Harness:
         status, _ = await self.post(envelope(event, event_id=event_id), "application/json", headers=headers)
         return status
 
-    async def mention(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,
-                      ts: str | None = None, **extra: Any) -> str:  # fmt: skip
+    async def mention(
+        self,
+        text: str,
+        *,
+        channel: str = CHANNEL,
+        user: str = ALICE,
+        thread_ts: str | None = None,
+        ts: str | None = None,
+        **extra: Any,
+    ) -> str:
         """An @mention as Slack delivers it: an `app_mention` and, beside it, a `message` event; `team` is the
         asker's workspace (`user_team=...` says another organisation's, as in a Slack Connect channel)."""
         ts = ts or user_ts()
-        common = {"user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel, "team": TEAM,
-                  "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
+        common = {
+            "user": user,
+            "text": f"<@{BOT_USER}> {text}",
+            "ts": ts,
+            "channel": channel,
+            "team": TEAM,
+            "user_team": self.slack.user_teams.get(user, TEAM),
+            **extra,
+        }
         if thread_ts:
             common["thread_ts"] = thread_ts
         await self.event({"type": "app_mention", **common})
         await self.event({"type": "message", "channel_type": "channel", "client_msg_id": f"m-{ts}", **common})
         return ts
 
-    async def message(self, text: str, *, channel: str = CHANNEL, user: str = ALICE, thread_ts: str | None = None,
-                      channel_type: str = "channel", ts: str | None = None, **extra: Any) -> str:  # fmt: skip
+    async def message(
+        self,
+        text: str,
+        *,
+        channel: str = CHANNEL,
+        user: str = ALICE,
+        thread_ts: str | None = None,
+        channel_type: str = "channel",
+        ts: str | None = None,
+        **extra: Any,
+    ) -> str:
         """A plain message (a thread reply, a DM, another bot's post with `bot_id=...`)."""
         ts = ts or user_ts()
-        event = {"type": "message", "channel": channel, "channel_type": channel_type, "user": user, "text": text,
-                 "ts": ts, "team": TEAM, "user_team": self.slack.user_teams.get(user, TEAM), **extra}  # fmt: skip
+        event = {
+            "type": "message",
+            "channel": channel,
+            "channel_type": channel_type,
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "team": TEAM,
+            "user_team": self.slack.user_teams.get(user, TEAM),
+            **extra,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         await self.event(event)
@@ -171,65 +210,124 @@ class Harness:
 
     async def command(self, text: str, *, channel: str = CHANNEL, user: str = ALICE) -> tuple[int, str]:
         form = {
-            "token": "legacy", "team_id": TEAM, "team_domain": "folio-test", "channel_id": channel,
-            "channel_name": "benefits", "user_id": user, "user_name": "alice", "command": "/ask", "text": text,
-            "api_app_id": "A0FOLIO01", "response_url": self.slack.response_url(), "trigger_id": f"tr.{next(_ids)}",
-        }  # fmt: skip
+            "token": "legacy",
+            "team_id": TEAM,
+            "team_domain": "folio-test",
+            "channel_id": channel,
+            "channel_name": "benefits",
+            "user_id": user,
+            "user_name": "alice",
+            "command": "/ask",
+            "text": text,
+            "api_app_id": "A0FOLIO01",
+            "response_url": self.slack.response_url(),
+            "trigger_id": f"tr.{next(_ids)}",
+        }
         return await self.post(urlencode(form), "application/x-www-form-urlencoded")
 
-    async def click(self, action_id: str, *, thread_ts: str, message_ts: str, turn: int = 0, user: str = ALICE,
-                    channel: str = CHANNEL) -> int:  # fmt: skip
+    async def click(
+        self,
+        action_id: str,
+        *,
+        thread_ts: str,
+        message_ts: str,
+        turn: int = 0,
+        user: str = ALICE,
+        channel: str = CHANNEL,
+    ) -> int:
         payload = {
-            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
-            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "type": "block_actions",
+            "user": {"id": user, "team_id": TEAM},
+            "api_app_id": "A0FOLIO01",
+            "token": "legacy",
+            "trigger_id": f"tr.{next(_ids)}",
+            "team": {"id": TEAM, "domain": "folio-test"},
             "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "thread_ts": thread_ts},
             "channel": {"id": channel, "name": "benefits"},
             "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts, "bot_id": "BFOLIO01", "text": ""},
             "response_url": self.slack.response_url("action"),
-            "actions": [{"action_id": action_id, "block_id": "b1", "type": "button",
-                         "value": json.dumps({"turn": turn}), "action_ts": str(time.time())}],
-        }  # fmt: skip
+            "actions": [
+                {
+                    "action_id": action_id,
+                    "block_id": "b1",
+                    "type": "button",
+                    "value": json.dumps({"turn": turn}),
+                    "action_ts": str(time.time()),
+                }
+            ],
+        }
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 
-    async def feedback(self, rating: str, *, thread_ts: str, message_ts: str, turn: int = 0, user: str = ALICE,
-                       channel: str = CHANNEL) -> int:  # fmt: skip
+    async def feedback(
+        self, rating: str, *, thread_ts: str, message_ts: str, turn: int = 0, user: str = ALICE, channel: str = CHANNEL
+    ) -> int:
         """A click on Slack's native feedback buttons (`rating` "helpful" or "not_helpful") under an answer."""
         payload = {
-            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
-            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
+            "type": "block_actions",
+            "user": {"id": user, "team_id": TEAM},
+            "api_app_id": "A0FOLIO01",
+            "token": "legacy",
+            "trigger_id": f"tr.{next(_ids)}",
+            "team": {"id": TEAM, "domain": "folio-test"},
             "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "thread_ts": thread_ts},
             "channel": {"id": channel, "name": "benefits"},
             "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts, "bot_id": "BFOLIO01", "text": ""},
             "response_url": self.slack.response_url("action"),
-            "actions": [{"type": "feedback_buttons", "action_id": "folio_feedback", "block_id": "fb",
-                         "value": f"{rating}:{turn}", "action_ts": str(time.time())}],
-        }  # fmt: skip
+            "actions": [
+                {
+                    "type": "feedback_buttons",
+                    "action_id": "folio_feedback",
+                    "block_id": "fb",
+                    "value": f"{rating}:{turn}",
+                    "action_ts": str(time.time()),
+                }
+            ],
+        }
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 
     async def submit(self, view: dict[str, Any], values: dict[str, Any], *, user: str = ALICE) -> int:
         """A person sends a modal Folio opened: `values` is Slack's `state.values` (block_id -> action_id -> value)."""
         payload = {
-            "type": "view_submission", "team": {"id": TEAM, "domain": "folio-test"},
-            "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01", "token": "legacy",
+            "type": "view_submission",
+            "team": {"id": TEAM, "domain": "folio-test"},
+            "user": {"id": user, "team_id": TEAM},
+            "api_app_id": "A0FOLIO01",
+            "token": "legacy",
             "trigger_id": f"tr.{next(_ids)}",
             "view": {**view, "id": "V00000001", "team_id": TEAM, "state": {"values": values}, "hash": "1.abc"},
-        }  # fmt: skip
+        }
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 
     async def private_click(self, value: str, *, user: str = ALICE, channel: str = CHANNEL) -> int:
         """A click on a button of an ephemeral message (Slack sends no `message` for those, only its container)."""
         payload = {
-            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01",
-            "token": "legacy", "trigger_id": f"tr.{next(_ids)}", "team": {"id": TEAM, "domain": "folio-test"},
-            "container": {"type": "message", "message_ts": "1700000099.000001", "channel_id": channel,
-                          "is_ephemeral": True},
-            "channel": {"id": channel, "name": "benefits"}, "response_url": self.slack.response_url("action"),
-            "actions": [{"type": "button", "action_id": "folio_private", "block_id": "p", "value": value,
-                         "action_ts": str(time.time())}],
-        }  # fmt: skip
+            "type": "block_actions",
+            "user": {"id": user, "team_id": TEAM},
+            "api_app_id": "A0FOLIO01",
+            "token": "legacy",
+            "trigger_id": f"tr.{next(_ids)}",
+            "team": {"id": TEAM, "domain": "folio-test"},
+            "container": {
+                "type": "message",
+                "message_ts": "1700000099.000001",
+                "channel_id": channel,
+                "is_ephemeral": True,
+            },
+            "channel": {"id": channel, "name": "benefits"},
+            "response_url": self.slack.response_url("action"),
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": "folio_private",
+                    "block_id": "p",
+                    "value": value,
+                    "action_ts": str(time.time()),
+                }
+            ],
+        }
         status, _ = await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         return status
 

@@ -58,8 +58,11 @@ def finance_seen(harness: Harness, *, since: int = 0) -> list[str]:
     """Finance passages in what the model was sent (from request `since` on)."""
     sent = [out for request in harness.model.requests[since:] for out in request.tool_outputs.values()]
     shown = [source for out in sent for source in shown_sources(out)]
-    return [source["title"] for source in shown
-            if source["container"] == "finance" or any(name in source["title"] for name in FINANCE_FILES)]  # fmt: skip
+    return [
+        source["title"]
+        for source in shown
+        if source["container"] == "finance" or any(name in source["title"] for name in FINANCE_FILES)
+    ]
 
 
 async def test_a_finance_member_gets_finance_documents_in_a_dm_and_a_non_member_does_not(app: Harness) -> None:
@@ -90,8 +93,14 @@ async def test_channels_keep_their_rule_whoever_asks(app: Harness) -> None:
 async def test_a_follow_up_is_answered_with_the_askers_scope_of_that_turn(app: Harness) -> None:
     ts = await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM)
     app.slack.usergroups[FINANCE_GROUP].users.remove(ALICE)
-    event = {"type": "subteam_members_changed", "subteam_id": FINANCE_GROUP, "team_id": "T0FOLIO01",
-             "added_users": [], "removed_users": [ALICE], "ts": "1800000000.000001"}  # fmt: skip
+    event = {
+        "type": "subteam_members_changed",
+        "subteam_id": FINANCE_GROUP,
+        "team_id": "T0FOLIO01",
+        "added_users": [],
+        "removed_users": [ALICE],
+        "ts": "1800000000.000001",
+    }
     await app.event(event)
     await app.settle()
     before = len(app.model.requests)
@@ -109,8 +118,7 @@ async def test_a_membership_change_takes_effect_within_the_ttl(
     fake_model.respond_with(searching_model)
     slack.add_usergroup(FINANCE_GROUP, "finance-team", [])
     clock = Clock()
-    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1,
-                           clock=clock) as app:  # fmt: skip
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1, clock=clock) as app:
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)
         slack.usergroups[FINANCE_GROUP].users.append(BOB)
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)  # within the TTL: the cached answer holds
@@ -118,8 +126,10 @@ async def test_a_membership_change_takes_effect_within_the_ttl(
         await ask_in_dm(app, QUESTION, user=BOB, channel=BOB_DM)
 
         assert [scope.containers for scope in app.retriever.scopes] == [
-            ("handbook",), ("handbook",), ("finance", "handbook")
-        ]  # fmt: skip
+            ("handbook",),
+            ("handbook",),
+            ("finance", "handbook"),
+        ]
         assert len(slack.calls_of("usergroups.users.list")) == 2  # replicas share the cache in Redis
 
 
@@ -139,8 +149,7 @@ async def test_slack_unreachable_falls_back_to_the_cached_membership(
     fake_model.respond_with(searching_model)
     slack.add_usergroup(FINANCE_GROUP, "finance-team", [ALICE])
     clock = Clock()
-    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1,
-                           clock=clock) as app:  # fmt: skip
+    async with running_app(slack, fake_model, redis_url, access_index, policy=POLICY, access_ttl=1, clock=clock) as app:
         await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM)
         clock.now += 1.1
         for method in ("usergroups.list", "usergroups.users.list"):

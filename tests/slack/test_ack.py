@@ -81,13 +81,27 @@ async def test_a_question_is_acknowledged_without_waiting_for_the_busy_loop_to_c
 ) -> None:
     async with running_app(slack, fake_model, redis_url, corpus_index, with_model=False) as harness:
         ts = user_ts()
-        question = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> Is there a deductible?", "ts": ts,
-                    "channel": CHANNEL, "team": TEAM, "user_team": TEAM}  # fmt: skip
+        question = {
+            "type": "app_mention",
+            "user": ALICE,
+            "text": f"<@{BOT_USER}> Is there a deductible?",
+            "ts": ts,
+            "channel": CHANNEL,
+            "team": TEAM,
+            "user_team": TEAM,
+        }
         await harness.mention("What does Northwind Standard cover?")  # warm: connections open, Bolt authorized
         await harness.settle()
         slack_side = Slack(harness.url)
-        chat = {"type": "message", "channel_type": "channel", "user": ALICE, "text": "lunch?", "ts": user_ts(),
-                "channel": CHANNEL, "team": TEAM}  # fmt: skip
+        chat = {
+            "type": "message",
+            "channel_type": "channel",
+            "user": ALICE,
+            "text": "lunch?",
+            "ts": user_ts(),
+            "channel": CHANNEL,
+            "team": TEAM,
+        }
         assert (await asyncio.to_thread(slack_side.post, envelope(chat)))[0] == 200  # not for Folio: the connection
         until = time.monotonic() + 12 * ROUND
         others = [asyncio.create_task(busy(until)) for _ in range(BUSY)]

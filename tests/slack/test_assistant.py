@@ -55,8 +55,9 @@ def assistant_event(kind: str, *, user: str, channel: str, thread_ts: str, viewi
 
 async def open_assistant(app: Harness, *, user: str, channel: str, viewing: str | None) -> str:
     thread_ts = user_ts()
-    await app.event(assistant_event("assistant_thread_started", user=user, channel=channel, thread_ts=thread_ts,
-                                    viewing=viewing))  # fmt: skip
+    await app.event(
+        assistant_event("assistant_thread_started", user=user, channel=channel, thread_ts=thread_ts, viewing=viewing)
+    )
     await app.settle()
     return thread_ts
 
@@ -75,8 +76,9 @@ async def test_a_new_assistant_thread_is_greeted_with_prompts_for_what_the_perso
 
 async def test_beside_a_connected_channel_they_belong_to_the_assistant_searches_that_channel(app: Harness) -> None:
     thread_ts = await open_assistant(app, user=ALICE, channel=ALICE_DM, viewing=None)
-    changed = assistant_event("assistant_thread_context_changed", user=ALICE, channel=ALICE_DM, thread_ts=thread_ts,
-                              viewing=FIN_CHANNEL)  # fmt: skip
+    changed = assistant_event(
+        "assistant_thread_context_changed", user=ALICE, channel=ALICE_DM, thread_ts=thread_ts, viewing=FIN_CHANNEL
+    )
     await app.event(changed)
 
     await ask_in_dm(app, QUESTION, user=ALICE, channel=ALICE_DM, thread_ts=thread_ts)
@@ -106,8 +108,7 @@ async def test_only_the_first_question_names_the_thread(app: Harness) -> None:
 
 
 async def test_agent_view_prompts_come_without_thread_ts_and_the_viewed_channel_is_per_person(app: Harness) -> None:
-    await app.event({"type": "app_home_opened", "user": ALICE, "channel": ALICE_DM, "tab": "messages",
-                     "ts": user_ts()})  # fmt: skip
+    await app.event({"type": "app_home_opened", "user": ALICE, "channel": ALICE_DM, "tab": "messages", "ts": user_ts()})
     await app.event({"type": "app_home_opened", "user": ALICE, "channel": ALICE_DM, "tab": "home", "ts": user_ts()})
     entity = {"type": "slack#/types/channel_id", "value": FIN_CHANNEL, "team_id": TEAM}
     await app.event({"type": "app_context_changed", "user": ALICE, "context": {"entities": [entity]}, "ts": user_ts()})

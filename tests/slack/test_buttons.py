@@ -124,8 +124,11 @@ async def test_buttons_on_a_deleted_conversation_say_so(harness: Harness) -> Non
 async def test_delete_also_removes_failure_messages_of_later_turns(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
-    fake_model.script(tools(search("balance billing protection")), reply("You are protected [S1]."),
-                      reply("Too late [S1].", latency=2))  # fmt: skip
+    fake_model.script(
+        tools(search("balance billing protection")),
+        reply("You are protected [S1]."),
+        reply("Too late [S1].", latency=2),
+    )
     async with running_app(slack, fake_model, redis_url, corpus_index, turn_timeout=1) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()

@@ -28,8 +28,13 @@ def folio_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack,
     with redis.Redis.from_url(redis_url) as shared:  # the command keeps its cache under the default prefix
         for key in shared.scan_iter("folio:access:*"):
             shared.delete(key)
-    for name, value in {"SLACK_BOT_TOKEN": slack.token, "SLACK_API_URL": slack.base_url, "REDIS_URL": redis_url,
-                        "FOLIO_SAMPLE_CORPUS": "false", "FOLIO_DATA_DIR": str(tmp_path / "data")}.items():  # fmt: skip
+    for name, value in {
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_API_URL": slack.base_url,
+        "REDIS_URL": redis_url,
+        "FOLIO_SAMPLE_CORPUS": "false",
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+    }.items():
         monkeypatch.setenv(name, value)
 
 

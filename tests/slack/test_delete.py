@@ -80,8 +80,12 @@ async def test_a_turn_whose_answer_slack_refused_has_its_responses_deleted(harne
 
 
 async def test_responses_of_failed_turns_are_deleted_with_those_of_answered_ones(harness: Harness) -> None:
-    harness.model.script(tools(search("balance billing protection")), reply("Protected [S1]."),
-                         tools(search("out of network")), error(500))  # fmt: skip
+    harness.model.script(
+        tools(search("balance billing protection")),
+        reply("Protected [S1]."),
+        tools(search("out of network")),
+        error(500),
+    )
     ts = await harness.mention(QUESTION)
     await harness.settle()
     harness.retriever.down = True

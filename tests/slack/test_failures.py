@@ -57,8 +57,13 @@ async def test_when_redis_is_down_the_thread_says_so(
         assert [status for status, _ in harness.responses] == [500, 200, 500]  # the `message` twin is the mention's
         assert harness.texts(ts) == []
 
-        mention = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> {QUESTION}", "ts": ts,
-                   "channel": CHANNEL}  # fmt: skip
+        mention = {
+            "type": "app_mention",
+            "user": ALICE,
+            "text": f"<@{BOT_USER}> {QUESTION}",
+            "ts": ts,
+            "channel": CHANNEL,
+        }
         assert await harness.event(mention, retry=3) == 200  # Slack's last try: the thread is told instead
         await harness.command("What is covered?")
         await harness.settle()

@@ -24,9 +24,15 @@ from tests.slack.conftest import running_app
 from tests.slack.harness import BOB, CHANNEL, Harness
 
 QUESTION = "What protection is there against balance billing?"
-OUTDATED = {"reason": {"reason": {"type": "radio_buttons", "selected_option": {
-    "text": {"type": "plain_text", "text": "Outdated"}, "value": "outdated"}}},
-    "comment": {"comment": {"type": "plain_text_input", "value": "That changed in 2026."}}}  # fmt: skip
+OUTDATED = {
+    "reason": {
+        "reason": {
+            "type": "radio_buttons",
+            "selected_option": {"text": {"type": "plain_text", "text": "Outdated"}, "value": "outdated"},
+        }
+    },
+    "comment": {"comment": {"type": "plain_text_input", "value": "That changed in 2026."}},
+}
 
 
 async def answered_thread(harness: Harness) -> tuple[str, str]:
@@ -57,7 +63,7 @@ async def test_a_thumbs_down_opens_a_form_and_its_reason_is_kept_with_the_answer
     assert await harness.submit(form, OUTDATED) == 200
     await harness.settle()
 
-    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
+    [record] = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)
     assert (record.rating, record.reason, record.comment) == ("not_helpful", "outdated", "That changed in 2026.")
     assert record.question == QUESTION and record.answer == "You are protected [1]."
     assert record.containers == ("benefits",) and record.profile == "fast" and record.pages
@@ -74,9 +80,9 @@ async def test_the_last_click_wins_and_each_person_has_their_own(harness: Harnes
     await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)
     assert sorted((r.user, r.rating) for r in records) == [("U0ALICE01", "helpful"), (BOB, "not_helpful")]
-    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.feedback_records) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel="C0OTHER001", store=harness.feedback_records) == []
 
 
 async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness, tmp_path: Path) -> None:
@@ -87,7 +93,7 @@ async def test_feedback_exports_as_golden_lines_that_eval_reads(harness: Harness
     await harness.submit(harness.slack.modals[0], OUTDATED, user=BOB)
     await harness.settle()
 
-    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)  # fmt: skip
+    records = await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records)
     lines = golden_lines(sorted(records, key=lambda r: r.rating))  # helpful first
     [question] = parse_golden(lines)  # eval skips the 👎 until its truth is written
 
@@ -106,13 +112,18 @@ async def test_deleting_the_conversation_deletes_its_feedback(harness: Harness) 
     await harness.click(ACTION_DELETE, thread_ts=ts, message_ts=answer_ts)
     await harness.settle()
 
-    assert await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records) == []  # fmt: skip
+    assert await feedback_records(Settings(), since=None, channel=None, store=harness.feedback_records) == []
 
 
 async def test_folio_feedback_lists_and_exports_what_people_said(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     async with running_app(slack, fake_model, redis_url, corpus_index, prefix="folio") as harness:  # `serve`'s keys
         ts, answer_ts = await answered_thread(harness)
         await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts)
@@ -132,9 +143,13 @@ async def test_folio_feedback_lists_and_exports_what_people_said(
 
 
 async def test_folio_feedback_outdated_lists_the_documents_flagged_with_their_threads(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    corpus_index: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     redis = Redis.from_url(redis_url)
     await redis.delete(*[key async for key in redis.scan_iter("folio:feedback:*")] or ["-"])  # other tests' verdicts
     await redis.aclose()
@@ -145,8 +160,11 @@ async def test_folio_feedback_outdated_lists_the_documents_flagged_with_their_th
         await harness.submit(slack.modals[0], OUTDATED)
         await harness.feedback("not_helpful", thread_ts=ts, message_ts=answer_ts, user=BOB)  # 👎, another reason
         await harness.settle()
-        await harness.submit(slack.modals[1], {**OUTDATED, "reason": {"reason": {"type": "radio_buttons",
-                             "selected_option": {"value": "wrong"}}}}, user=BOB)  # fmt: skip
+        await harness.submit(
+            slack.modals[1],
+            {**OUTDATED, "reason": {"reason": {"type": "radio_buttons", "selected_option": {"value": "wrong"}}}},
+            user=BOB,
+        )
         await harness.settle()
         cited = (await harness.store.load(harness.thread_key(ts))).turns[0].citations[0]
     monkeypatch.setenv("REDIS_URL", redis_url)

@@ -11,9 +11,13 @@ QUESTION = "What protection is there against balance billing?"
 
 
 async def test_links_the_model_writes_show_their_address_and_folios_posts_never_unfurl(harness: Harness) -> None:
-    harness.model.script(tools(search("balance billing protection")),
-                         reply("Protected [S1]. Sign in at [the benefits portal](https://evil.example/login) "
-                               "or <https://evil.example/x|the policy>."))  # fmt: skip
+    harness.model.script(
+        tools(search("balance billing protection")),
+        reply(
+            "Protected [S1]. Sign in at [the benefits portal](https://evil.example/login) "
+            "or <https://evil.example/x|the policy>."
+        ),
+    )
 
     ts = await harness.mention(QUESTION)
     await harness.settle()
@@ -39,8 +43,11 @@ async def test_citation_look_alikes_never_reach_the_thread(harness: Harness) -> 
 
 
 async def test_a_malformed_tool_call_is_answered_to_the_model_and_the_thread_gets_its_answer(harness: Harness) -> None:
-    harness.model.script(tools(raw_call("search_documents", '{"query": ' + "[" * 100_000)),
-                         tools(search("balance billing protection")), reply("Protected [S1]."))  # fmt: skip
+    harness.model.script(
+        tools(raw_call("search_documents", '{"query": ' + "[" * 100_000)),
+        tools(search("balance billing protection")),
+        reply("Protected [S1]."),
+    )
 
     ts = await harness.mention(QUESTION)
     await harness.settle()

@@ -39,10 +39,20 @@ def test_the_manifest_subscribes_to_what_the_listeners_handle() -> None:
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
 
-    assert events == {"app_mention", "message.channels", "message.groups", "message.im",
-                      "assistant_thread_started", "assistant_thread_context_changed", "app_home_opened",
-                      "app_context_changed", "subteam_members_changed", "subteam_updated", "channel_shared",
-                      "channel_unshared"}  # fmt: skip
+    assert events == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+        "message.im",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "app_home_opened",
+        "app_context_changed",
+        "subteam_members_changed",
+        "subteam_updated",
+        "channel_shared",
+        "channel_unshared",
+    }
     assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read"} <= scopes
     assert {"assistant:write", "usergroups:read", "channels:read", "groups:read"} <= scopes
     assert [command["command"] for command in manifest["features"]["slash_commands"]] == ["/ask"]

@@ -103,8 +103,10 @@ async def test_slack_down_uses_the_last_answer_and_with_none_refuses(
 async def test_a_group_slack_does_not_know_gives_nobody_anything(slack: FakeSlack, memberships: Memberships) -> None:
     slack.add_usergroup("S0OTHER01", "finance-tem", [ALICE])  # a typo on one side
 
-    assert await memberships.group_ids(TEAM, ["finance-team", "S0LEGAL01"]) == {"finance-team": None,
-                                                                                "S0LEGAL01": "S0LEGAL01"}  # fmt: skip
+    assert await memberships.group_ids(TEAM, ["finance-team", "S0LEGAL01"]) == {
+        "finance-team": None,
+        "S0LEGAL01": "S0LEGAL01",
+    }
     assert await groups(memberships, ALICE) == set()  # S0LEGAL01: no_such_subteam, an answer, not an outage
 
 
@@ -147,8 +149,14 @@ async def test_a_rate_limited_lookup_does_not_keep_the_person_waiting_for_retry_
     person's turn shows nothing meanwhile. A lookup gives up after a few seconds: the cached answer, or a refusal."""
     settings = Settings(slack_bot_token="xoxb-test-token", slack_api_url=slack.base_url)
     session = slack_http_session()
-    memberships = Memberships(redis, slack_client(settings, session), prefix=f"test-{uuid.uuid4().hex[:8]}:access",
-                              ttl=60, clock=clock, patience=0.5)  # fmt: skip
+    memberships = Memberships(
+        redis,
+        slack_client(settings, session),
+        prefix=f"test-{uuid.uuid4().hex[:8]}:access",
+        ttl=60,
+        clock=clock,
+        patience=0.5,
+    )
     try:
         slack.add_usergroup("S0FIN0001", "finance-team", [ALICE])
         assert await groups(memberships, ALICE) == {"finance-team"}
@@ -190,13 +198,19 @@ async def test_events_about_groups_nobody_looked_up_cost_no_slack_call(
 # Issue 18, item 3: a repeated cursor kept a turn calling Slack until its timeout (and the greeting for ever), and a
 # `members` string was matched as a substring and cached as membership.
 HOSTILE_MEMBERS = {
-    "a cursor that repeats": lambda params, answer: {"ok": True, "members": ["U0P000001"],
-                                                     "response_metadata": {"next_cursor": "5"}},
-    "a cursor that never ends": lambda params, answer: {"ok": True, "members": ["U0P000001"],
-                                                        "response_metadata": {"next_cursor": f"{params.get('cursor')}1"}},
+    "a cursor that repeats": lambda params, answer: {
+        "ok": True,
+        "members": ["U0P000001"],
+        "response_metadata": {"next_cursor": "5"},
+    },
+    "a cursor that never ends": lambda params, answer: {
+        "ok": True,
+        "members": ["U0P000001"],
+        "response_metadata": {"next_cursor": f"{params.get('cursor')}1"},
+    },
     "members as a string": lambda params, answer: {**answer, "members": f"U0P000001,{ALICE}"},
     "members holding an object": lambda params, answer: {**answer, "members": [{"id": ALICE}]},
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_MEMBERS.values(), ids=HOSTILE_MEMBERS.keys())

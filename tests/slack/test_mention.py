@@ -176,8 +176,12 @@ async def test_a_delivery_run_again_edits_the_message_its_first_attempt_showed(h
     ts = user_ts()
     assert harness.folio is not None
     shown = await harness.folio.slack.chat_postMessage(channel=CHANNEL, thread_ts=ts, text="Working on it…")
-    request = TurnRequest(thread=harness.thread_key(ts), question="What protection is there against balance billing?",
-                          user=ALICE, delivery="Ev0RESUMED")  # fmt: skip
+    request = TurnRequest(
+        thread=harness.thread_key(ts),
+        question="What protection is there against balance billing?",
+        user=ALICE,
+        delivery="Ev0RESUMED",
+    )
 
     noted: list[str] = []
 

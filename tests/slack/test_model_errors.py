@@ -106,8 +106,9 @@ async def test_a_thread_too_long_for_the_model_is_trimmed_and_answered(harness: 
     await harness.settle()
     harness.model.script(
         error(400, "context_length_exceeded", kind="invalid_request_error", param="input", message=too_long),
-        tools(search("out of network")), reply("Also protected out of network [S2]."),
-    )  # fmt: skip
+        tools(search("out of network")),
+        reply("Also protected out of network [S2]."),
+    )
 
     await harness.mention("And out of network?", thread_ts=ts)
     await harness.settle()
@@ -120,8 +121,13 @@ async def test_a_thread_too_long_for_the_model_is_trimmed_and_answered(harness: 
 
 
 async def test_a_thread_still_too_long_after_trimming_says_to_start_afresh(harness: Harness) -> None:
-    too_long = error(400, "context_length_exceeded", kind="invalid_request_error", param="input",
-                     message="Your input exceeds the context window of this model.")  # fmt: skip
+    too_long = error(
+        400,
+        "context_length_exceeded",
+        kind="invalid_request_error",
+        param="input",
+        message="Your input exceeds the context window of this model.",
+    )
     harness.model.script(too_long, too_long)
 
     ts = await harness.mention(QUESTION)

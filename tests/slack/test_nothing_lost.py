@@ -50,14 +50,22 @@ async def test_redis_killed_mid_turn_nothing_is_lost_and_the_thread_answers_agai
 
     fake_model.respond_with(respond)
     with RedisProcess(tmp_path / "redis") as redis:
-        async with running_app(slack, fake_model, redis_url, corpus_index, redis=redis.url, lock_lease=LEASE,
-                               production_client=True) as harness:  # fmt: skip
+        async with running_app(
+            slack, fake_model, redis_url, corpus_index, redis=redis.url, lock_lease=LEASE, production_client=True
+        ) as harness:
             ts = await harness.mention(QUESTION)
             await wait_until(writing.is_set)
             redis.kill()
             killed = time.monotonic()
-            follow_up = {"type": "message", "channel": CHANNEL, "channel_type": "channel", "user": ALICE,
-                         "text": "And for out-of-network care?", "ts": user_ts(), "thread_ts": ts}  # fmt: skip
+            follow_up = {
+                "type": "message",
+                "channel": CHANNEL,
+                "channel_type": "channel",
+                "user": ALICE,
+                "text": "And for out-of-network care?",
+                "ts": user_ts(),
+                "thread_ts": ts,
+            }
             assert await harness.event(follow_up) == 500  # Redis cannot record it: not acknowledged, Slack retries
             release.set()  # the first turn ends while Redis is down: the model's response cannot be recorded
             await wait_until(lambda: harness.texts(ts) == [messages.STORE_DOWN])  # so it says so: told, not lost
@@ -115,8 +123,9 @@ async def test_a_turn_that_dies_with_every_worker_is_told_after_three_attempts_n
     thread = ThreadKey(team=TEAM, channel=CHANNEL, thread_ts=user_ts())
     request = TurnRequest(thread=thread, question=QUESTION, user=ALICE, delivery=f"message:{thread.thread_ts}")
     try:  # accepted by a worker that died, then claimed by two more that died too
-        lock = await store.accept(thread, delivery=request.delivery, request=request.to_json(), owner="w1#1",
-                                  new=None, reply=False)  # fmt: skip
+        lock = await store.accept(
+            thread, delivery=request.delivery, request=request.to_json(), owner="w1#1", new=None, reply=False
+        )
         assert lock is not None
         for _ in range(2):
             await asyncio.sleep(lease + 0.1)

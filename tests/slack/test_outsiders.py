@@ -41,8 +41,7 @@ def says_nothing_internal(text: str) -> bool:
 
 async def test_an_outsider_opening_the_assistant_is_greeted_with_nothing_internal_and_no_prompts(app: Harness) -> None:
     thread_ts = await open_assistant(app, user=GUEST, channel=GUEST_DM, viewing=CHANNEL)
-    await app.event({"type": "app_home_opened", "user": GUEST, "channel": GUEST_DM, "tab": "messages",
-                     "ts": user_ts()})  # fmt: skip
+    await app.event({"type": "app_home_opened", "user": GUEST, "channel": GUEST_DM, "tab": "messages", "ts": user_ts()})
     await app.settle()
 
     [greeting] = app.texts(thread_ts, GUEST_DM)
@@ -56,8 +55,10 @@ async def test_an_insider_still_gets_the_greeting_and_prompts(app: Harness) -> N
     assert app.slack.calls_of("assistant.threads.setSuggestedPrompts") != []
 
 
-@pytest.mark.parametrize(("text", "channel"), [("access", GUEST_DM), ("access", CHANNEL), ("help", GUEST_DM),
-                                               ("help", CHANNEL), ("", CHANNEL)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "channel"),
+    [("access", GUEST_DM), ("access", CHANNEL), ("help", GUEST_DM), ("help", CHANNEL), ("", CHANNEL)],
+)
 async def test_ask_access_and_help_tell_an_outsider_nothing_internal(app: Harness, text: str, channel: str) -> None:
     _, body = await app.command(text, channel=channel, user=GUEST)
     await app.settle()

@@ -71,9 +71,11 @@ def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def script_two_turns(fake: FakeResponses) -> None:
     fake.script(
-        tools(search("balance billing protection")), reply("You are protected from balance billing [S1]."),
-        tools(search("balance billing out of network")), reply("Yes, out of network too [S1]."),
-    )  # fmt: skip
+        tools(search("balance billing protection")),
+        reply("You are protected from balance billing [S1]."),
+        tools(search("balance billing out of network")),
+        reply("Yes, out of network too [S1]."),
+    )
 
 
 def user_texts(request: Request) -> list[str]:
@@ -100,8 +102,9 @@ async def test_a_llama_cpp_server_answers_a_question_and_its_follow_up_learning_
     script_two_turns(llama)
     llama.script(tools(search("network")), reply("In a second thread too [S1]."))
     caplog.set_level(logging.WARNING)
-    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                        openai_base_url=llama.base_url) as harness:  # fmt: skip
+    async with folio_on(
+        slack, llama, redis_url, corpus_index, openai_api_key="not-needed", openai_base_url=llama.base_url
+    ) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()
         await harness.message(FOLLOW_UP, thread_ts=ts)
@@ -129,8 +132,9 @@ async def test_deleting_a_thread_whose_first_response_auto_made_before_learning_
     # Auto mode: the thread's first call went out before Folio learned llama-server keeps nothing, so its id was
     # recorded; llama-server has no such response (DELETE answers 404), so none was deleted there.
     llama.script(tools(search("balance billing protection")), reply("You are protected from balance billing [S1]."))
-    async with folio_on(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                        openai_base_url=llama.base_url) as harness:  # fmt: skip
+    async with folio_on(
+        slack, llama, redis_url, corpus_index, openai_api_key="not-needed", openai_base_url=llama.base_url
+    ) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()
         conversation = await harness.store.load(harness.thread_key(ts))
@@ -201,8 +205,15 @@ async def test_with_folio_model_state_server_a_server_that_keeps_nothing_is_name
 ) -> None:
     llama.script(tools(search("balance billing protection")))
     caplog.set_level(logging.INFO)
-    texts = await asked_once(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                             openai_base_url=llama.base_url, folio_model_state="server")  # fmt: skip
+    texts = await asked_once(
+        slack,
+        llama,
+        redis_url,
+        corpus_index,
+        openai_api_key="not-needed",
+        openai_base_url=llama.base_url,
+        folio_model_state="server",
+    )
 
     assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == [LLAMA_NO_PREVIOUS]
     logged = errors_logged(caplog)
@@ -213,8 +224,15 @@ async def test_the_code_interpreter_left_on_for_a_llama_cpp_server_names_the_set
     slack: FakeSlack, llama: FakeResponses, redis_url: str, corpus_index: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    texts = await asked_once(slack, llama, redis_url, corpus_index, openai_api_key="not-needed",
-                             openai_base_url=llama.base_url, folio_code_interpreter=True)  # fmt: skip
+    texts = await asked_once(
+        slack,
+        llama,
+        redis_url,
+        corpus_index,
+        openai_api_key="not-needed",
+        openai_base_url=llama.base_url,
+        folio_code_interpreter=True,
+    )
 
     assert texts == [messages.MODEL_MISCONFIGURED] and llama.refused == ["'type' of tool must be 'function'"]
     logged = errors_logged(caplog)

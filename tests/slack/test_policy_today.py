@@ -227,8 +227,14 @@ async def test_an_edit_of_channels_yaml_reaches_the_next_turn_without_a_restart_
 ) -> None:
     policy_file = tmp_path / "channels.yaml"
     policy_file.write_text(yaml.safe_dump(POLICY))
-    fake_model.script(tools(search("balance billing protection")), reply("Protected [S1]."),
-                      tools(search("out of network")), reply(NOT_FOR_HR), tools(search("labs")), reply(NOT_FOR_HR))  # fmt: skip
+    fake_model.script(
+        tools(search("balance billing protection")),
+        reply("Protected [S1]."),
+        tools(search("out of network")),
+        reply(NOT_FOR_HR),
+        tools(search("labs")),
+        reply(NOT_FOR_HR),
+    )
     async with running_app(slack, fake_model, redis_url, corpus_index, policy_file=policy_file) as harness:
         ts = await harness.mention(QUESTION)
         await harness.settle()

@@ -111,8 +111,7 @@ async def test_the_asker_who_left_the_channel_is_refused(app: Harness, clock: Cl
     clock.now += 301
     asked = len(app.model.requests)
 
-    await app.private_click(json.dumps({"thread": [TEAM, FIN_CHANNEL, ts], "turn": 0}), user=ALICE,
-                            channel=FIN_CHANNEL)  # fmt: skip
+    await app.private_click(json.dumps({"thread": [TEAM, FIN_CHANNEL, ts], "turn": 0}), user=ALICE, channel=FIN_CHANNEL)
     await app.settle()
 
     assert dms_to(app, ALICE) == [] and len(app.model.requests) == asked
@@ -131,8 +130,16 @@ async def test_another_member_cannot_take_the_askers_private_answer(app: Harness
     assert app.ephemeral(ALICE)[-1].startswith(REFUSED)
 
 
-@pytest.mark.parametrize("value", ["not json", "[]", '{"thread": "x", "turn": 0}', '{"thread": [1, 2], "turn": 0}',
-                                   '{"thread": ["T", "C", "1.2"], "turn": "zero"}'])  # fmt: skip
+@pytest.mark.parametrize(
+    "value",
+    [
+        "not json",
+        "[]",
+        '{"thread": "x", "turn": 0}',
+        '{"thread": [1, 2], "turn": 0}',
+        '{"thread": ["T", "C", "1.2"], "turn": "zero"}',
+    ],
+)
 async def test_a_malformed_value_is_refused_visibly(app: Harness, value: str) -> None:
     await app.private_click(value, user=BOB)
     await app.settle()

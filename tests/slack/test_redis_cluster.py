@@ -45,8 +45,9 @@ async def keys_of(cluster: ThreeNodeCluster, prefix: str) -> list[str]:
 async def test_a_thread_on_a_cluster_is_answered_continued_in_order_and_deleted(
     cluster: ThreeNodeCluster, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
-    async with running_app(slack, fake_model, redis_url, corpus_index, redis=cluster.url, redis_options=CLUSTER,
-                           prefix="clustered") as harness:  # fmt: skip
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, redis=cluster.url, redis_options=CLUSTER, prefix="clustered"
+    ) as harness:
         assert harness.store.cluster
         harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
         ts = await harness.mention(QUESTION)
@@ -55,8 +56,9 @@ async def test_a_thread_on_a_cluster_is_answered_continued_in_order_and_deleted(
         assert "You are protected <https://docs.example/" in answer and "#page=" in answer
 
         harness.model.script(reply("First follow-up [S1].", latency=0.3), reply("Second follow-up [S1]."))
-        await asyncio.gather(harness.message("And for specialists?", thread_ts=ts),
-                             harness.message("And for labs?", thread_ts=ts))  # fmt: skip
+        await asyncio.gather(
+            harness.message("And for specialists?", thread_ts=ts), harness.message("And for labs?", thread_ts=ts)
+        )
         await harness.settle()
         first, second = harness.model.requests[-2], harness.model.requests[-1]
         assert second.body["previous_response_id"] != first.body["previous_response_id"]
@@ -84,8 +86,14 @@ async def outage_then_back(harness: Harness, cluster: ThreeNodeCluster, node: in
     event once more as Slack's retry does; the mention's ts and the first delivery's HTTP status."""
     cluster.kill(node)
     ts = "1800000099.000001"
-    event = {"type": "app_mention", "channel": CHANNEL, "user": ALICE, "text": f"<@{BOT_USER}> {QUESTION}", "ts": ts,
-             "team": TEAM}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "channel": CHANNEL,
+        "user": ALICE,
+        "text": f"<@{BOT_USER}> {QUESTION}",
+        "ts": ts,
+        "team": TEAM,
+    }
     status = await harness.event(event, event_id="EvOutage1")
     await harness.settle()
     with pytest.raises(StoreUnavailable):  # /readyz: 503, naming Redis
@@ -100,8 +108,16 @@ async def outage_then_back(harness: Harness, cluster: ThreeNodeCluster, node: in
 async def test_a_node_restarted_mid_run_loses_no_turn_in_silence_and_the_next_turn_works(
     cluster: ThreeNodeCluster, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
-    async with running_app(slack, fake_model, redis_url, corpus_index, redis=cluster.url, redis_options=CLUSTER,
-                           prefix="restarted", lock_lease=2) as harness:  # fmt: skip
+    async with running_app(
+        slack,
+        fake_model,
+        redis_url,
+        corpus_index,
+        redis=cluster.url,
+        redis_options=CLUSTER,
+        prefix="restarted",
+        lock_lease=2,
+    ) as harness:
         harness.model.script(tools(search("balance billing")), reply("Before [S1]."))
         before = await harness.mention(QUESTION)
         await harness.settle()

@@ -29,8 +29,9 @@ async def test_a_turn_is_answered_with_redis_over_tls(
     tls_redis: TlsRedis, slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     options = RedisOptions(ca_file=tls_redis.ca_file)
-    async with running_app(slack, fake_model, redis_url, corpus_index, redis=tls_redis.url,
-                           redis_options=options) as harness:  # fmt: skip
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, redis=tls_redis.url, redis_options=options
+    ) as harness:
         harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
         ts = await harness.mention("What protection is there against balance billing?")
         await harness.settle()
@@ -74,13 +75,18 @@ def test_doctor_says_tls_and_names_the_ca_file_when_the_certificate_is_not_trust
     assert unchecked["summary"].startswith(f"REDIS_URL {tls_redis.url} (single server, TLS without certificate check)")
 
 
-@pytest.mark.parametrize("query", ["ssl_cert_reqs=none", "ssl_check_hostname=false", "ssl_ca_certs=/tmp/any.pem",
-                                   "db=0&SSL_CERT_REQS=optional"])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    ["ssl_cert_reqs=none", "ssl_check_hostname=false", "ssl_ca_certs=/tmp/any.pem", "db=0&SSL_CERT_REQS=optional"],
+)
 @pytest.mark.slow  # runs a converter or a program
 def test_tls_options_in_the_url_are_refused_naming_the_settings_that_say_them(
-    query: str, tls_redis: TlsRedis, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    query: str,
+    tls_redis: TlsRedis,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """redis-py lets URL query options override the arguments given beside the URL: `?ssl_cert_reqs=none` turned
     the certificate check off while doctor said "TLS". Folio's TLS settings are REDIS_TLS_VERIFY / _CA_FILE only."""
     monkeypatch.chdir(tmp_path)
@@ -105,8 +111,9 @@ async def test_a_turn_is_answered_on_a_cluster_over_tls(
     files = write_certificates(tmp_path)
     with ThreeNodeCluster(tmp_path / "cluster", binary=binary, tls=files) as cluster:
         options = RedisOptions(cluster=True, ca_file=files[0])
-        async with running_app(slack, fake_model, redis_url, corpus_index, redis=cluster.url,
-                               redis_options=options) as harness:  # fmt: skip
+        async with running_app(
+            slack, fake_model, redis_url, corpus_index, redis=cluster.url, redis_options=options
+        ) as harness:
             harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."))
             ts = await harness.mention("What protection is there against balance billing?")
             await harness.settle()

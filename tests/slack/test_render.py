@@ -166,8 +166,14 @@ def test_a_streamed_answer_ends_with_its_notices_sources_filters_and_buttons() -
 
 
 def test_a_source_title_with_line_breaks_or_slack_syntax_stays_one_inert_link() -> None:
-    hostile = Citation(label=1, file="memo.pdf", title="Memo\n<!channel> |evil>\r\n2026", page=2, container="benefits",
-                       url="https://docs.example.com/memo.pdf#page=2")  # fmt: skip
+    hostile = Citation(
+        label=1,
+        file="memo.pdf",
+        title="Memo\n<!channel> |evil>\r\n2026",
+        page=2,
+        container="benefits",
+        url="https://docs.example.com/memo.pdf#page=2",
+    )
     blocks = valid(render_answer(cited("Yes [1].", hostile), scope=SCOPE, turn_index=0).block_dicts())
 
     source = "[1] <https://docs.example.com/memo.pdf#page=2|Memo &lt;!channel&gt; |evil&gt; 2026>, page 2 · benefits"

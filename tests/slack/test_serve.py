@@ -24,26 +24,39 @@ CHANNELS = "tag_keys: [department]\nchannels:\n  C0SAMPLE01:\n    container: sam
 
 
 @pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses,
-                redis_url: str) -> None:  # fmt: skip
+def environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, fake_model: FakeResponses, redis_url: str
+) -> None:
     (tmp_path / "channels.yaml").write_text(CHANNELS)
     for name, value in {
-        "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
-        "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": fake_model.base_url, "FOLIO_CODE_INTERPRETER": "false",
-        "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake",
+        "OPENAI_BASE_URL": fake_model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false",
+        "REDIS_URL": redis_url,
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
         "FOLIO_DOCS_BASE_URL": "https://files.example/docs",
-    }.items():  # fmt: skip
+    }.items():
         monkeypatch.setenv(name, value)
 
 
-async def test_folio_serve_answers_a_mention_over_signed_http(environment: None, slack: FakeSlack,
-                                                              fake_model: FakeResponses) -> None:  # fmt: skip
+async def test_folio_serve_answers_a_mention_over_signed_http(
+    environment: None, slack: FakeSlack, fake_model: FakeResponses
+) -> None:
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
     await wait_until(lambda: ports or server.done())
-    event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund policy?", "ts": "1800.000001",
-             "channel": "C0SAMPLE01", "event_ts": "1800.000001"}  # fmt: skip
+    event = {
+        "type": "app_mention",
+        "user": "U0ALICE01",
+        "text": f"<@{BOT_USER}> refund policy?",
+        "ts": "1800.000001",
+        "channel": "C0SAMPLE01",
+        "event_ts": "1800.000001",
+    }
     body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": "EvServe1", "event": event})
 
     async with aiohttp.ClientSession() as http:
@@ -89,8 +102,14 @@ async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
         stop = asyncio.Event()
         server = asyncio.create_task(serve(load_settings(None), stop=stop))
         await wait_until(lambda: socket.connected or server.done())
-        event = {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund policy?",
-                 "ts": "1800.000002", "channel": "C0SAMPLE01", "event_ts": "1800.000002"}  # fmt: skip
+        event = {
+            "type": "app_mention",
+            "user": "U0ALICE01",
+            "text": f"<@{BOT_USER}> refund policy?",
+            "ts": "1800.000002",
+            "channel": "C0SAMPLE01",
+            "event_ts": "1800.000002",
+        }
 
         envelope_id = await asyncio.to_thread(socket.send_event, event)
         await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000002"))
@@ -121,9 +140,14 @@ ACCESS_CHANNELS = CHANNELS + "access:\n  groups:\n    finance-team: [finance]\n 
     ],
 )
 async def test_folio_serve_reports_the_policys_group_handles_it_cannot_resolve_at_start(
-    environment: None, slack: FakeSlack, tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture,
-    failure: str | None, logged: str,
-) -> None:  # fmt: skip
+    environment: None,
+    slack: FakeSlack,
+    tmp_path: Path,
+    redis_url: str,
+    caplog: pytest.LogCaptureFixture,
+    failure: str | None,
+    logged: str,
+) -> None:
     (tmp_path / "channels.yaml").write_text(ACCESS_CHANNELS)
     with redis.Redis.from_url(redis_url) as shared:  # serve keeps its cache under the default prefix
         for key in shared.scan_iter("folio:access:*"):

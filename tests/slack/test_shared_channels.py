@@ -62,8 +62,9 @@ async def test_a_person_of_another_organisation_gets_no_passages_in_a_channel_or
     harness.slack.add_user(GUEST)
 
     ts = await harness.mention("What protection is there against balance billing?", user=GUEST)
-    dm = await harness.message("What protection is there?", channel=DM, channel_type="im", user=GUEST,
-                               user_team=None)  # no team in the event: users.info says  # fmt: skip
+    dm = await harness.message(
+        "What protection is there?", channel=DM, channel_type="im", user=GUEST, user_team=None
+    )  # no team in the event: users.info says
     await harness.settle()
 
     assert [call["user"] for call in harness.slack.calls_of("users.info")] == [GUEST]
@@ -83,8 +84,10 @@ async def test_a_person_named_by_an_access_rule_gets_only_their_named_containers
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     slack.add_user(GUEST)
-    policy = {"channels": {CHANNEL: {"container": "benefits"}},
-              "access": {"users": {GUEST: ["benefits"]}, "default": ["handbook"]}}  # fmt: skip
+    policy = {
+        "channels": {CHANNEL: {"container": "benefits"}},
+        "access": {"users": {GUEST: ["benefits"]}, "default": ["handbook"]},
+    }
     async with running_app(slack, fake_model, redis_url, corpus_index, policy=policy) as harness:
         harness.model.script(*answer_script())
         dm = await harness.message("What protection is there?", channel=DM, channel_type="im", user=GUEST)
@@ -110,16 +113,24 @@ async def test_channel_shared_and_unshared_events_refresh_the_cached_answer(harn
     assert "You are protected" in harness.texts(first)[0]
 
     harness.slack.share_channel(CHANNEL)
-    await harness.event({"type": "channel_shared", "connected_team_id": PARTNER, "channel": CHANNEL,
-                         "ts": "1800000000.000001"})  # fmt: skip
+    await harness.event(
+        {"type": "channel_shared", "connected_team_id": PARTNER, "channel": CHANNEL, "ts": "1800000000.000001"}
+    )
     await harness.settle()
     second = await harness.mention("And out of network?")
     await harness.settle()
     assert harness.texts(second) == [SHARED_REFUSAL]
 
     harness.slack.shared_with.pop(CHANNEL)
-    await harness.event({"type": "channel_unshared", "previously_connected_team_id": PARTNER, "channel": CHANNEL,
-                         "is_ext_shared": False, "ts": "1800000000.000002"})  # fmt: skip
+    await harness.event(
+        {
+            "type": "channel_unshared",
+            "previously_connected_team_id": PARTNER,
+            "channel": CHANNEL,
+            "is_ext_shared": False,
+            "ts": "1800000000.000002",
+        }
+    )
     await harness.settle()
     harness.model.script(*answer_script())
     third = await harness.mention("What protection is there?")

@@ -32,8 +32,9 @@ LONG = (
 
 
 @pytest.fixture
-async def streaming(slack: FakeSlack, fake_model: FakeResponses, redis_url: str,
-                    corpus_index: Path) -> AsyncIterator[Harness]:  # fmt: skip
+async def streaming(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> AsyncIterator[Harness]:
     async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True) as running:
         yield running
 
@@ -74,9 +75,11 @@ async def test_a_mention_streams_its_steps_then_its_answer_and_ends_with_sources
     assert card_titles(views[0]) == [(messages.WORKING, "in_progress")]  # something shows at once
     final = views[-1]
     assert [title for title, _ in card_titles(final)] == [
-        messages.WORKING, messages.PROGRESS_REWRITE, "Searching: balance billing protection",
+        messages.WORKING,
+        messages.PROGRESS_REWRITE,
+        "Searching: balance billing protection",
         "Searching: surprise bills out of network",
-    ]  # fmt: skip
+    ]
     assert {status for _, status in card_titles(final)} == {"complete"} and not final.streaming
     rewrite_card, search_card = final.tasks[1], final.tasks[2]
     assert rewrite_card["details"] == "balance billing protection"
@@ -211,7 +214,7 @@ async def test_an_answer_longer_than_a_stream_holds_is_shown_whole_and_the_works
     [text] = streaming.texts(ts)
     assert "The end of the answer <https://docs.example/" in text and text.count("Emergency care is covered") == (
         long.count("Emergency care is covered")
-    )  # fmt: skip
+    )
     streaming.model.script(reply("Still protected [S1]."))
     await streaming.message("And out of network?", thread_ts=ts)
     await streaming.settle()

@@ -24,8 +24,9 @@ TIER = 30  # appendStream calls a minute: Slack's tier is 100+, a lower one keep
 
 
 @pytest.fixture
-async def streaming(slack: FakeSlack, fake_model: FakeResponses, redis_url: str,
-                    corpus_index: Path) -> AsyncIterator[Harness]:  # fmt: skip
+async def streaming(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
+) -> AsyncIterator[Harness]:
     async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True) as running:
         yield running
 
@@ -74,11 +75,15 @@ async def test_streams_at_once_share_the_workspaces_appends_and_none_meets_429(
 ) -> None:
     slack.tier("chat.appendStream", per_window=TIER, window=60.0)  # Slack's rule: past the tier, HTTP 429
     fake_model.respond_with(  # a search, then the answer
-        lambda request: reply(SENTENCE * 3, token_delay=0.01) if request.tool_outputs
-        else tools(search("balance billing protection"))
-    )  # fmt: skip
-    async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True,
-                           folio_stream_appends_per_minute=TIER) as app:  # fmt: skip
+        lambda request: (
+            reply(SENTENCE * 3, token_delay=0.01)
+            if request.tool_outputs
+            else tools(search("balance billing protection"))
+        )
+    )
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, streaming=True, folio_stream_appends_per_minute=TIER
+    ) as app:
         started = time.monotonic()
         asked = await asyncio.gather(*(app.mention(f"Question {n}?") for n in range(10)))
         await app.settle()

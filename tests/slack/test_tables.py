@@ -51,16 +51,19 @@ async def test_a_streamed_table_is_never_seen_half_written(
     slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path
 ) -> None:
     async with running_app(slack, fake_model, redis_url, corpus_index, streaming=True) as harness:
-        harness.model.script(tools(search("plan deductible")),
-                             reply("".join(LONG_TABLE), tokens=LONG_TABLE, token_delay=0.05))  # fmt: skip
+        harness.model.script(
+            tools(search("plan deductible")), reply("".join(LONG_TABLE), tokens=LONG_TABLE, token_delay=0.05)
+        )
         ts = await harness.mention("How do the plans compare?")
         await harness.settle()
 
         [message] = [m for m in slack.thread(CHANNEL, ts) if m.ts != ts]
         seen = [view.markdown for view in slack.views_of(CHANNEL, message.ts) if "| Plan" in view.markdown]
         assert seen and all("| Plan 11 |" in markdown for markdown in seen)
-        assert any("A long comparison" in view.markdown and "| Plan" not in view.markdown
-                   for view in slack.views_of(CHANNEL, message.ts))  # the text before it did stream  # fmt: skip
+        assert any(
+            "A long comparison" in view.markdown and "| Plan" not in view.markdown
+            for view in slack.views_of(CHANNEL, message.ts)
+        )  # the text before it did stream
 
 
 async def test_the_fake_slack_refuses_a_markdown_block_over_its_limit() -> None:

@@ -25,8 +25,11 @@ from tests.slack.harness import ALICE, BOB, CHANNEL, DM, Harness
 
 LEASE_FACT = "The notice period of the Harbour Street lease is ninety days"
 QUESTION = "What is the notice period in this lease?"
-OTHER_PAGES = ("The landlord is Quayside Estates and the tenant is Folio Books.", "",
-               "Rent of 2,400 euros is paid on the first working day of each month.")  # fmt: skip
+OTHER_PAGES = (
+    "The landlord is Quayside Estates and the tenant is Folio Books.",
+    "",
+    "Rent of 2,400 euros is paid on the first working day of each month.",
+)
 
 
 def lease_pdf(pages: int = 2) -> bytes:
@@ -91,8 +94,9 @@ async def test_another_thread_and_another_persons_dm_cannot_find_a_threads_file(
             tools(search("Harbour Street lease notice period ninety days")), reply("[NOT_IN_DOCUMENTS]")
         )
     elsewhere = await harness.mention("What is the notice period of the Harbour Street lease?")
-    bobs = await harness.message("Harbour Street lease notice period?", channel="D0BOB00001", channel_type="im",
-                                 user=BOB)  # fmt: skip
+    bobs = await harness.message(
+        "Harbour Street lease notice period?", channel="D0BOB00001", channel_type="im", user=BOB
+    )
     await harness.settle()
 
     own = files_container(harness.thread_key(first))
@@ -145,8 +149,9 @@ async def test_read_document_is_offered_only_in_a_thread_with_files(harness: Har
     await harness.settle()
 
     assert all(tool.get("name") != "read_document" for tool in harness.model.requests[0].body["tools"])
-    [output] = [item["output"] for item in harness.model.requests[1].body["input"]
-                if item.get("type") == "function_call_output"]  # fmt: skip
+    [output] = [
+        item["output"] for item in harness.model.requests[1].body["input"] if item.get("type") == "function_call_output"
+    ]
     assert "No file named" in output and harness.texts(ts)
 
 
@@ -331,11 +336,11 @@ async def test_a_screenshot_is_read_through_ocr_and_cited(harness: Harness, tmp_
     harness.model.script(tools(search("Bramblewood Supplies invoice due")), reply("On 15 January [S1]."))
     [picture] = made_files.picture_pages([(made_files.PICTURE_FACT, *made_files.FILLER)])
     picture.save(tmp_path / "screenshot.png")  # no resolution, as screenshots are saved
-    shared = harness.slack.add_file("Screenshot 2026-12-02.png", (tmp_path / "screenshot.png").read_bytes(),
-                                    user=ALICE, mimetype="image/png")  # fmt: skip
+    shared = harness.slack.add_file(
+        "Screenshot 2026-12-02.png", (tmp_path / "screenshot.png").read_bytes(), user=ALICE, mimetype="image/png"
+    )
 
-    ts = await harness.message("When is the Bramblewood invoice due?", channel=DM, channel_type="im",
-                               files=[shared])  # fmt: skip
+    ts = await harness.message("When is the Bramblewood invoice due?", channel=DM, channel_type="im", files=[shared])
     await harness.settle()
 
     [answer] = harness.texts(ts, channel=DM)

@@ -41,8 +41,11 @@ async def thread_keys_left(redis: Redis, store: ConversationStore, thread: Threa
 
 
 async def test_a_reply_in_a_thread_an_older_folio_answered_continues_it(harness: Harness) -> None:
-    harness.model.script(tools(search("balance billing protection")), reply("You are protected [S1]."),
-                         reply("Yes, in network only [S1]."))  # fmt: skip
+    harness.model.script(
+        tools(search("balance billing protection")),
+        reply("You are protected [S1]."),
+        reply("Yes, in network only [S1]."),
+    )
     ts = await harness.mention(QUESTION)
     await harness.settle()
     thread = harness.thread_key(ts)
@@ -57,8 +60,9 @@ async def test_a_reply_in_a_thread_an_older_folio_answered_continues_it(harness:
     assert "in network only" in harness.texts(ts)[-1]
     conversation = await harness.store.load(thread)
     assert conversation is not None and [turn.question for turn in conversation.turns] == [
-        QUESTION, "Does that hold out of network?"
-    ]  # fmt: skip
+        QUESTION,
+        "Does that hold out of network?",
+    ]
     redis, _ = harness.store.keyspace("x")
     left = await thread_keys_left(redis, harness.store, thread)
     assert sorted(left) == sorted(vars(thread_keys(harness.store.keyspace("x")[1][: -len(":x")], thread)).values())

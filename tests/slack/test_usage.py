@@ -41,11 +41,15 @@ class Metered:
             tokens_in = self.random.randint(200, 900)
             cached, tokens_out = self.random.randint(0, tokens_in // 2), self.random.randint(10, 80)
             self.input, self.cached, self.output, self.calls = (
-                self.input + tokens_in, self.cached + cached, self.output + tokens_out, self.calls + 1,
-            )  # fmt: skip
+                self.input + tokens_in,
+                self.cached + cached,
+                self.output + tokens_out,
+                self.calls + 1,
+            )
         base = reply("Covered in network [S1].") if request.tool_outputs else tools(search("network coverage"))
-        return Step(calls=base.calls, text=base.text, input_tokens=tokens_in, cached_tokens=cached,
-                    output_tokens=tokens_out)  # fmt: skip
+        return Step(
+            calls=base.calls, text=base.text, input_tokens=tokens_in, cached_tokens=cached, output_tokens=tokens_out
+        )
 
 
 def total_tokens() -> tuple[float, float, float]:
@@ -68,8 +72,10 @@ async def test_usage_by_user_equals_what_the_model_reported_over_two_workers(
     before = total_tokens()
     asked: dict[str, int] = {}
     async with AsyncExitStack() as stack:
-        workers = [await stack.enter_async_context(running_app(slack, fake_model, redis_url, corpus_index,
-                                                               prefix="folio")) for _ in range(2)]  # fmt: skip
+        workers = [
+            await stack.enter_async_context(running_app(slack, fake_model, redis_url, corpus_index, prefix="folio"))
+            for _ in range(2)
+        ]
         for number, (user, worker) in enumerate(zip(itertools.cycle(USERS), itertools.cycle(workers))):
             if number == 30:
                 break
@@ -103,10 +109,28 @@ async def test_usage_by_user_equals_what_the_model_reported_over_two_workers(
     assert await asyncio.to_thread(main, ["usage", "--by", "channel"]) == 0
     printed = capsys.readouterr().out.splitlines()
     dollars = (metered.input * 2 + metered.output * 8) / 1_000_000
-    assert printed[0].split() == ["channel", "turns", "model", "calls", "searches", "input", "cached", "output", "est.",
-                                  "cost"]  # fmt: skip
-    assert printed[1].split() == [CHANNEL, "30", "60", "30", f"{metered.input:,}", f"{metered.cached:,}",
-                                  f"{metered.output:,}", f"${dollars:,.2f}"]  # fmt: skip
+    assert printed[0].split() == [
+        "channel",
+        "turns",
+        "model",
+        "calls",
+        "searches",
+        "input",
+        "cached",
+        "output",
+        "est.",
+        "cost",
+    ]
+    assert printed[1].split() == [
+        CHANNEL,
+        "30",
+        "60",
+        "30",
+        f"{metered.input:,}",
+        f"{metered.cached:,}",
+        f"{metered.output:,}",
+        f"${dollars:,.2f}",
+    ]
 
 
 async def test_a_person_over_the_daily_budget_is_stopped_at_the_first_turn_past_it_on_both_workers(
@@ -115,9 +139,19 @@ async def test_a_person_over_the_daily_budget_is_stopped_at_the_first_turn_past_
     fake_model.respond_with(lambda request: Step(text="Covered in network.", input_tokens=300, output_tokens=100))
     prefix = f"budget-{uuid.uuid4().hex[:8]}"
     async with AsyncExitStack() as stack:
-        workers: list[Harness] = [await stack.enter_async_context(running_app(
-            slack, fake_model, redis_url, corpus_index, prefix=prefix, folio_budget_user_daily_tokens=1000,
-        )) for _ in range(2)]  # fmt: skip
+        workers: list[Harness] = [
+            await stack.enter_async_context(
+                running_app(
+                    slack,
+                    fake_model,
+                    redis_url,
+                    corpus_index,
+                    prefix=prefix,
+                    folio_budget_user_daily_tokens=1000,
+                )
+            )
+            for _ in range(2)
+        ]
         threads = []
         for number in range(4):  # 400 tokens a turn: 0, 400, 800 are under 1000; at 1200 the fourth is refused
             worker = workers[number % 2]
@@ -175,8 +209,9 @@ async def test_a_channel_budget_in_channels_yaml_stops_the_channel_whoever_asks(
 ) -> None:
     fake_model.respond_with(lambda request: Step(text="Covered in network.", input_tokens=300, output_tokens=100))
     policy = {**POLICY, "channels": {CHANNEL: {"container": "benefits", "daily_tokens": 400}}}
-    async with running_app(slack, fake_model, redis_url, corpus_index, policy=policy,
-                           folio_budget_channel_daily_tokens=100_000) as app:  # fmt: skip
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, policy=policy, folio_budget_channel_daily_tokens=100_000
+    ) as app:
         first = await app.mention("First?", user="U0USER0001")
         await app.settle()
         second = await app.mention("Second?", user="U0USER0002")
@@ -202,8 +237,9 @@ async def test_citation_checks_and_think_harder_are_counted_once_each(
 
     fake_model.respond_with(answer_or_check)
     prefix = f"verify-{uuid.uuid4().hex[:8]}"
-    async with running_app(slack, fake_model, redis_url, corpus_index, prefix=prefix,
-                           folio_verify_citations=True) as app:  # fmt: skip
+    async with running_app(
+        slack, fake_model, redis_url, corpus_index, prefix=prefix, folio_verify_citations=True
+    ) as app:
         ts = await app.mention("Is out of network care covered?")
         await app.settle()
         [answer] = slack.thread(CHANNEL, ts)

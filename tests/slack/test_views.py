@@ -30,8 +30,16 @@ async def pace(redis_url: str) -> AsyncIterator[SharedPace]:
 
 def stream_view(slack: FakeSlack, pace: SharedPace, memory: StreamMemory) -> StreamView:
     client = AsyncWebClient(token=slack.token, base_url=slack.base_url)
-    return StreamView(client, channel=CHANNEL, thread_ts=THREAD, user=ALICE, team=TEAM, link_for=lambda chunk: None,
-                      memory=memory, pace=pace)  # fmt: skip
+    return StreamView(
+        client,
+        channel=CHANNEL,
+        thread_ts=THREAD,
+        user=ALICE,
+        team=TEAM,
+        link_for=lambda chunk: None,
+        memory=memory,
+        pace=pace,
+    )
 
 
 async def noted(view: TurnView) -> list[str]:

@@ -35,8 +35,14 @@ REFUNDS_NOW = "Refunds are accepted within 14 days of purchase, receipts no long
 
 
 def chunk(page: int, text: str) -> Chunk:
-    return Chunk(id=f"refund_policy-p{page}-0", file=DOC, page=page, container="benefits", text=text,
-                 doc_date=(datetime.now(UTC).date() - timedelta(days=3)).isoformat())  # fmt: skip
+    return Chunk(
+        id=f"refund_policy-p{page}-0",
+        file=DOC,
+        page=page,
+        container="benefits",
+        text=text,
+        doc_date=(datetime.now(UTC).date() - timedelta(days=3)).isoformat(),
+    )
 
 
 async def index(harness: Harness, *pages: str, fingerprint: str) -> list[Any]:
@@ -112,8 +118,9 @@ async def test_a_reindex_leaving_the_cited_passage_intact_posts_nothing(watched:
     reworded = "Our offices open at nine and close at five, Monday to Friday."
 
     report = await documents_changed(await index(watched, reworded, REFUNDS, fingerprint="v2"), folio=watched.folio)
-    moved = await documents_changed(await index(watched, reworded, "Contents", REFUNDS, fingerprint="v3"),
-                                    folio=watched.folio)  # fmt: skip  # the same words on page 3: still stands
+    moved = await documents_changed(
+        await index(watched, reworded, "Contents", REFUNDS, fingerprint="v3"), folio=watched.folio
+    )  # the same words on page 3: still stands
 
     assert notes(watched, ts) == []
     assert (report.run.threads, report.run.notes, moved.run.notes) == (1, 0, 0)
@@ -152,13 +159,22 @@ async def test_a_poster_that_died_after_posting_is_not_repeated(watched: Harness
     ts = await cited_thread(watched)
     store, folio = watched.store, watched.folio
     assert folio is not None
-    await watch_changes(await index(watched, HOURS, REFUNDS_NOW, fingerprint="v2"), store=store,
-                        retriever=watched.retriever, policy=None, watch_days=30)  # fmt: skip
+    await watch_changes(
+        await index(watched, HOURS, REFUNDS_NOW, fingerprint="v2"),
+        store=store,
+        retriever=watched.retriever,
+        policy=None,
+        watch_days=30,
+    )
     outbox = store.outbox()
     claimed = await outbox.claim(lease=0.0)  # a poster took it, posted it, and died before saying so
     assert claimed is not None
-    await folio.slack.chat_postMessage(channel=CHANNEL, thread_ts=ts, text=claimed.note.text,
-                                       metadata={"event_type": NOTE_EVENT, "event_payload": {"note": claimed.note.id}})  # fmt: skip
+    await folio.slack.chat_postMessage(
+        channel=CHANNEL,
+        thread_ts=ts,
+        text=claimed.note.text,
+        metadata={"event_type": NOTE_EVENT, "event_payload": {"note": claimed.note.id}},
+    )
 
     assert await post_notes(store, folio.slack) == 0  # its lease over: found in the thread, not posted again
     assert len(notes(watched, ts)) == 1 and await outbox.pending() == 0
@@ -173,8 +189,9 @@ async def test_a_thread_older_than_the_watch_days_gets_nothing(
     async with running_app(slack, fake_model, redis_url, index_path, folio_watch_days=0) as harness:
         await index(harness, HOURS, REFUNDS, fingerprint="v1")
         ts = await cited_thread(harness)
-        report = await documents_changed(await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"),
-                                         folio=harness.folio)  # fmt: skip
+        report = await documents_changed(
+            await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"), folio=harness.folio
+        )
         assert notes(harness, ts) == [] and report.run.threads == 0
 
 
@@ -186,8 +203,9 @@ async def test_a_channel_with_watching_off_gets_nothing(
     async with running_app(slack, fake_model, redis_url, index_path, policy=policy) as harness:
         await index(harness, HOURS, REFUNDS, fingerprint="v1")
         ts = await cited_thread(harness)
-        report = await documents_changed(await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"),
-                                         folio=harness.folio)  # fmt: skip
+        report = await documents_changed(
+            await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"), folio=harness.folio
+        )
         assert notes(harness, ts) == [] and (report.run.threads, report.run.notes) == (1, 0)
 
 
@@ -204,9 +222,13 @@ async def test_a_deleted_conversation_is_no_longer_found_and_outbox_keys_share_a
 
 
 async def test_folio_watch_lists_the_runs_and_posts_what_waits(
-    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, index_path: Path,
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+    slack: FakeSlack,
+    fake_model: FakeResponses,
+    redis_url: str,
+    index_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     redis = Redis.from_url(redis_url)
     await redis.delete(*[key async for key in redis.scan_iter("{folio:watch}:*")] or ["-"])  # the CLI's prefix
     await redis.aclose()
@@ -216,11 +238,16 @@ async def test_folio_watch_lists_the_runs_and_posts_what_waits(
         ts = await cited_thread(harness)
         await documents_changed(await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2"), folio=harness.folio)
         # a syncer without a Slack token: found and queued, not posted
-        await watch_changes(await remove(harness), store=harness.store, retriever=harness.retriever, policy=None,
-                            watch_days=30)  # fmt: skip
+        await watch_changes(
+            await remove(harness), store=harness.store, retriever=harness.retriever, policy=None, watch_days=30
+        )
 
-        for name, value in (("REDIS_URL", redis_url), ("SLACK_BOT_TOKEN", "xoxb-test-token"),
-                            ("SLACK_API_URL", slack.base_url), ("FOLIO_SAMPLE_CORPUS", "false")):  # fmt: skip
+        for name, value in (
+            ("REDIS_URL", redis_url),
+            ("SLACK_BOT_TOKEN", "xoxb-test-token"),
+            ("SLACK_API_URL", slack.base_url),
+            ("FOLIO_SAMPLE_CORPUS", "false"),
+        ):
             monkeypatch.setenv(name, value)
         assert await asyncio.to_thread(main, ["watch", "--post", "--json"]) == 0
         printed = json.loads(capsys.readouterr().out)
@@ -245,8 +272,9 @@ async def test_a_serving_worker_posts_the_notes_left_waiting_as_it_starts(
     async with running_app(slack, fake_model, redis_url, index_path, prefix="watch-serve") as harness:
         await index(harness, HOURS, REFUNDS, fingerprint="v1")
         ts = await cited_thread(harness)
-        await watch_changes(await remove(harness), store=harness.store, retriever=harness.retriever, policy=None,
-                            watch_days=30)  # fmt: skip  # a syncer without a Slack token
+        await watch_changes(
+            await remove(harness), store=harness.store, retriever=harness.retriever, policy=None, watch_days=30
+        )  # a syncer without a Slack token
         assert notes(harness, ts) == []
     async with running_app(slack, fake_model, redis_url, index_path, prefix="watch-serve") as restarted:
         await restarted.settle()
@@ -273,8 +301,15 @@ async def test_the_watch_on_a_redis_cluster_finds_notes_posts_once_and_forgets_d
 ) -> None:
     LocalRetriever(index_path)
     with ThreeNodeCluster(tmp_path / "cluster") as cluster:
-        async with running_app(slack, fake_model, redis_url, index_path, redis=cluster.url,
-                               redis_options=RedisOptions(cluster=True), prefix="watched") as harness:  # fmt: skip
+        async with running_app(
+            slack,
+            fake_model,
+            redis_url,
+            index_path,
+            redis=cluster.url,
+            redis_options=RedisOptions(cluster=True),
+            prefix="watched",
+        ) as harness:
             assert harness.store.cluster
             await index(harness, HOURS, REFUNDS, fingerprint="v1")
             ts = await cited_thread(harness)

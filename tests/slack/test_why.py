@@ -53,16 +53,29 @@ def answering(request: Request) -> Step:
 async def choose_why(app: Harness, *, user: str, thread_ts: str, message_ts: str, turn: int = 0) -> None:
     """The overflow menu's "Why this answer?" as Slack posts it (anyone can post this payload)."""
     payload = {
-        "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01", "token": "legacy",
-        "trigger_id": f"tr.why.{time.monotonic_ns()}", "team": {"id": TEAM, "domain": "folio-test"},
+        "type": "block_actions",
+        "user": {"id": user, "team_id": TEAM},
+        "api_app_id": "A0FOLIO01",
+        "token": "legacy",
+        "trigger_id": f"tr.why.{time.monotonic_ns()}",
+        "team": {"id": TEAM, "domain": "folio-test"},
         "container": {"type": "message", "message_ts": message_ts, "channel_id": CHANNEL, "thread_ts": thread_ts},
         "channel": {"id": CHANNEL, "name": "benefits"},
         "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts, "bot_id": "BFOLIO01", "text": ""},
         "response_url": app.slack.response_url("action"),
-        "actions": [{"action_id": ACTION_MORE, "block_id": "b1", "type": "overflow", "action_ts": str(time.time()),
-                     "selected_option": {"text": {"type": "plain_text", "text": "Why this answer? (admins)"},
-                                         "value": json.dumps({"turn": turn, "do": "why"})}}],
-    }  # fmt: skip
+        "actions": [
+            {
+                "action_id": ACTION_MORE,
+                "block_id": "b1",
+                "type": "overflow",
+                "action_ts": str(time.time()),
+                "selected_option": {
+                    "text": {"type": "plain_text", "text": "Why this answer? (admins)"},
+                    "value": json.dumps({"turn": turn, "do": "why"}),
+                },
+            }
+        ],
+    }
     await app.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     await app.settle()
 
@@ -94,8 +107,9 @@ async def test_no_answer_offers_why_this_answer_to_anyone(
 
 async def open_home(app: Harness, user: str) -> dict[str, Any]:
     """The person opens Folio's Home tab (Slack sends app_home_opened, tab `home`); what it shows them then."""
-    await app.event({"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": "home",
-                     "ts": user_ts()})  # fmt: skip
+    await app.event(
+        {"type": "app_home_opened", "user": user, "channel": "D" + user[1:], "tab": "home", "ts": user_ts()}
+    )
     await app.settle()
     return app.slack.homes[user]
 
@@ -103,12 +117,26 @@ async def open_home(app: Harness, user: str) -> dict[str, Any]:
 async def click_home(app: Harness, *, user: str, action_id: str, value: str, view: dict[str, Any]) -> None:
     """A button of a Home tab as Slack posts it (a view container, no channel nor message): anyone can post it."""
     payload = {
-        "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A0FOLIO01", "token": "legacy",
-        "container": {"type": "view", "view_id": view.get("id", "VH0000001")}, "trigger_id": f"tr.{time.time_ns()}",
-        "team": {"id": TEAM, "domain": "folio-test"}, "is_enterprise_install": False, "view": view,
-        "actions": [{"action_id": action_id, "block_id": "why_0", "type": "button", "value": value,
-                     "text": {"type": "plain_text", "text": "Why?"}, "action_ts": str(time.time())}],
-    }  # fmt: skip
+        "type": "block_actions",
+        "user": {"id": user, "team_id": TEAM},
+        "api_app_id": "A0FOLIO01",
+        "token": "legacy",
+        "container": {"type": "view", "view_id": view.get("id", "VH0000001")},
+        "trigger_id": f"tr.{time.time_ns()}",
+        "team": {"id": TEAM, "domain": "folio-test"},
+        "is_enterprise_install": False,
+        "view": view,
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": "why_0",
+                "type": "button",
+                "value": value,
+                "text": {"type": "plain_text", "text": "Why?"},
+                "action_ts": str(time.time()),
+            }
+        ],
+    }
     await app.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     await app.settle()
 
@@ -217,8 +245,10 @@ async def test_an_admin_opens_the_trace_of_an_answers_link_in_their_workspace_on
         text = shown(answered["view"])
         assert "- search: Searching: balance billing protection" in text and " score " in text
         assert "removed citations: [S9]: named no source the model was shown" in text
-    assert not_a_link == {"response_action": "errors", "errors": {
-        "why_link": "This is neither a Slack message link nor a thread ts such as 1700000000.123456."}}  # fmt: skip
+    assert not_a_link == {
+        "response_action": "errors",
+        "errors": {"why_link": "This is neither a Slack message link nor a thread ts such as 1700000000.123456."},
+    }
     gone = {
         "response_action": "errors",
         "errors": {
@@ -247,10 +277,15 @@ async def test_a_non_admins_home_tab_holds_no_trace_entry_and_their_forged_paylo
     assert home == {**home, "type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": HOW_TO}}]}
     assert offers_why(home["blocks"]) == [] and offers_why(slack.homes[BOB]["blocks"]) == []
     assert [shown(view) for view in slack.modals] == [REFUSED, REFUSED]
-    assert submitted == {"response_action": "update", "view": {
-        "type": "modal", "title": {"type": "plain_text", "text": "Why this answer?"},
-        "close": {"type": "plain_text", "text": "Close"},
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": REFUSED}}]}}  # fmt: skip
+    assert submitted == {
+        "response_action": "update",
+        "view": {
+            "type": "modal",
+            "title": {"type": "plain_text", "text": "Why this answer?"},
+            "close": {"type": "plain_text", "text": "Close"},
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": REFUSED}}],
+        },
+    }
     assert app.ephemeral(BOB) == [REFUSED]
     assert [call["user_id"] for call in slack.calls_of("views.publish")] == [BOB, ADMIN, BOB, BOB]
 
@@ -269,8 +304,16 @@ async def test_an_admin_removed_from_the_user_group_loses_the_entry_and_is_refus
         [(action, value, _)] = [each for each in buttons(before) if each[0] == "folio_why_thread"]
         await click_home(app, user=BOB, action_id=action, value=value, view=before)
         slack.usergroups["S0ADMINS01"].users.remove(BOB)
-        await app.event({"type": "subteam_members_changed", "subteam_id": "S0ADMINS01", "team_id": TEAM,
-                         "added_users": [], "removed_users": [BOB], "ts": user_ts()})  # fmt: skip
+        await app.event(
+            {
+                "type": "subteam_members_changed",
+                "subteam_id": "S0ADMINS01",
+                "team_id": TEAM,
+                "added_users": [],
+                "removed_users": [BOB],
+                "ts": user_ts(),
+            }
+        )
         await app.settle()
         await click_home(app, user=BOB, action_id=action, value=value, view=before)  # a tab not published again yet
         after = dict(slack.homes[BOB])
@@ -360,10 +403,18 @@ def lines_of(home: dict[str, Any]) -> dict[str, str]:
 
 def governance_shown(text: str) -> bool:
     """A modal's searches, sources, scores, removed citations and tokens: shown whoever asked where."""
-    return all(each in text for each in (
-        "- search: Searching: balance billing protection", "S1 ", ".pdf p. ", " score ", "[benefits]",
-        "removed citations: [S9]: named no source the model was shown", "tokens 120 in (0 cached) / 30 out",
-    ))  # fmt: skip
+    return all(
+        each in text
+        for each in (
+            "- search: Searching: balance billing protection",
+            "S1 ",
+            ".pdf p. ",
+            " score ",
+            "[benefits]",
+            "removed citations: [S9]: named no source the model was shown",
+            "tokens 120 in (0 cached) / 30 out",
+        )
+    )
 
 
 async def test_an_admin_sees_a_private_channels_words_only_as_a_member_and_its_searches_always(
@@ -387,16 +438,19 @@ async def test_an_admin_sees_a_private_channels_words_only_as_a_member_and_its_s
         private = await app.mention(SECRET, channel=PRIVATE)
         await app.settle()
         before = await open_home(app, ADMIN)
-        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
-                         view=before)  # fmt: skip
-        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(CHANNEL, public),
-                         view=before)  # fmt: skip
+        await click_home(
+            app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private), view=before
+        )
+        await click_home(
+            app, user=ADMIN, action_id="folio_why_thread", value=thread_value(CHANNEL, public), view=before
+        )
         by_link = await submit_link(app, link(private, channel=PRIVATE), user=ADMIN)
         slack.channel_members[PRIVATE].append(ADMIN)
         clock.now += 301  # past FOLIO_ACCESS_TTL: "not a member" is asked of Slack again
         after = await open_home(app, ADMIN)
-        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
-                         view=after)  # fmt: skip
+        await click_home(
+            app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private), view=after
+        )
 
     listed = lines_of(before)
     assert listed[private].startswith(f"<#{PRIVATE}> · <@{ALICE}> · ")
@@ -443,8 +497,7 @@ async def test_when_slack_cannot_say_whether_an_admin_sees_a_conversation_its_wo
         await app.settle()
         broken(slack)
         home = await open_home(app, ADMIN)
-        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private),
-                         view=home)  # fmt: skip
+        await click_home(app, user=ADMIN, action_id="folio_why_thread", value=thread_value(PRIVATE, private), view=home)
 
     assert lines_of(home)[private].endswith(" · answered\n" + HOME_UNKNOWN) and "payroll" not in json.dumps(home)
     [view] = slack.modals

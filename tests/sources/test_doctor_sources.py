@@ -23,8 +23,10 @@ def test_doctor_lists_each_source_and_fails_the_one_it_cannot_list(
 ) -> None:
     (sync_env / "docs").mkdir()
     (sync_env / "docs" / "leave.md").write_text("Annual leave is twenty-five days.", encoding="utf-8")
-    write_sources(sync_env, "sources:\n  - {name: here, from: docs, container: team}\n"
-                            "  - {name: gone, from: missing, container: team}\n")  # fmt: skip
+    write_sources(
+        sync_env,
+        "sources:\n  - {name: here, from: docs, container: team}\n  - {name: gone, from: missing, container: team}\n",
+    )
     checks = _doctor(capsys)
     assert checks["sources"]["status"] == "ok"
     assert (checks["source here"]["status"], checks["source gone"]["status"]) == ("warn", "fail")

@@ -13,8 +13,19 @@ from bot.sources.spec import SourceSpec
 
 
 def _line(path: str, **more: object) -> str:
-    return json.dumps({"Path": path, "Name": path.rsplit("/", 1)[-1], "Size": 3, "ModTime": "2026-12-01T10:00:00Z",
-                       "IsDir": False, **more}) + ","  # fmt: skip
+    return (
+        json.dumps(
+            {
+                "Path": path,
+                "Name": path.rsplit("/", 1)[-1],
+                "Size": 3,
+                "ModTime": "2026-12-01T10:00:00Z",
+                "IsDir": False,
+                **more,
+            }
+        )
+        + ","
+    )
 
 
 @pytest.mark.parametrize("path", ["../../etc/passwd", "/etc/passwd", "a/../../b.pdf", "two\nlines.pdf", ""])
@@ -49,11 +60,22 @@ def test_exclude_patterns_mean_what_rclone_filters_do(pattern: str, matches: lis
 
 def test_an_option_cannot_smuggle_another_as_its_value() -> None:
     with pytest.raises(ValidationError, match="is not a value"):
-        SourceSpec.model_validate({"name": "a", "from": "x:y", "container": "c",
-                                   "rclone_options": ["--max-depth", "--config=/tmp/evil.conf"]})  # fmt: skip
+        SourceSpec.model_validate(
+            {"name": "a", "from": "x:y", "container": "c", "rclone_options": ["--max-depth", "--config=/tmp/evil.conf"]}
+        )
 
 
-@pytest.mark.parametrize("path", ["~$avel Policy 2026.docx", "Team/~$Q3.pptx", "Team/.~lock.Q3.pptx#", "a/Thumbs.db",
-                                  ".DS_Store", "Team/.hidden.pdf", ".git/x/a.pdf"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "~$avel Policy 2026.docx",
+        "Team/~$Q3.pptx",
+        "Team/.~lock.Q3.pptx#",
+        "a/Thumbs.db",
+        ".DS_Store",
+        "Team/.hidden.pdf",
+        ".git/x/a.pdf",
+    ],
+)
 def test_office_lock_files_and_system_files_are_not_listed(path: str) -> None:
     assert parse_line(_line(path)) is None

@@ -195,8 +195,10 @@ async def test_a_sync_hands_on_typed_document_changes_and_a_rename_keeps_its_ide
         _write(docs / "d.md", "Delta policy: parking is free after six.")
         changes = {change.document: change for change in await sync()}
         assert {(c.kind, c.document, c.previous_name) for c in changes.values()} == {
-            ("changed", "c.md", "a.md"), ("removed", "b.md", None), ("added", "d.md", None),
-        }  # fmt: skip
+            ("changed", "c.md", "a.md"),
+            ("removed", "b.md", None),
+            ("added", "d.md", None),
+        }
         assert changes["c.md"].identity == first["a.md"].identity
         assert changes["c.md"].old_version == changes["c.md"].new_version == first["a.md"].new_version
         assert changes["b.md"].old_version == first["b.md"].new_version and changes["b.md"].new_version is None

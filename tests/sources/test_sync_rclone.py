@@ -56,10 +56,24 @@ def served(tmp_path: Path, sync_env: Path, monkeypatch: pytest.MonkeyPatch) -> I
     port = _free_port()
     # --dir-cache-time 0: the test changes the folder behind the server's back; a real remote has no such cache
     server = subprocess.Popen(
-        [RCLONE, "serve", "webdav", str(folder), "--addr", f"127.0.0.1:{port}", "-v", "--log-file", str(log),
-         "--dir-cache-time", "0s", "--config", str(tmp_path / "none.conf")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            RCLONE,
+            "serve",
+            "webdav",
+            str(folder),
+            "--addr",
+            f"127.0.0.1:{port}",
+            "-v",
+            "--log-file",
+            str(log),
+            "--dir-cache-time",
+            "0s",
+            "--config",
+            str(tmp_path / "none.conf"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_for(port)
         monkeypatch.setenv("RCLONE_CONFIG", str(tmp_path / "rclone.conf"))  # none: the remote is in the variables

@@ -59,9 +59,13 @@ def test_every_runs_as_a_service_with_metrics_and_stops_on_sigterm(sync_env: Pat
     port = _free_port()
     env = {**os.environ, "FOLIO_METRICS_PORT": str(port)}
     service = subprocess.Popen(
-        [str(Path(sys.executable).parent / "folio"), "sync", "--every", "10s"], cwd=sync_env, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [str(Path(sys.executable).parent / "folio"), "sync", "--every", "10s"],
+        cwd=sync_env,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         first = service.stdout.readline() if service.stdout else ""
         assert "handbook -> team: 1 files, 1 indexed" in first
@@ -90,8 +94,14 @@ def test_sigterm_finishes_the_files_being_read_and_leaves_the_rest(sync_env: Pat
     for number in range(12):
         (sync_env / "docs" / f"report-{number:02d}.docx").write_bytes(b"not a Word file %d" % number)
     env = {**os.environ, "FOLIO_SOFFICE": str(slow), "FOLIO_CONVERT_JOBS": "1"}
-    service = subprocess.Popen([str(Path(sys.executable).parent / "folio"), "sync"], cwd=sync_env, env=env,
-                               text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    service = subprocess.Popen(
+        [str(Path(sys.executable).parent / "folio"), "sync"],
+        cwd=sync_env,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline:

@@ -14,8 +14,15 @@ from bot.store.traces import RECENT_KEPT, TraceStore
 from bot.store.usage import ModelTokens, TurnUsage, UsageStore
 
 DAY = date(2026, 12, 1)
-TURN = TurnUsage(workspace="T1", channel="C1", user="U1", profile="fast", calls=2, searches=1,
-                 models={"gpt-5-mini": ModelTokens(input=700, cached=300, output=90)})  # fmt: skip
+TURN = TurnUsage(
+    workspace="T1",
+    channel="C1",
+    user="U1",
+    profile="fast",
+    calls=2,
+    searches=1,
+    models={"gpt-5-mini": ModelTokens(input=700, cached=300, output=90)},
+)
 
 
 async def test_a_turn_is_counted_once_when_redis_knows_one_script_and_not_the_other(redis_url: str) -> None:
@@ -69,8 +76,11 @@ async def test_a_workspaces_latest_answers_are_its_own_newest_first_and_bounded(
 
     latest = await traces.recent("T1", count=3)
 
-    assert latest == [(threads[7], '{"n": "again"}'), (threads[-2], f'{{"n": {len(threads) - 2}}}'),
-                      (threads[-3], f'{{"n": {len(threads) - 3}}}')]  # fmt: skip
+    assert latest == [
+        (threads[7], '{"n": "again"}'),
+        (threads[-2], f'{{"n": {len(threads) - 2}}}'),
+        (threads[-3], f'{{"n": {len(threads) - 3}}}'),
+    ]
     assert await redis.zcard(f"{traces._prefix}-recent:T1") == RECENT_KEPT
     assert await redis.ttl(f"{traces._prefix}-recent:T1") > 0
 
@@ -80,8 +90,14 @@ async def test_an_absurd_token_count_cannot_overflow_the_days_counters_for_every
     later HINCRBY overflows: nobody counted, every budget refusing."""
     redis = Redis.from_url(redis_url)
     usage = UsageStore(redis, prefix=f"test-{uuid.uuid4().hex[:8]}:usage", retention_days=1)
-    absurd = TurnUsage(workspace="T1", channel="C1", user="U9", profile="fast", calls=1,
-                       models={"gpt-5-mini": ModelTokens(input=2**63 - 1, output=2**63 - 1)})  # fmt: skip
+    absurd = TurnUsage(
+        workspace="T1",
+        channel="C1",
+        user="U9",
+        profile="fast",
+        calls=1,
+        models={"gpt-5-mini": ModelTokens(input=2**63 - 1, output=2**63 - 1)},
+    )
 
     await usage.add(absurd, day=DAY)
     await usage.add(absurd, day=DAY)

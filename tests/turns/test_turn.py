@@ -56,8 +56,9 @@ class Stuck(ScriptedRetriever):
 
 def services(retriever: ScriptedRetriever) -> TurnServices:
     options = AgentOptions(model_fast="gpt-5-mini", model_thorough="gpt-5", link_for=link)
-    return TurnServices(model=None, retriever=retriever, options=options, conversations=InMemory(),
-                        scopes=FixedScope(SCOPE), timeout=5)  # fmt: skip
+    return TurnServices(
+        model=None, retriever=retriever, options=options, conversations=InMemory(), scopes=FixedScope(SCOPE), timeout=5
+    )
 
 
 def test_a_request_reads_back_from_its_json() -> None:

@@ -14,15 +14,29 @@ def page(number: int, text: str, file: str = "refunds.pdf") -> Chunk:
 
 
 def cited(file: str = "refunds.pdf", text: str = OLD) -> Conversation:
-    citation = Citation(label=1, file=file, title=file, page=2, container="finance",
-                        passages=(CitedPassage(id=f"{file}-p2", fingerprint=passage_fingerprint(text)),))  # fmt: skip
-    return Conversation(scope=Scope(container="finance"), turns=[Turn(question="q", answer="a [1]",
-                                                                      citations=(citation,))])  # fmt: skip
+    citation = Citation(
+        label=1,
+        file=file,
+        title=file,
+        page=2,
+        container="finance",
+        passages=(CitedPassage(id=f"{file}-p2", fingerprint=passage_fingerprint(text)),),
+    )
+    return Conversation(
+        scope=Scope(container="finance"), turns=[Turn(question="q", answer="a [1]", citations=(citation,))]
+    )
 
 
 def changed(file: str = "refunds.pdf", previous: str | None = None) -> DocumentChange:
-    return DocumentChange(container="finance", document=file, identity="id1", kind="changed", old_version="a",
-                          new_version="b", previous_name=previous)  # fmt: skip
+    return DocumentChange(
+        container="finance",
+        document=file,
+        identity="id1",
+        kind="changed",
+        old_version="a",
+        new_version="b",
+        previous_name=previous,
+    )
 
 
 def test_the_same_words_on_another_page_still_stand_and_other_words_do_not() -> None:

@@ -36,11 +36,22 @@ async def screenshot(browser: str, url: str, width: int, height: int, folder: Pa
     other than the URL."""
     out = folder / f"viewer-{width}.png"
     process = await asyncio.create_subprocess_exec(
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars",
-        f"--user-data-dir={folder / f'profile-{width}'}", f"--screenshot={out}", f"--window-size={width},{height}",
-        url, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={folder / f'profile-{width}'}",
+        f"--screenshot={out}",
+        f"--window-size={width},{height}",
+        url,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     try:
         await asyncio.wait_for(process.wait(), timeout=90)
     except TimeoutError:
@@ -73,8 +84,12 @@ def check(shot: Image.Image, boxes: list[Box], aspect: float) -> None:
     top = rows[0] - boxes[0].top / 100 * figure_height  # where the page image starts in the window
 
     def rectangle(box: Box, grow: float = 0) -> tuple[int, int, int, int]:
-        return (int(left + box.left / 100 * figure_width - grow), int(top + box.top / 100 * figure_height - grow),
-                int(left + box.right / 100 * figure_width + grow), int(top + box.bottom / 100 * figure_height + grow))  # fmt: skip
+        return (
+            int(left + box.left / 100 * figure_width - grow),
+            int(top + box.top / 100 * figure_height - grow),
+            int(left + box.right / 100 * figure_width + grow),
+            int(top + box.bottom / 100 * figure_height + grow),
+        )
 
     for box in boxes:
         x1, y1, x2, y2 = rectangle(box)
@@ -83,10 +98,12 @@ def check(shot: Image.Image, boxes: list[Box], aspect: float) -> None:
         marker = sum(is_highlight(pixel) for pixel in inner) / len(inner)
         assert (marked > 0.95, marker > 0.3) == (True, True), (box, marked, marker)  # the marker, ink through it
     outside = [
-        (x, y) for y in range(int(top), int(top + figure_height)) for x in columns
-        if is_highlight(pixels[x, y]) and not any(
-            r[0] <= x <= r[2] and r[1] <= y <= r[3] for r in (rectangle(b, grow=2) for b in boxes))
-    ]  # fmt: skip
+        (x, y)
+        for y in range(int(top), int(top + figure_height))
+        for x in columns
+        if is_highlight(pixels[x, y])
+        and not any(r[0] <= x <= r[2] and r[1] <= y <= r[3] for r in (rectangle(b, grow=2) for b in boxes))
+    ]
     assert outside == []  # nothing highlighted beyond the passage's boxes
 
 

@@ -12,8 +12,9 @@ from bot.viewer.numfmt import formatted
 
 
 def table_chunk(context: str) -> Chunk:
-    return Chunk(id="x", file="Invoices.xlsx.pdf", page=None, container="finance", text="a | b", context=context,
-                 tabular=True)  # fmt: skip
+    return Chunk(
+        id="x", file="Invoices.xlsx.pdf", page=None, container="finance", text="a | b", context=context, tabular=True
+    )
 
 
 def test_the_last_sheet_and_rows_in_the_context_are_the_passages_own() -> None:
@@ -31,12 +32,20 @@ def test_the_last_sheet_and_rows_in_the_context_are_the_passages_own() -> None:
 @pytest.mark.parametrize(
     ("value", "code", "shown"),
     [
-        (1234.5, "#,##0.00", "1,234.50"), (1234.5, '"£"#,##0.00', "£1,234.50"), (-12, "#,##0;(#,##0)", "(12)"),
-        (0.125, "0.0%", "12.5%"), (1234.5, "[$€-407] #,##0.00", "€ 1,234.50"), (3.0, "General", "3"),
-        (datetime(2026, 3, 4, 15, 7), "dd/mm/yyyy", "04/03/2026"), (datetime(2026, 3, 4), "mmm d, yyyy", "Mar 4, 2026"),
-        (datetime(2026, 3, 4, 15, 7), "h:mm AM/PM", "3:07 PM"), (datetime(2026, 3, 4), "General", "2026-03-04"),
-        ("Bramblewood Timber Supplies", "@", "Bramblewood Timber Supplies"), (None, "0.00", ""), (True, None, "TRUE"),
+        (1234.5, "#,##0.00", "1,234.50"),
+        (1234.5, '"£"#,##0.00', "£1,234.50"),
+        (-12, "#,##0;(#,##0)", "(12)"),
+        (0.125, "0.0%", "12.5%"),
+        (1234.5, "[$€-407] #,##0.00", "€ 1,234.50"),
+        (3.0, "General", "3"),
+        (datetime(2026, 3, 4, 15, 7), "dd/mm/yyyy", "04/03/2026"),
+        (datetime(2026, 3, 4), "mmm d, yyyy", "Mar 4, 2026"),
+        (datetime(2026, 3, 4, 15, 7), "h:mm AM/PM", "3:07 PM"),
+        (datetime(2026, 3, 4), "General", "2026-03-04"),
+        ("Bramblewood Timber Supplies", "@", "Bramblewood Timber Supplies"),
+        (None, "0.00", ""),
+        (True, None, "TRUE"),
     ],
-)  # fmt: skip
+)
 def test_cells_read_as_the_workbook_formats_them(value: object, code: str | None, shown: str) -> None:
     assert formatted(value, code) == shown

@@ -40,20 +40,33 @@ def pdf_with(page: bytes, extra: list[bytes] | None = None) -> bytes:
 async def test_names_outside_the_documents_folder_are_refused_even_when_signed(tmp_path: Path) -> None:
     async with indexed_site([SAMPLE_CORPUS / PDF], tmp_path) as site:
         (tmp_path / "documents" / "secret.txt").write_text("not a kept copy")
-        for container, file in ((".", "link.key"), ("..", "index.sqlite"), ("office", "../secret.txt"),
-                                (".removed", PDF), (".pages", "office"), ("office", "..")):  # fmt: skip
+        for container, file in (
+            (".", "link.key"),
+            ("..", "index.sqlite"),
+            ("office", "../secret.txt"),
+            (".removed", PDF),
+            (".pages", "office"),
+            ("office", ".."),
+        ):
             url = site.base + view_path(KEY, container, file, expires=soon(), cited=Cited(page=1))
             status, _, body = await site.get(url)
-            assert status in (403, 404) and body.decode() in (messages.LINK_REFUSED + "\n",
-                                                              messages.DOCUMENT_GONE + "\n"), (container, file)  # fmt: skip
+            assert status in (403, 404) and body.decode() in (
+                messages.LINK_REFUSED + "\n",
+                messages.DOCUMENT_GONE + "\n",
+            ), (container, file)
 
 
 async def test_forged_fields_expired_links_and_page_numbers_past_the_document(tmp_path: Path) -> None:
     async with indexed_site([SAMPLE_CORPUS / PDF], tmp_path) as site:
         chunk = await site.chunk("annual plans refund pro rata", PDF)
         url = site.links.link_for(chunk)
-        for forged in (url + "&sheet=Invoices&rows=1-9", url.replace("&n=", "&n=9"), url + "&page=1",
-                       re.sub(r"page=\d+", "page=99999999999", url), url.replace("expires=", "expires=0")):  # fmt: skip
+        for forged in (
+            url + "&sheet=Invoices&rows=1-9",
+            url.replace("&n=", "&n=9"),
+            url + "&page=1",
+            re.sub(r"page=\d+", "page=99999999999", url),
+            url.replace("expires=", "expires=0"),
+        ):
             status, _, _ = await site.get(forged)
             assert status == 403, forged
         expired = site.base + view_path(KEY, "office", PDF, expires=int(time.time()) - 1, cited=Cited(page=1))
@@ -71,17 +84,25 @@ async def test_forged_fields_expired_links_and_page_numbers_past_the_document(tm
 @pytest.mark.slow  # runs a converter or a program
 async def test_a_giant_page_is_drawn_small_and_a_picture_claiming_gigapixels_is_not_decoded(tmp_path: Path) -> None:
     giant = tmp_path / "giant.pdf"
-    giant.write_bytes(pdf_with(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>",
-                               [b"<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 72 Td (Giant page text) Tj ET\nendstream"]))  # fmt: skip
+    giant.write_bytes(
+        pdf_with(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>",
+            [b"<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 72 Td (Giant page text) Tj ET\nendstream"],
+        )
+    )
     row = zlib.compress(b"\xff" * 4096)
     bomb = tmp_path / "bomb.pdf"
-    bomb.write_bytes(pdf_with(
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im0 5 0 R >> >>"
-        b" /Contents 4 0 R >>",
-        [b"<< /Length 31 >>\nstream\nq 612 0 0 792 0 0 cm /Im0 Do Q\nendstream",
-         b"<< /Type /XObject /Subtype /Image /Width 60000 /Height 60000 /ColorSpace /DeviceGray /BitsPerComponent 8"
-         b" /Filter /FlateDecode /Length %d >>\nstream\n" % len(row) + row + b"\nendstream"],
-    ))  # fmt: skip
+    bomb.write_bytes(
+        pdf_with(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im0 5 0 R >> >>"
+            b" /Contents 4 0 R >>",
+            [
+                b"<< /Length 31 >>\nstream\nq 612 0 0 792 0 0 cm /Im0 Do Q\nendstream",
+                b"<< /Type /XObject /Subtype /Image /Width 60000 /Height 60000 /ColorSpace /DeviceGray /BitsPerComponent 8"
+                b" /Filter /FlateDecode /Length %d >>\nstream\n" % len(row) + row + b"\nendstream",
+            ],
+        )
+    )
     async with indexed_site([giant, bomb], tmp_path / "data") as site:
         for name, expected in (("giant.pdf", 200), ("bomb.pdf", 413)):
             assert await site.store.keep("office", name, tmp_path / name)  # kept even when indexing found no text

@@ -35,7 +35,7 @@ def marked(page: str) -> str:
         (made_files.pptx, "deck.pptx", "quarterly churn Nordic", made_files.PPTX_FACT),
         (made_files.scan, "scan.pdf", "boiler room key caretaker", made_files.SCAN_FACT),
     ],
-)  # fmt: skip
+)
 async def test_converted_and_scanned_pages_highlight_exactly_their_passage(
     tmp_path: Path, make: object, name: str, question: str, fact: str
 ) -> None:
@@ -60,7 +60,7 @@ async def test_converted_and_scanned_pages_highlight_exactly_their_passage(
         ("guide.html", made_files.html, "visitors sign in reception", "guide.html.txt"),
         ("offer.eml", made_files.eml, "Zephyr kickoff moved", "offer.eml.txt"),
     ],
-)  # fmt: skip
+)
 async def test_text_kinds_show_their_kept_text_with_the_passage_marked(
     tmp_path: Path, name: str, write: object, question: str, kept: str
 ) -> None:

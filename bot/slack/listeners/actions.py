@@ -56,8 +56,9 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
 def _listener(folio: SlackFolio, action_id: str, work: Work) -> Callable[..., Awaitable[None]]:
     """The listener of one button: ack, then run its work in the background for the clicked answer's thread."""
 
-    async def on_click(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                       client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_click(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         clicked = _clicked(body, action, context)
         if clicked is not None:

@@ -45,15 +45,18 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         by_asker = is_dm  # the asker's access decides: look it up after the ack
         if (command.get("text") or "").strip().lower() == ACCESS_WORD:
             await ack()
-            folio.tasks.spawn(_tell(respond, access_text(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
-                              name=f"access {user}")  # fmt: skip
+            folio.tasks.spawn(
+                _tell(respond, access_text(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
+                name=f"access {user}",
+            )
             return
         try:
             parsed = parse_ask(command.get("text") or "", tag_keys=policy.tag_keys)
             if parsed.wants_help:  # after the ack: whether the person is of another organisation may ask Slack
                 await ack()
-                folio.tasks.spawn(_tell(respond, _help(folio, team=team, channel=channel, user=user, is_dm=is_dm)),
-                                  name="help")  # fmt: skip
+                folio.tasks.spawn(
+                    _tell(respond, _help(folio, team=team, channel=channel, user=user, is_dm=is_dm)), name="help"
+                )
                 return
             if len(parsed.question) > folio.options.max_question_chars:  # refused before it is restated publicly
                 limit = folio.options.max_question_chars
@@ -66,7 +69,7 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         folio.tasks.spawn(
             _ask_in_channel(folio, client, respond, parsed, scope, team=team, channel=channel, user=user, is_dm=is_dm),
             name=f"ask {channel}",
-        )  # fmt: skip
+        )
 
 
 def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
@@ -169,9 +172,17 @@ async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
 
 
 async def _ask_in_channel(
-    folio: SlackFolio, client: AsyncWebClient, respond: AsyncRespond, parsed: AskCommand, scope: Scope | None, *,
-    team: str, channel: str, user: str, is_dm: bool,
-) -> None:  # fmt: skip
+    folio: SlackFolio,
+    client: AsyncWebClient,
+    respond: AsyncRespond,
+    parsed: AskCommand,
+    scope: Scope | None,
+    *,
+    team: str,
+    channel: str,
+    user: str,
+    is_dm: bool,
+) -> None:
     try:
         if scope is None:  # a DM where the asker's access decides
             scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)
@@ -179,8 +190,9 @@ async def _ask_in_channel(
             raise Refused(refusal)  # said to the asker alone: the restatement would name the container to all
         message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
-        posted = await client.chat_postMessage(channel=channel, text=message.text, blocks=message.block_dicts(),
-                                               unfurl_links=False, unfurl_media=False)  # fmt: skip
+        posted = await client.chat_postMessage(
+            channel=channel, text=message.text, blocks=message.block_dicts(), unfurl_links=False, unfurl_media=False
+        )
     except (FolioError, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:
             await respond(response_type="ephemeral", text=describe_failure(error))
@@ -189,7 +201,12 @@ async def _ask_in_channel(
         return
     thread = ThreadKey(team=team, channel=channel, thread_ts=str(posted["ts"]))
     request = TurnRequest(
-        thread=thread, question=parsed.question, user=user, is_dm=is_dm, tags=parsed.tags,
-        profile="thorough" if parsed.thorough else None, root_is_ours=True,
-    )  # fmt: skip
+        thread=thread,
+        question=parsed.question,
+        user=user,
+        is_dm=is_dm,
+        tags=parsed.tags,
+        profile="thorough" if parsed.thorough else None,
+        root_is_ours=True,
+    )
     await start_turn(folio, client, request)

@@ -21,8 +21,9 @@ from bot.store import ThreadKey
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.action(ACTION_FEEDBACK)
-    async def on_feedback(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                          client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_feedback(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         clicked = _clicked(body, action, context)
         if clicked is None:
@@ -40,8 +41,9 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
             folio.tasks.spawn(feedback.record_reason(folio, client, user, body.get("view") or {}), name="feedback why")
 
 
-def _clicked(body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
-             ) -> tuple[ThreadKey, str, int, Any] | None:  # fmt: skip
+def _clicked(
+    body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
+) -> tuple[ThreadKey, str, int, Any] | None:
     """The answer's thread, who clicked, which turn, and the verdict ("helpful" / "not_helpful")."""
     rating, _, turn = str(action.get("value") or "").partition(":")
     if rating not in {"helpful", "not_helpful"} or not turn.isdigit():

@@ -50,8 +50,9 @@ async def on_message_event(
     """Decide whether a person's message (the middleware let only those through) may be a question for Folio, and
     if so take it on before the ack (raises StoreUnavailable, so it is not acked, while Redis cannot record it)."""
     channel, ts = event["channel"], event["ts"]
-    thread = ThreadKey(team=context.team_id or event.get("team") or "-", channel=channel,
-                       thread_ts=event.get("thread_ts") or ts)  # fmt: skip
+    thread = ThreadKey(
+        team=context.team_id or event.get("team") or "-", channel=channel, thread_ts=event.get("thread_ts") or ts
+    )
     is_dm = is_direct_message(channel)  # Slack says so too: channel_type "im"
     text = event.get("text") or ""
     mentions_us = bool(context.bot_user_id) and f"<@{context.bot_user_id}" in text
@@ -83,15 +84,18 @@ async def on_message_event(
         folio.tasks.spawn(lost(folio, client, request, error), name=f"store-down {thread}")  # told and recorded
         return
     if accepted and request.is_dm:  # an assistant thread's first question: its title
-        folio.tasks.spawn(name_thread(folio.access, client, request.thread, request.user, request.question),
-                          name="title")  # fmt: skip
+        folio.tasks.spawn(
+            name_thread(folio.access, client, request.thread, request.user, request.question), name="title"
+        )
 
 
 def shared_files(event: dict[str, Any]) -> tuple[SharedFile, ...]:
     """The files a message shares, by id (the turn asks Slack for each); at most MAX_SHARED a message."""
     found = [file for file in event.get("files") or () if isinstance(file, dict) and isinstance(file.get("id"), str)]
-    return tuple(SharedFile(id=file["id"], name=str(file.get("name") or file.get("title") or "file")[:255])
-                 for file in found[:MAX_SHARED])  # fmt: skip
+    return tuple(
+        SharedFile(id=file["id"], name=str(file.get("name") or file.get("title") or "file")[:255])
+        for file in found[:MAX_SHARED]
+    )
 
 
 async def _accept_when_back(folio: SlackFolio, request: TurnRequest) -> None:

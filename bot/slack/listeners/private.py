@@ -15,8 +15,9 @@ from bot.slack.services import SlackFolio
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.action(ACTION_PRIVATE)
-    async def on_private(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                         client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_private(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         user = (body.get("user") or {}).get("id")
         team = context.team_id or (body.get("team") or {}).get("id")

@@ -31,16 +31,18 @@ log = logging.getLogger(__name__)
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
     @app.action(home.ACTION_WHY_LINK)
-    async def on_link_button(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext,
-                             client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_link_button(
+        ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         if (clicked := _clicker(body, context)) is not None:
             team, user, trigger_id = clicked
             folio.tasks.spawn(_ask_link(folio, client, team, user, trigger_id), name=f"why link {user}")
 
     @app.action(home.ACTION_WHY_THREAD)
-    async def on_thread_button(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any],
-                               context: AsyncBoltContext, client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_thread_button(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         if (clicked := _clicker(body, context)) is None:
             return
@@ -58,8 +60,9 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         await ack(**await why.link_answer(folio, team=team, user=user, text=why.link_text(body.get("view") or {})))
 
     @app.action(ACTION_MORE)
-    async def on_menu(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext,
-                      client: AsyncWebClient) -> None:  # fmt: skip
+    async def on_menu(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
         await ack()
         chosen = _chosen(action)
         if chosen is None or chosen[0] != WHY or not body.get("trigger_id"):
@@ -84,8 +87,9 @@ async def _ask_link(folio: SlackFolio, client: AsyncWebClient, team: str, user: 
         await _refuse(folio, client, team, user, trigger_id)
 
 
-async def _show_thread(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str,
-                       trigger_id: str) -> None:  # fmt: skip
+async def _show_thread(
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, trigger_id: str
+) -> None:
     """ "Why?" beside one of the latest answers: the thread's traces for an admin."""
     try:
         if not await why.is_admin(folio, team=thread.team, user=user):
@@ -106,8 +110,9 @@ async def _refuse(folio: SlackFolio, client: AsyncWebClient, team: str, user: st
     await home.publish(folio, client, team=team, user=user)
 
 
-async def _show_turn(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, *,
-                     trigger_id: str) -> None:  # fmt: skip
+async def _show_turn(
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, turn: int, *, trigger_id: str
+) -> None:
     """An old answer's overflow item: the trace of its turn for an admin; anyone else (and every failure) is told
     in the thread."""
     try:
