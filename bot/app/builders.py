@@ -303,6 +303,7 @@ def converters(settings: Settings, *, ocr: OcrMode | None = None) -> Converters:
         languages=settings.folio_ocr_languages,
         timeout=settings.folio_convert_timeout,
         jobs=settings.folio_convert_jobs,
+        unpacked_mb=settings.folio_max_unpacked_mb,
     )
 
 

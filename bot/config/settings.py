@@ -99,6 +99,7 @@ class Settings(BaseSettings):
     folio_turn_timeout: float = Field(120.0, gt=0, le=900, description="seconds one turn may take")
     folio_max_question_chars: int = Field(4000, ge=100, le=100_000, description="longest question Folio takes")
     folio_max_file_chars: int = Field(5_000_000, ge=1000, description="a file with more text is not indexed")
+    folio_max_unpacked_mb: float = Field(256.0, gt=0, description="an Office file that unpacks to more is not opened")
     folio_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="log level")
     # Files shared in a thread (read as the thread's own documents)
     folio_thread_files: int = Field(10, ge=0, le=100, description="files one thread may share with Folio (0: none)")

@@ -32,6 +32,7 @@ class Converters:
     languages: str = "eng"  # Tesseract's form: eng+deu
     timeout: float = 300.0  # seconds one file may take in one program
     jobs: int = 2  # LibreOffice processes at once (each with its own profile)
+    unpacked_mb: float = 256.0  # an Office package that unpacks to more is refused unopened (bot/ingest/packages.py)
 
     def find(self, program: str) -> str | None:
         """The full path of `program` (a name on PATH or a path), or None when it is not there."""

@@ -26,6 +26,7 @@ from bot.ingest.html import page_text
 from bot.ingest.legibility import legible
 from bot.ingest.mail import read_mail
 from bot.ingest.ocr import ocr_pdf, ocr_picture, pages_with_pictures
+from bot.ingest.packages import MEGABYTE, unpacked_bytes
 from bot.ingest.readers import Document, Page, read_document
 from bot.ingest.tables import TextLimit, read_csv, read_xlsx, sheet_chars
 from bot.models import display_name, file_title
@@ -128,6 +129,9 @@ def _read_office(path: Path, converters: Converters, max_chars: int | None) -> D
     data, digest, modified = _source(path, max_chars)
     if kinds.suffix(path.name) in kinds.OOXML and _encrypted_ooxml(data):  # whatever is installed: no reading it
         raise UnreadableFile(messages.password_protected(path.name))
+    unpacked = unpacked_bytes(data)
+    if unpacked is not None and unpacked > converters.unpacked_mb * MEGABYTE:  # before openpyxl or LibreOffice
+        raise UnreadableFile(messages.unpacks_too_large(path.name, unpacked, converters.unpacked_mb))
     package = converters.missing(path.name)
     if package:
         raise MissingConverter(messages.needs_converter(path.name, "LibreOffice", package))

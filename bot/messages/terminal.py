@@ -32,6 +32,13 @@ def file_too_long(name: str, limit: int) -> str:
     )
 
 
+def unpacks_too_large(name: str, size: int, limit_mb: float) -> str:
+    return (
+        f"{name}: it unpacks to {size / 1024 / 1024:,.0f} MB, more than FOLIO_MAX_UNPACKED_MB ({limit_mb:g} MB) allows "
+        "(a file packed this tightly is refused unopened: it may be a zip bomb); raise the limit to read it"
+    )
+
+
 def read_as(name: str, encoding: str) -> str:
     return f"{name}: not UTF-8, read as {encoding}"
 
@@ -325,4 +332,5 @@ __all__ = [
     "skipped_type",
     "skipped_unreadable",
     "unknown_container",
+    "unpacks_too_large",
 ]

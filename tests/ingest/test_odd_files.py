@@ -169,3 +169,32 @@ def test_one_mail_and_its_attachments_share_one_text_limit(
 
     assert code == 1 and out.startswith("1 file indexed"), (out, err)
     assert "folio: not indexed: a-bomb.eml: its text is longer than 1,000 characters (FOLIO_MAX_FILE_CHARS)" in err
+
+
+# --- packages that unpack to far more than they weigh ---------------------------------------------------------------
+def packed_tight(path: Path, part: str, megabytes: int) -> Path:
+    """An Office package whose one part unpacks to `megabytes` of one letter: a few kilobytes on disk."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as package:
+        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        package.writestr(part, b"A" * megabytes * 1024 * 1024)
+    return path
+
+
+def test_an_office_file_that_unpacks_past_the_limit_is_refused_unopened_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the guard, a 500 MB shared-string table packed into 488 KB cost openpyxl 1 GB of memory and 4 s."""
+    packed_tight(tmp_path / "a-sheet.xlsx", "xl/sharedStrings.xml", 3)
+    packed_tight(tmp_path / "b-letter.odt", "content.xml", 3)
+    mail(tmp_path / "c-mail.eml", ("note.txt", "The fire drill is on Friday."))
+    monkeypatch.setenv("FOLIO_MAX_UNPACKED_MB", "2")
+    assert (tmp_path / "a-sheet.xlsx").stat().st_size < 20_000
+
+    code, out, err = index(capsys, str(tmp_path))
+
+    assert code == 1 and out.startswith("2 files indexed") and "2 failed" in out, (out, err)  # the mail and its part
+    for name in ("a-sheet.xlsx", "b-letter.odt"):
+        assert (
+            f"folio: not indexed: {name}: it unpacks to 3 MB, more than FOLIO_MAX_UNPACKED_MB (2 MB) allows" in err
+        ), err
+    assert [hit["file"] for hit in search(capsys, "fire drill")] == ["c-mail - note.txt"]
