@@ -167,10 +167,13 @@ def test_doctor_shows_each_converter_its_version_and_the_ocr_languages(
     assert check["status"] == "ok"
     assert re.fullmatch(
         r"LibreOffice \d+\.\d+[^;]*; OCRmyPDF \d+\.\d+[^;]*; Tesseract \d+\.\d+[^;]*; "
-        r"OCR auto, languages (\w+, )*eng.*",
+        r"OCR auto, languages (\w+, )*eng[^;]*; converters run with "
+        r"(no network \(a namespace of their own\)|a proxy to nowhere \(no namespace here\))",
         check["summary"],
     ), check["summary"]
     assert "eng" in check["facts"]["ocr_languages"]
+    network = "none" if "no network" in check["summary"] else "proxy to nowhere"  # as this system allows
+    assert check["facts"]["converters_network"] == network
 
 
 def test_an_ocr_language_without_its_data_skips_the_scan_naming_the_package(
