@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.ingest.kinds import OFFICE, stored_name, suffix
-from bot.ingest.pipeline import FileEvent, IndexReport, OnFile, index_files
+from bot.ingest.pipeline import FileEvent, IndexOptions, IndexReport, OnFile, index_files
 from bot.models import DocumentChange
 from bot.sources.listing import Entry
 from bot.sources.spec import SourceSpec
@@ -52,13 +52,15 @@ async def index_batch(
             report = await index_files(
                 [item.file for item in files if item.file is not None],
                 targets.index,
-                container=spec.container,
-                tags=spec.tags_for(files[0].entry.path),
-                documents=targets.documents,
+                IndexOptions(
+                    container=spec.container,
+                    tags=spec.tags_for(files[0].entry.path),
+                    documents=targets.documents,
+                    jobs=options.jobs,
+                    max_chars=options.max_chars,
+                    converters=options.converters,
+                ),
                 on_file=_noting(outcome, targets.on_file),
-                jobs=options.jobs,
-                max_chars=options.max_chars,
-                converters=options.converters,
             )
             for item in files:
                 _record(spec, item, outcome.get(_name(item), "failed"), report, targets, options, run, tally)

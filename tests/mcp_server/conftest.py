@@ -47,7 +47,7 @@ def indexed_data(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     from bot.app.builders import documents_folder
     from bot.app.sample import SAMPLE_CORPUS
     from bot.documents import DocumentStore
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
     from bot.retrieval.local import LocalRetriever
 
     data = tmp_path_factory.mktemp("mcp_data")
@@ -57,10 +57,12 @@ def indexed_data(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
         documents = DocumentStore(documents_folder(data))
         try:
             finance = await index_files(
-                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance", documents=documents
+                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, IndexOptions(container="finance", documents=documents)
             )
             handbook = await index_files(
-                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook", documents=documents
+                [shared_dir / "corpus" / "employee_handbook.pdf"],
+                retriever,
+                IndexOptions(container="handbook", documents=documents),
             )
         finally:
             await retriever.close()

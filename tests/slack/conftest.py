@@ -162,16 +162,18 @@ def access_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     import asyncio
 
     from bot.app.sample import SAMPLE_CORPUS
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
 
     path = tmp_path_factory.mktemp("access_index") / "index.sqlite"
 
     async def build() -> None:
         retriever = LocalRetriever(path)
         try:
-            finance = await index_files(sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance")
+            finance = await index_files(
+                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, IndexOptions(container="finance")
+            )
             handbook = await index_files(
-                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook"
+                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, IndexOptions(container="handbook")
             )
         finally:
             await retriever.close()

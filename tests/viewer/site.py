@@ -15,7 +15,7 @@ from yarl import URL
 
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.documents import DocumentStore, Links
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.models import Chunk, Scope
 from bot.retrieval.local import LocalRetriever
 from bot.viewer.pages import CharBox, text_layer
@@ -68,7 +68,7 @@ async def indexed_site(files: list[Path], data: Path, *, container: str = "offic
     """`files` indexed for real (conversion and OCR included) and served on a loopback port."""
     store = DocumentStore(data / "documents")
     index = LocalRetriever(data / "index.sqlite")
-    await index_files(files, index, container=container, documents=store)
+    await index_files(files, index, IndexOptions(container=container, documents=store))
     ports: list[int] = []
     try:
         async with serve_documents(DocumentServer(store=store, key=KEY), "127.0.0.1", 0, started=ports.append):
