@@ -13,6 +13,7 @@ from bot.documents import DocumentStore, signed_path
 from bot.ingest import IndexOptions, index_files
 from bot.ingest.lifecycle import remove_files
 from bot.retrieval.local import LocalRetriever
+from bot.slack.site import Bind
 
 KEY = b"k" * 32
 
@@ -29,7 +30,9 @@ async def test_a_removed_document_answers_410_and_one_indexed_again_opens_again(
     index = LocalRetriever(tmp_path / "data" / "index.sqlite")
     await index_files([source], index, IndexOptions(container="hr", documents=store))
     ports: list[int] = []
-    async with serve_documents(DocumentServer(store=store, key=KEY), "127.0.0.1", 0, started=ports.append):
+    async with serve_documents(
+        DocumentServer(store=store, key=KEY), Bind(host="127.0.0.1", port=0), started=ports.append
+    ):
         base = f"http://127.0.0.1:{ports[0]}"
         link = base + signed_path(KEY, "hr", "memo.md", expires=int(time.time()) + 60)
         never = base + signed_path(KEY, "hr", "never.md", expires=int(time.time()) + 60)

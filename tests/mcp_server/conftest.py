@@ -20,7 +20,7 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from tests.fakes.jwks import FakeIdentityProvider
 from tests.fakes.openai_responses import FakeResponses
@@ -148,7 +148,9 @@ class Served:
 async def serving() -> AsyncIterator[Served]:
     """`folio serve` (HTTP mode) from the environment, on a free port, until the block ends."""
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+    )
     await wait_until(lambda: ports or server.done())
     if server.done():
         server.result()  # raises what stopped it

@@ -16,7 +16,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 from slack_sdk.models.blocks import Block
 
-from bot.app import open_folio
+from bot.app import Given, open_folio
 from bot.app.builders import redis_client, slack_client, slack_http_session
 from bot.app.redis_client import RedisOptions, blocking_client
 from bot.app.slack_calls import ChannelPacer
@@ -117,13 +117,15 @@ async def running_app(
     try:
         async with open_folio(
             settings,
-            model=model,
-            retriever=retriever,
-            store=store,
-            slack=slack_client(settings, slack_http, pacer=pacer),
-            policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+            Given(
+                model=model,
+                retriever=retriever,
+                store=store,
+                slack=slack_client(settings, slack_http, pacer=pacer),
+                policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+                clock=clock,
+            ),
             serving=True,
-            clock=clock,
         ) as opened:
             folio = serving(opened)  # the one build_app serves (its consumer, its services)
             runner = web.AppRunner(web_app(build_app(folio)))

@@ -18,6 +18,7 @@ from bot.documents import DocumentStore, Links
 from bot.ingest import IndexOptions, index_files
 from bot.models import Chunk, Scope
 from bot.retrieval.local import LocalRetriever
+from bot.slack.site import Bind
 from bot.viewer.pages import CharBox, text_layer
 
 KEY = b"viewer-test-key-" * 2
@@ -71,7 +72,9 @@ async def indexed_site(files: list[Path], data: Path, *, container: str = "offic
     await index_files(files, index, IndexOptions(container=container, documents=store))
     ports: list[int] = []
     try:
-        async with serve_documents(DocumentServer(store=store, key=KEY), "127.0.0.1", 0, started=ports.append):
+        async with serve_documents(
+            DocumentServer(store=store, key=KEY), Bind(host="127.0.0.1", port=0), started=ports.append
+        ):
             yield Site(base=f"http://127.0.0.1:{ports[0]}", store=store, index=index, container=container)
     finally:
         await index.close()
