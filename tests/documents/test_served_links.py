@@ -101,7 +101,7 @@ async def test_a_signed_link_from_an_http_answer_opens_the_pdf_and_a_tampered_on
     model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(
-        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
     )
     try:
         await wait_until(lambda: ports or server.done())
@@ -150,7 +150,7 @@ async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
     with FakeSocketMode(slack) as socket:
         stop, ports = asyncio.Event(), []
         server = asyncio.create_task(
-            serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+            serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
         )
         try:
             await wait_until(lambda: (socket.connected and ports) or server.done())
@@ -174,7 +174,7 @@ async def test_slack_answers_never_carry_file_links_of_the_server(
     monkeypatch.delenv("FOLIO_PUBLIC_URL")
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(
-        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
     )
     try:
         await wait_until(lambda: ports or server.done())

@@ -149,7 +149,7 @@ async def serving() -> AsyncIterator[Served]:
     """`folio serve` (HTTP mode) from the environment, on a free port, until the block ends."""
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(
-        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
     )
     await wait_until(lambda: ports or server.done())
     if server.done():

@@ -60,9 +60,9 @@ async def serving(stop: asyncio.Event) -> AsyncIterator[tuple[asyncio.Task[int],
     server = asyncio.create_task(
         serve(
             load_settings(None),
-            hooks=ServeHooks(stop=stop, started=ports.append, on_ready=served.set),
             host="127.0.0.1",
             port=0,
+            hooks=ServeHooks(stop=stop, started=ports.append, on_ready=served.set),
         )
     )
     await wait_until(lambda: (ports and served.is_set()) or server.done())

@@ -117,7 +117,7 @@ async def test_socket_mode_serves_metrics_and_health_on_folio_metrics_port(
         monkeypatch.setenv(name, value)
     with FakeSocketMode(slack) as socket_mode:
         stop = asyncio.Event()
-        server = asyncio.create_task(serve(load_settings(None), hooks=ServeHooks(stop=stop), host="127.0.0.1"))
+        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", hooks=ServeHooks(stop=stop)))
         await wait_until(lambda: socket_mode.connected or server.done())
         event = {
             "type": "app_mention",

@@ -48,7 +48,7 @@ async def test_folio_serve_answers_a_mention_over_signed_http(
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(
-        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
     )
     await wait_until(lambda: ports or server.done())
     event = {
@@ -79,7 +79,7 @@ async def test_folio_serve_answers_a_mention_over_signed_http(
 async def test_folio_serve_without_a_channel_file_names_it(environment: None, tmp_path: Path) -> None:
     (tmp_path / "channels.yaml").unlink()
     with pytest.raises(ConfigurationError, match="channels.yaml does not exist"):
-        await serve(load_settings(None), hooks=ServeHooks(stop=asyncio.Event()), host="127.0.0.1", port=0)
+        await serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=asyncio.Event()))
 
 
 def test_folio_serve_without_slack_says_so_and_chats_in_the_terminal(
@@ -128,7 +128,7 @@ async def test_folio_serve_over_http_needs_the_signing_secret(
 ) -> None:
     monkeypatch.delenv("SLACK_SIGNING_SECRET")
     with pytest.raises(ConfigurationError, match="SLACK_SIGNING_SECRET is not set"):
-        await serve(load_settings(None), hooks=ServeHooks(stop=asyncio.Event()), host="127.0.0.1", port=0)
+        await serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=asyncio.Event()))
 
 
 ACCESS_CHANNELS = CHANNELS + "access:\n  groups:\n    finance-team: [finance]\n    finanse-team: [finance]\n"
@@ -159,7 +159,7 @@ async def test_folio_serve_reports_the_policys_group_handles_it_cannot_resolve_a
         slack.fail("usergroups.list", failure)
     stop, ports = asyncio.Event(), []
     server = asyncio.create_task(
-        serve(load_settings(None), hooks=ServeHooks(stop=stop, started=ports.append), host="127.0.0.1", port=0)
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
     )
     await wait_until(lambda: ports or server.done())
     stop.set()
