@@ -19,10 +19,11 @@ import hashlib
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from bot import messages, metrics
-from bot.app.sync_files import Pending, container_of, index_batch
+from bot.app.sync_files import Pending, container_of, index_batch, remembered
 from bot.app.sync_run import SyncOptions, SyncRun, SyncTargets, Tally
 from bot.ingest.converters import Converters
 from bot.ingest.kinds import SUPPORTED, stored_name, suffix
@@ -201,41 +202,19 @@ def _unclashed(sync: SyncRun, items: list[Pending], gone: list[Held]) -> list[Pe
             kept.append(item)
             continue
         source, path = others[0]
+        why = messages.source_name_taken(name, source=source, path=path)
+        document = item.held.document if item.held else ""
         state.record(
-            spec.name,
-            Held(
-                path=item.entry.path,
-                size=item.entry.size,
-                modified=item.entry.modified,
-                hash=item.entry.hash,
-                identity=item.entry.identity,
-                settings=item.settings,
-                content=item.content,
-                document=item.held.document if item.held else "",
-                state="unreadable",
-                reason=messages.source_name_taken(name, source=source, path=path),
-                reading=sync.options.reading,
-            ),
-            sync.run,
+            spec.name, remembered(sync, item, identity=item.entry.identity, document=document, reason=why), sync.run
         )
         sync.tally.unreadable += 1
     return kept
 
 
 def _relisted(held: Held, entry: Entry) -> Held:
-    return Held(
-        path=held.path,
-        size=entry.size,
-        modified=entry.modified,
-        hash=entry.hash,
-        identity=entry.identity or held.identity,
-        settings=held.settings,
-        content=held.content,
-        document=held.document,
-        state=held.state,
-        reason=held.reason,
-        reading=held.reading,
-    )
+    """`held` as listed this time (its size, time, hash; its provider ID once it has one), otherwise as it was."""
+    identity = entry.identity or held.identity
+    return replace(held, size=entry.size, modified=entry.modified, hash=entry.hash, identity=identity)
 
 
 def _matched_renames(fetched: list[Pending], gone: list[Held]) -> list[Pending]:

@@ -122,21 +122,26 @@ def _record(sync: SyncRun, item: Pending, state: str, report: IndexReport) -> No
         reason = _reason(_name(item), report)
         tally.unreadable += 1
     targets.state.record(
-        spec.name,
-        Held(
-            path=entry.path,
-            size=entry.size,
-            modified=entry.modified,
-            hash=entry.hash,
-            identity=identity,
-            settings=item.settings,
-            content=item.content,
-            document=document,
-            state="unreadable" if reason else "indexed",
-            reason=reason,
-            reading=sync.options.reading if reason else "",
-        ),
-        sync.run,
+        spec.name, remembered(sync, item, identity=identity, document=document, reason=reason), sync.run
+    )
+
+
+def remembered(sync: SyncRun, item: Pending, *, identity: str, document: str, reason: str = "") -> Held:
+    """What the state file keeps of `item` as listed this run: indexed as `document`, or unreadable for `reason`
+    (then with how this run read files: a change of that tries it again)."""
+    entry = item.entry
+    return Held(
+        path=entry.path,
+        size=entry.size,
+        modified=entry.modified,
+        hash=entry.hash,
+        identity=identity,
+        settings=item.settings,
+        content=item.content,
+        document=document,
+        state="unreadable" if reason else "indexed",
+        reason=reason,
+        reading=sync.options.reading if reason else "",
     )
 
 
