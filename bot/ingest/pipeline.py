@@ -301,7 +301,7 @@ class FileEvent:
 OnFile = Callable[[FileEvent], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Run:
     """What every file of one `index_files` run writes to: the index, the report, the names taken."""
 
@@ -345,7 +345,7 @@ async def index_files(
         except UnreadableFile as exc:
             report.failed.append(str(exc))
             told(FileEvent(path.name, "failed"))
-    run = _Run(writer, report, reserved)
+    run = _Run(writer=writer, report=report, reserved=reserved)
     reading = read_documents(
         list(pending), jobs=options.jobs, max_chars=options.max_chars, converters=options.converters
     )
