@@ -255,7 +255,7 @@ def _build_index(corpus: Path, data: Path) -> None:
     per corpus folder and checkout: the same files from another folder would clash by name, and checkouts that chunk
     differently (an A/B against an export of an older commit) re-indexed every file of a shared cache at each run,
     leaving stale FTS5 data that made a search cost ~1.6x (benchmarks/RESULTS.md, "Search CPU under the harness")."""
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
     from bot.retrieval.local import LocalRetriever
 
     folder = hashlib.sha256(f"{corpus.resolve()}\n{ROOT}".encode()).hexdigest()[:16]
@@ -264,7 +264,7 @@ def _build_index(corpus: Path, data: Path) -> None:
     async def build() -> None:
         retriever = LocalRetriever(cache)
         try:
-            report = await index_files(sorted(corpus.glob("*.pdf")), retriever, container=CONTAINER)
+            report = await index_files(sorted(corpus.glob("*.pdf")), retriever, IndexOptions(container=CONTAINER))
         finally:
             await retriever.close()
         if report.failed:

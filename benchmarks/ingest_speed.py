@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.ingest import index_files  # noqa: E402
+from bot.ingest import IndexOptions, index_files  # noqa: E402
 from bot.ingest.readers import read_document  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
 
@@ -49,7 +49,7 @@ async def in_process(pdfs: list[Path], folder: Path) -> list[tuple[float, float,
     try:
         for _ in range(2):
             wall, cpu = time.perf_counter(), time.process_time()
-            report = await index_files(pdfs, index, container="bench")
+            report = await index_files(pdfs, index, IndexOptions(container="bench"))
             runs.append((time.perf_counter() - wall, time.process_time() - cpu, report.summary()))
     finally:
         await index.close()

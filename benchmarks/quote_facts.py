@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.agent import AgentOptions, run_turn  # noqa: E402
-from bot.ingest import index_files  # noqa: E402
+from bot.ingest import IndexOptions, index_files  # noqa: E402
 from bot.models import Conversation, Scope  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
 
@@ -60,7 +60,7 @@ async def measure(args: argparse.Namespace) -> None:
     scope = Scope(container="benefits")
     with tempfile.TemporaryDirectory() as folder:
         retriever = LocalRetriever(Path(folder) / "index.sqlite")
-        await index_files(sorted(args.corpus.glob("*.pdf")), retriever, container="benefits")
+        await index_files(sorted(args.corpus.glob("*.pdf")), retriever, IndexOptions(container="benefits"))
         answered = first = anywhere = 0
         for item in facts:
             answer = await run_turn(

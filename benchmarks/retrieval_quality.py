@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.app import builders  # noqa: E402
 from bot.config import load_settings  # noqa: E402
-from bot.ingest import index_files  # noqa: E402
+from bot.ingest import IndexOptions, index_files  # noqa: E402
 from bot.ingest.chunking import CHUNK_CHARS, OVERLAP_CHARS  # noqa: E402
 from bot.models import Scope  # noqa: E402
 from bot.retrieval.embedders import OpenAIEmbedder  # noqa: E402
@@ -142,7 +142,9 @@ async def _measure(args: argparse.Namespace, questions: dict[Path, Golden], pdfs
             retriever = LocalRetriever(Path(folder) / "index.sqlite", embedder=mode_embedder, score_gap=args.score_gap)
             started = time.perf_counter()
             report = await index_files(
-                pdfs, retriever, container="benefits", chunk_chars=args.chunk_chars, overlap_chars=args.overlap
+                pdfs,
+                retriever,
+                IndexOptions(container="benefits", chunk_chars=args.chunk_chars, overlap_chars=args.overlap),
             )
             built = time.perf_counter() - started
             print(f"{name}: {report.chunks} chunks, indexed in {built:.1f}s, score gap {args.score_gap}")

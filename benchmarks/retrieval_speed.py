@@ -68,7 +68,7 @@ async def run(args: argparse.Namespace) -> None:
         own = LocalRetriever(Path(folder) / "corpus.sqlite", score_gap=0.5)  # the six PDFs alone, in their own file
 
         started = time.perf_counter()
-        report = await index_files(pdfs, own, container="ingest")
+        report = await index_files(pdfs, own, IndexOptions(container="ingest"))
         spent = time.perf_counter() - started
         rate = report.pages / spent
         print(f"ingest    {report.pages} pages, {report.chunks} chunks in {spent:.1f}s: {rate:.0f} pages/s end to end")

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.ingest import index_files  # noqa: E402
+from bot.ingest import IndexOptions, index_files  # noqa: E402
 from bot.models import Scope, Tag  # noqa: E402
 from bot.retrieval import local_sql  # noqa: E402
 from bot.retrieval.local import CANDIDATES, LocalRetriever  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> None:
         if index is None:
             index = Path(folder) / "index.sqlite"
             built = LocalRetriever(index)
-            asyncio.run(index_files(sorted(args.corpus.glob("*.pdf")), built, container=args.container))
+            asyncio.run(index_files(sorted(args.corpus.glob("*.pdf")), built, IndexOptions(container=args.container)))
             asyncio.run(built.close())
         tags = tuple(Tag.parse(tag) for tag in args.tag)
         for name, values in measure(index, args.container, tags, questions, args.rounds).items():

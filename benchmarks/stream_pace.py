@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
-from bot.app import open_folio  # noqa: E402
+from bot.app import Given, open_folio  # noqa: E402
 from bot.config import ChannelPolicy, Settings  # noqa: E402
 from bot.evaluation.scoring import percentile  # noqa: E402
 from bot.slack.app import EVENTS_PATH, build_app, web_app  # noqa: E402
@@ -163,7 +163,7 @@ async def _serve(
     model = model_server.client()
     stack.push_async_callback(model.close)
     policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
-    folio = await stack.enter_async_context(open_folio(settings, model=model, policy=policy, serving=True))
+    folio = await stack.enter_async_context(open_folio(settings, Given(model=model, policy=policy), serving=True))
     runner = web.AppRunner(web_app(build_app(folio)), access_log=None)
     await runner.setup()
     stack.push_async_callback(runner.cleanup)

@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:  # run as a script
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
-from bot.app import open_folio  # noqa: E402
+from bot.app import Given, open_folio  # noqa: E402
 from bot.config import ChannelPolicy, Settings  # noqa: E402
 from bot.slack.app import EVENTS_PATH, build_app, web_app  # noqa: E402
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools  # noqa: E402
@@ -138,7 +138,9 @@ async def trace_one_mention() -> PathTrace:
             client = model.client()
             stack.push_async_callback(client.close)
             policy = ChannelPolicy.model_validate({"channels": {CHANNEL: {"container": "sample"}}})
-            folio = await stack.enter_async_context(open_folio(settings, model=client, policy=policy, serving=True))
+            folio = await stack.enter_async_context(
+                open_folio(settings, Given(model=client, policy=policy), serving=True)
+            )
             runner = web.AppRunner(web_app(build_app(folio)), access_log=None)
             await runner.setup()
             stack.push_async_callback(runner.cleanup)

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.ingest import index_files  # noqa: E402
+from bot.ingest import IndexOptions, index_files  # noqa: E402
 from bot.ingest.chunking import CHUNK_CHARS  # noqa: E402
 from bot.models import Scope  # noqa: E402
 from bot.retrieval.local import LocalRetriever  # noqa: E402
@@ -84,10 +84,10 @@ async def _index(corpus: Path, path: Path, reindex: int) -> None:
     files = sorted(corpus.glob("*.pdf"))
     retriever = LocalRetriever(path)
     try:
-        await index_files(files, retriever, container=CONTAINER)
+        await index_files(files, retriever, IndexOptions(container=CONTAINER))
         for time_ in range(reindex):  # another chunk size each time (every passage replaced), the last the default
             size = CHUNK_CHARS if (reindex - time_) % 2 == 1 else CHUNK_CHARS + 200
-            await index_files(files, retriever, container=CONTAINER, chunk_chars=size)
+            await index_files(files, retriever, IndexOptions(container=CONTAINER, chunk_chars=size))
     finally:
         await retriever.close()
 

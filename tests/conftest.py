@@ -51,7 +51,7 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     `LocalRetriever(corpus_index)` and only read from it, since the whole session shares it."""
     import asyncio
 
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
     from bot.retrieval.local import LocalRetriever
 
     path = tmp_path_factory.mktemp("corpus_index") / "index.sqlite"
@@ -59,7 +59,9 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     async def build() -> None:
         retriever = LocalRetriever(path)
         try:
-            report = await index_files(sorted((shared_dir / "corpus").glob("*.pdf")), retriever, container="benefits")
+            report = await index_files(
+                sorted((shared_dir / "corpus").glob("*.pdf")), retriever, IndexOptions(container="benefits")
+            )
         finally:
             await retriever.close()
         assert not report.failed, report.failed

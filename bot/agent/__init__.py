@@ -1,6 +1,6 @@
 """The agent turn: a Responses API tool loop (rewrite, search, code) whose every citation is checked.
 
-    run_turn(question, conversation, model=..., retriever=..., options=...) -> Answer
+    run_turn(question, conversation, model=..., retriever=..., options=..., run=RunOptions(...)) -> Answer
     delete_responses(model, response_ids) -> Deletion (the ids that could not be deleted, how many were)
 
 Imports only models, errors, messages, citations and the retrieval protocol; never Slack.
@@ -8,7 +8,7 @@ Imports only models, errors, messages, citations and the retrieval protocol; nev
 
 from typing import TYPE_CHECKING, Any
 
-from bot.agent.options import AgentOptions, no_link
+from bot.agent.options import AgentOptions, RunOptions, no_link
 
 if TYPE_CHECKING:
     from bot.agent.cleanup import delete_responses
@@ -26,4 +26,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_LAZY[name]), name)
 
 
-__all__ = ["AgentOptions", "delete_responses", "no_link", "run_turn"]
+__all__ = ["AgentOptions", "RunOptions", "delete_responses", "no_link", "run_turn"]

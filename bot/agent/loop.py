@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.agent import prompts
-from bot.agent.events import Listener, Step, ignore
+from bot.agent.events import Step, ignore
 from bot.agent.fallback import quoted_answer, search_only
 from bot.agent.history import history_items, trimmed_history_items
 from bot.agent.model_calls import call_model, earlier, keep_items, user
-from bot.agent.options import AgentOptions
+from bot.agent.options import AgentOptions, RunOptions
 from bot.agent.sources import TurnSources
 from bot.agent.tools import CODE, DocumentReader, ToolContext, run_batch
 from bot.agent.turn_state import TurnState
@@ -37,7 +37,7 @@ from bot.citations import (
     written_by_documents,
 )
 from bot.errors import ContextTooLong, HistoryExpired, InvalidInput, ModelUnavailable
-from bot.models import Answer, Chunk, Conversation, Profile
+from bot.models import Answer, Chunk, Conversation
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -55,22 +55,21 @@ async def run_turn(
     model: AsyncOpenAI | None,
     retriever: Retriever,
     options: AgentOptions,
-    profile: Profile | None = None,
-    events: Listener | None = None,
-    stream: bool = False,
     reader: DocumentReader | None = None,
+    run: RunOptions | None = None,
 ) -> Answer:
     """Answer one question of `conversation`, adding the sources it shows; the caller records the turn and saves it.
 
-    `events` hears each step as it starts and ends (see `bot.agent.events`); with `stream`, also the answer's text,
-    checked, as the model writes it (the returned Answer is still the one to show: it may differ from that text).
+    `run`: the profile, who hears each step (see `bot.agent.events`) and, with `stream`, also the answer's text as
+    the model writes it (the returned Answer is still the one to show: it may differ from that text).
     `reader`: the files shared in the thread, read whole by the read_document tool (offered only with it)."""
+    run = run or RunOptions()
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
     if len(question) > options.max_question_chars:
         raise InvalidInput(messages.question_too_long(len(question), limit=options.max_question_chars))
-    profile = profile or conversation.profile
+    profile = run.profile or conversation.profile
     set_aside = conversation.tell_set_aside()  # earlier answers relied on a document removed or out of scope
     if model is None:
         answer = await search_only(
@@ -79,9 +78,9 @@ async def run_turn(
         return _telling(answer, set_aside)
     sources = TurnSources(conversation, budget=options.chunk_budget)
     tools = ToolContext(
-        question, conversation.scope, retriever, sources, options.search_top, events or ignore, reader=reader
+        question, conversation.scope, retriever, sources, options.search_top, run.events or ignore, reader=reader
     )
-    turn = TurnState(question, conversation, model, options, profile, tools, stream=stream)
+    turn = TurnState(question, conversation, model, options, profile, tools, stream=run.stream)
     try:
         answer = await _answer(turn)
     except (ModelUnavailable, HistoryExpired) as exc:  # HistoryExpired here: a response of this very turn vanished

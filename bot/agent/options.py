@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.agent.events import Listener
 from bot.agent.state import ModelState
 from bot.models import Chunk, Profile
 
@@ -40,3 +41,13 @@ class AgentOptions:
 
     def effort_for(self, profile: Profile) -> str:
         return self.effort_thorough if profile == "thorough" else self.effort_fast
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """How this one turn runs, as the surface asking wants it (AgentOptions are every turn's): its profile, who
+    hears its steps, and whether they hear the answer's text as the model writes it."""
+
+    profile: Profile | None = None  # None: the conversation's
+    events: Listener | None = None  # hears each step as it starts and ends (bot.agent.events); None: nobody
+    stream: bool = False  # events also hear the answer's text, checked, as it is written (AnswerText)

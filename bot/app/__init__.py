@@ -2,8 +2,9 @@
 
     async with open_folio(settings) as folio:          # a command, or `folio serve`
         ...
-    async with open_folio(settings, model=fake.client(), retriever=index, store=store, slack=client) as folio:
-        ...                                            # tests: their own clients, through the same keywords
+    given = Given(model=fake.client(), retriever=index, store=store, slack=client)
+    async with open_folio(settings, given) as folio:  # tests: their own clients, as one value
+        ...
 
 Clients passed in belong to the caller and are not closed here. Only this package builds clients; `bot.slack`
 and `bot.cli` take the `Folio` it yields.
@@ -90,26 +91,32 @@ class Folio:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Given:
+    """What a caller brings to `open_folio` instead of what it would build (tests: their fakes); each client given
+    is the caller's, and not closed by `open_folio`. None: built from the settings."""
+
+    model: AsyncOpenAI | None = None
+    retriever: SearchIndex | None = None
+    store: ConversationStore | None = None
+    slack: AsyncWebClient | None = None
+    policy: ChannelPolicy | PolicyFile | None = None  # None: the channels file, when it exists
+    clock: Callable[[], float] = time.time  # what cached Slack memberships age by (a TTL passes without waiting)
+
+
 @asynccontextmanager
 async def open_folio(
-    settings: Settings,
-    *,
-    model: AsyncOpenAI | None = None,
-    retriever: SearchIndex | None = None,
-    store: ConversationStore | None = None,
-    slack: AsyncWebClient | None = None,
-    policy: ChannelPolicy | PolicyFile | None = None,
-    serving: bool = False,
-    file_links: bool = False,
-    clock: Callable[[], float] = time.time,
+    settings: Settings, given: Given | None = None, *, serving: bool = False, file_links: bool = False
 ) -> AsyncIterator[Folio]:
-    """Build Folio from `settings`, yield it, then let running turns finish and close what was built here.
+    """Build Folio from `settings` (and what is `given`), yield it, then let running turns finish and close what was
+    built here.
 
     `serving` builds what Slack needs besides search and the model (the conversation store and the Web API client);
-    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only);
-    `clock` is what cached Slack memberships age by (tests pass their own, so a TTL passes without waiting).
+    `file_links` makes citations `file://` links to Folio's copies when nothing better is configured (terminal only).
     A local index that `open_folio` opens itself holds the shipped sample corpus (FOLIO_SAMPLE_CORPUS).
     """
+    given = given or Given()
+    model, retriever, store, slack, policy = given.model, given.retriever, given.store, given.slack, given.policy
     async with AsyncExitStack() as stack:
         credential = None
         if builders.needs_entra_id(settings) and (model is None or retriever is None):
@@ -140,7 +147,7 @@ async def open_folio(
             policy = PolicyFile(settings.folio_channels_file)
         access = None
         if store is not None and slack is not None:
-            access = builders.access(settings, store, slack, clock=clock)
+            access = builders.access(settings, store, slack, clock=given.clock)
         stores = stores_on(settings, store) if store is not None else None
         budget = Budget(stores.usage, limits=Limits.of(settings), policy=_current(policy)) if stores else None
         tasks = BackgroundTasks()

@@ -31,7 +31,7 @@ from bot import messages
 from bot.agent import prompts
 from bot.agent.provider_errors import Call, classify, failure_of, is_azure, not_the_api
 from bot.agent.wire import NotAResponse
-from bot.app import Folio, builders, open_folio
+from bot.app import Folio, Given, builders, open_folio
 from bot.app.health import unreachable_parts
 from bot.app.mcp_check import mcp_check
 from bot.app.redis_client import RedisOptions
@@ -75,7 +75,7 @@ async def diagnose(settings: Settings, *, manifest: Path | None) -> list[Check]:
     async with AsyncExitStack() as stack:
         try:  # the model, the index and the links, as Folio opens them (an empty policy stands in for a broken one)
             folio: Folio | None = await stack.enter_async_context(
-                open_folio(settings, policy=policy or ChannelPolicy())
+                open_folio(settings, Given(policy=policy or ChannelPolicy()))
             )
             opened = ""
         except FolioError as exc:

@@ -19,69 +19,23 @@ import hashlib
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot import messages, metrics
-from bot.app.sync_files import Pending, container_of, index_batch
+from bot.app.sync_files import Pending, container_of, index_batch, remembered
+from bot.app.sync_run import SyncOptions, SyncRun, SyncTargets, Tally
 from bot.ingest.converters import Converters
 from bot.ingest.kinds import SUPPORTED, stored_name, suffix
 from bot.ingest.lifecycle import remove_files
-from bot.ingest.pipeline import OnFile
 from bot.models import DocumentChange, utc_now
-from bot.sources.listing import Entry, Rclone, SourceUnavailable, fetch, list_source
+from bot.sources.listing import Entry, SourceUnavailable, fetch, list_source
 from bot.sources.spec import SourceSpec
 from bot.sources.state import Held, SyncState
 from bot.sources.status import MAX_NAMED, SourceStatus
 
-if TYPE_CHECKING:
-    from bot.documents import DocumentStore
-    from bot.retrieval import SearchIndex
-
 _LIST_BATCH = 500  # listed entries compared with the state at once
 FETCH_BATCH = 200  # changed files fetched by one rclone process
-
-
-@dataclass(frozen=True, kw_only=True)
-class SyncOptions:
-    """How `folio sync` runs, for every source."""
-
-    base: Path  # the sources file's folder: relative local folders start there
-    staging: Path  # where fetched files wait for indexing (removed once indexed)
-    rclone: Rclone
-    converters: Converters = field(default_factory=Converters)
-    jobs: int = 1
-    retry_failed: bool = False
-    max_chars: int | None = None
-    reading: str = ""  # reading_stamp(converters, max_chars): files that failed are tried again when it changes
-
-
-@dataclass(frozen=True, kw_only=True)
-class SyncTargets:
-    """Where a sync writes: the index, Folio's kept copies, the state file; and how it reports files."""
-
-    index: SearchIndex
-    documents: DocumentStore | None
-    state: SyncState
-    on_file: OnFile = lambda event: None
-    on_total: Callable[[int], None] = lambda total: None  # files to fetch and read, once the listing is compared
-
-
-@dataclass
-class Tally:
-    """What a run counted so far."""
-
-    files: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    unreadable: int = 0
-    removed: int = 0
-    skipped: int = 0
-    failures: list[str] = field(default_factory=list)  # "path: why" of files this run could not fetch
-    renamed: set[str] = field(default_factory=set)  # paths of gone files whose successor was indexed
-    moved_out: list[Held] = field(default_factory=list)  # indexed into a container the source no longer names
-    changes: list[DocumentChange] = field(default_factory=list)
 
 
 async def sync_source(
@@ -93,11 +47,12 @@ async def sync_source(
     previous: SourceStatus | None,
 ) -> tuple[SourceStatus, list[DocumentChange]]:
     """Sync one source; its status (saved in the state file) and the documents it added, changed or removed."""
-    run, started, tally = time.time_ns(), utc_now(), Tally()
-    status = SourceStatus(name=spec.name, container=spec.container, last_run=started)
+    sync = SyncRun(spec=spec, targets=targets, options=options, run=time.time_ns(), tally=Tally(), stop=stop)
+    tally = sync.tally
+    status = SourceStatus(name=spec.name, container=spec.container, last_run=utc_now())
     try:
-        pending = await _compare(spec, targets.state, run, options, tally)
-        gone = [held for held in targets.state.unseen(spec.name, run) if held.path not in pending]
+        pending = await _compare(sync)
+        gone = [held for held in targets.state.unseen(spec.name, sync.run) if held.path not in pending]
         _check_not_emptied(spec, tally, gone)
     except SourceUnavailable as exc:
         status = status.model_copy(
@@ -112,19 +67,18 @@ async def sync_source(
     targets.on_total(len(pending))
     staging = options.staging / spec.name
     try:
-        stopped = await _fetch_and_index(spec, list(pending.values()), gone, targets, options, run, tally, stop)
+        stopped = await _fetch_and_index(sync, list(pending.values()), gone)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     await _remove_moved_out(tally, targets)
     if not stopped:
-        await _remove_gone(spec, gone, targets, run, tally)
+        await _remove_gone(sync, gone)
     return _finish(spec, status, targets.state, tally, stopped=stopped), tally.changes
 
 
-async def _compare(
-    spec: SourceSpec, state: SyncState, run: int, options: SyncOptions, tally: Tally
-) -> dict[str, Pending]:
+async def _compare(sync: SyncRun) -> dict[str, Pending]:
     """Stream the listing against the state: unchanged files are marked seen, the rest returned (by path)."""
+    spec, state, options, tally = sync.spec, sync.targets.state, sync.options, sync.tally
     pending: dict[str, Pending] = {}
     batch: list[Entry] = []
 
@@ -140,7 +94,7 @@ async def _compare(
                     tally.unreadable += mine.state == "unreadable"
                     continue
             pending[entry.path] = Pending(entry=entry, held=mine, settings=settings)
-        state.mark_seen(spec.name, seen, run)
+        state.mark_seen(spec.name, seen, sync.run)
         batch.clear()
 
     async for entry in list_source(spec, base=options.base, rclone=options.rclone):
@@ -182,20 +136,12 @@ def _check_not_emptied(spec: SourceSpec, tally: Tally, gone: list[Held]) -> None
         raise SourceUnavailable(messages.source_listed_empty(spec.name, spec.from_, len(gone)))
 
 
-async def _fetch_and_index(
-    spec: SourceSpec,
-    pending: list[Pending],
-    gone: list[Held],
-    targets: SyncTargets,
-    options: SyncOptions,
-    run: int,
-    tally: Tally,
-    stop: Callable[[], bool],
-) -> bool:
+async def _fetch_and_index(sync: SyncRun, pending: list[Pending], gone: list[Held]) -> bool:
     """Fetch `pending` FETCH_BATCH files at a time (one rclone process each) and index them; True when a stop came
     before all were done."""
+    spec, options = sync.spec, sync.options
     for start in range(0, len(pending), FETCH_BATCH):
-        if stop():
+        if sync.stop():
             return True
         batch = pending[start : start + FETCH_BATCH]
         into = options.staging / spec.name / str(start)
@@ -204,28 +150,19 @@ async def _fetch_and_index(
         )
         ready = []
         for item in batch:
-            ready.append(await _arrived(spec, item, into, options, complaint, targets.state, run, tally))
+            ready.append(await _arrived(sync, item, into, complaint))
         fetched = [item for item in ready if item is not None]
-        named = _unclashed(spec, _matched_renames(fetched, gone), gone, targets.state, run, tally, options.reading)
-        stopped = await index_batch(spec, named, targets, options, run, tally, stop)
+        stopped = await index_batch(sync, _unclashed(sync, _matched_renames(fetched, gone), gone))
         shutil.rmtree(into, ignore_errors=True)
         if stopped:
             return True
     return False
 
 
-async def _arrived(
-    spec: SourceSpec,
-    item: Pending,
-    into: Path,
-    options: SyncOptions,
-    complaint: str | None,
-    state: SyncState,
-    run: int,
-    tally: Tally,
-) -> Pending | None:
+async def _arrived(sync: SyncRun, item: Pending, into: Path, complaint: str | None) -> Pending | None:
     """The pending file with where it is and its content hash; None when it is not to be read (not fetched, or
     known bad and unchanged in content)."""
+    spec, options, state, tally = sync.spec, sync.options, sync.targets.state, sync.tally
     path = spec.folder(options.base) / item.entry.path if spec.remote is None else into / item.entry.path
     try:
         content = await asyncio.to_thread(_sha256, path)
@@ -234,7 +171,7 @@ async def _arrived(
         tally.unreadable += 1
         tally.failures.append(f"{item.entry.path}: {why}")
         if item.held is not None:  # still there, we just could not read it now: neither removed nor remembered
-            state.mark_seen(spec.name, [item.entry.path], run)
+            state.mark_seen(spec.name, [item.entry.path], sync.run)
         return None
     held = item.held
     if (
@@ -243,18 +180,17 @@ async def _arrived(
         and (held.content, held.settings, held.reading) == (content, item.settings, options.reading)
     ):
         if not options.retry_failed:  # the same bytes that failed before: not converted again
-            state.record(spec.name, _relisted(held, item.entry), run)
+            state.record(spec.name, _relisted(held, item.entry), sync.run)
             tally.unreadable += 1
             return None
     return Pending(entry=item.entry, held=held, settings=item.settings, file=path, content=content)
 
 
-def _unclashed(
-    spec: SourceSpec, items: list[Pending], gone: list[Held], state: SyncState, run: int, tally: Tally, reading: str
-) -> list[Pending]:
+def _unclashed(sync: SyncRun, items: list[Pending], gone: list[Held]) -> list[Pending]:
     """The files whose document name no other file of a source holds in the container (a file gone this run, or
     the file itself before, may): fetched copies do not stay, so the pipeline cannot see the other file itself, and
     one would silently replace the other. A clash is recorded as unreadable, with what to do."""
+    spec, state = sync.spec, sync.targets.state
     leaving = {(spec.name, held.path) for held in gone}
     kept = []
     for item in items:
@@ -266,41 +202,19 @@ def _unclashed(
             kept.append(item)
             continue
         source, path = others[0]
+        why = messages.source_name_taken(name, source=source, path=path)
+        document = item.held.document if item.held else ""
         state.record(
-            spec.name,
-            Held(
-                path=item.entry.path,
-                size=item.entry.size,
-                modified=item.entry.modified,
-                hash=item.entry.hash,
-                identity=item.entry.identity,
-                settings=item.settings,
-                content=item.content,
-                document=item.held.document if item.held else "",
-                state="unreadable",
-                reason=messages.source_name_taken(name, source=source, path=path),
-                reading=reading,
-            ),
-            run,
+            spec.name, remembered(sync, item, identity=item.entry.identity, document=document, reason=why), sync.run
         )
-        tally.unreadable += 1
+        sync.tally.unreadable += 1
     return kept
 
 
 def _relisted(held: Held, entry: Entry) -> Held:
-    return Held(
-        path=held.path,
-        size=entry.size,
-        modified=entry.modified,
-        hash=entry.hash,
-        identity=entry.identity or held.identity,
-        settings=held.settings,
-        content=held.content,
-        document=held.document,
-        state=held.state,
-        reason=held.reason,
-        reading=held.reading,
-    )
+    """`held` as listed this time (its size, time, hash; its provider ID once it has one), otherwise as it was."""
+    identity = entry.identity or held.identity
+    return replace(held, size=entry.size, modified=entry.modified, hash=entry.hash, identity=identity)
 
 
 def _matched_renames(fetched: list[Pending], gone: list[Held]) -> list[Pending]:
@@ -332,12 +246,13 @@ def _same_object(held: Held, item: Pending) -> bool:
     return bool(held.document) and held.content == item.content
 
 
-async def _remove_gone(spec: SourceSpec, gone: list[Held], targets: SyncTargets, run: int, tally: Tally) -> None:
+async def _remove_gone(sync: SyncRun, gone: list[Held]) -> None:
     """Take out of the index the documents of files no longer at the source, unless a file seen this run is now
     indexed by that name (moved to another folder). A renamed file's old document goes without a change of its own:
     its successor's change names it (`previous_name`)."""
+    spec, targets, tally = sync.spec, sync.targets, sync.tally
     state = targets.state
-    doomed = [held for held in gone if held.document and not state.document_in_use(spec.name, held.document, run)]
+    doomed = [held for held in gone if held.document and not state.document_in_use(spec.name, held.document, sync.run)]
     if doomed:
         indexed = {held.file: held for held in await targets.index.files(spec.container)}
         files = [indexed[held.document] for held in doomed if held.document in indexed]

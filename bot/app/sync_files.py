@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bot.app.sync_run import SyncRun
 from bot.ingest.kinds import OFFICE, stored_name, suffix
-from bot.ingest.pipeline import FileEvent, IndexReport, OnFile, index_files
+from bot.ingest.pipeline import FileEvent, IndexOptions, IndexReport, OnFile, index_files
 from bot.models import DocumentChange
 from bot.sources.listing import Entry
 from bot.sources.spec import SourceSpec
 from bot.sources.state import Held
-
-if TYPE_CHECKING:
-    from bot.app.sync import SyncOptions, SyncTargets, Tally
 
 TEXT_CALL = 64  # files of other kinds (PDF, text, mail) a pipeline call takes
 
@@ -33,35 +29,30 @@ class Pending:
     renamed_from: Held | None = None  # a file gone from the source that this one is (moved or renamed)
 
 
-async def index_batch(
-    spec: SourceSpec,
-    batch: list[Pending],
-    targets: SyncTargets,
-    options: SyncOptions,
-    run: int,
-    tally: Tally,
-    stop: Callable[[], bool],
-) -> bool:
+async def index_batch(sync: SyncRun, batch: list[Pending]) -> bool:
     """Index the fetched files of one batch and record each: one pipeline call per set of tags and distinct names,
     a few files at a time so that a stop (checked between calls) waits for little. True when a stop came."""
+    spec, targets, options = sync.spec, sync.targets, sync.options
     for group in _groups(spec, batch):
         for files in _calls(group, jobs=options.jobs):
-            if stop():
+            if sync.stop():
                 return True
             outcome: dict[str, str] = {}
             report = await index_files(
                 [item.file for item in files if item.file is not None],
                 targets.index,
-                container=spec.container,
-                tags=spec.tags_for(files[0].entry.path),
-                documents=targets.documents,
+                IndexOptions(
+                    container=spec.container,
+                    tags=spec.tags_for(files[0].entry.path),
+                    documents=targets.documents,
+                    jobs=options.jobs,
+                    max_chars=options.max_chars,
+                    converters=options.converters,
+                ),
                 on_file=_noting(outcome, targets.on_file),
-                jobs=options.jobs,
-                max_chars=options.max_chars,
-                converters=options.converters,
             )
             for item in files:
-                _record(spec, item, outcome.get(_name(item), "failed"), report, targets, options, run, tally)
+                _record(sync, item, outcome.get(_name(item), "failed"), report)
     return False
 
 
@@ -105,22 +96,14 @@ def _name(item: Pending) -> str:
     return item.file.name if item.file is not None else ""
 
 
-def _record(
-    spec: SourceSpec,
-    item: Pending,
-    state: str,
-    report: IndexReport,
-    targets: SyncTargets,
-    options: SyncOptions,
-    run: int,
-    tally: Tally,
-) -> None:
+def _record(sync: SyncRun, item: Pending, state: str, report: IndexReport) -> None:
     """Remember what became of one file, count it, and say which document changed."""
+    spec, targets, tally = sync.spec, sync.targets, sync.tally
     entry, held = item.entry, item.held
     if state == "skipped":  # no converter installed: tried again next run, the old document (if any) stays
         tally.skipped += 1
         if held is not None:
-            targets.state.mark_seen(spec.name, [entry.path], run)
+            targets.state.mark_seen(spec.name, [entry.path], sync.run)
         return
     before = held or item.renamed_from
     identity = entry.identity or (before.identity if before and before.identity else "") or item.content
@@ -139,21 +122,26 @@ def _record(
         reason = _reason(_name(item), report)
         tally.unreadable += 1
     targets.state.record(
-        spec.name,
-        Held(
-            path=entry.path,
-            size=entry.size,
-            modified=entry.modified,
-            hash=entry.hash,
-            identity=identity,
-            settings=item.settings,
-            content=item.content,
-            document=document,
-            state="unreadable" if reason else "indexed",
-            reason=reason,
-            reading=options.reading if reason else "",
-        ),
-        run,
+        spec.name, remembered(sync, item, identity=identity, document=document, reason=reason), sync.run
+    )
+
+
+def remembered(sync: SyncRun, item: Pending, *, identity: str, document: str, reason: str = "") -> Held:
+    """What the state file keeps of `item` as listed this run: indexed as `document`, or unreadable for `reason`
+    (then with how this run read files: a change of that tries it again)."""
+    entry = item.entry
+    return Held(
+        path=entry.path,
+        size=entry.size,
+        modified=entry.modified,
+        hash=entry.hash,
+        identity=identity,
+        settings=item.settings,
+        content=item.content,
+        document=document,
+        state="unreadable" if reason else "indexed",
+        reason=reason,
+        reading=sync.options.reading if reason else "",
     )
 
 

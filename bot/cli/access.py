@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
 
 from bot import messages
 from bot.access import Grant
-from bot.app import open_folio
+from bot.app import Given, open_folio
 from bot.cli import tokens
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import ChannelPolicy, Settings
@@ -52,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def access_report(settings: Settings, user: str, **clients: Any) -> str:
-    """The report for `user`; `clients` go to `open_folio` (tests pass their fakes)."""
+async def access_report(settings: Settings, user: str, given: Given | None = None) -> str:
+    """The report for `user`; `given` goes to `open_folio` (tests pass their fakes)."""
     if not is_user_id(user):  # else a name or a handle gets the default's report, as if the person existed
         raise InvalidInput(messages.not_a_user_id(user))
-    async with open_folio(settings, serving=True, **clients) as folio:
+    async with open_folio(settings, given, serving=True) as folio:
         policy = folio.channel_policy()
         if policy.access is None:
             return format_report(user, policy, grant=None, unknown=[])

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,7 +19,7 @@ from aiohttp import web
 from bot import messages
 from bot.documents import ROUTE_PREFIX, DocumentStore, Links, check_link
 from bot.models import INDEXABLE
-from bot.slack.site import ReadyCheck, ops_routes, running_site
+from bot.slack.site import Bind, ReadyCheck, ops_routes, running_site
 from bot.viewer.cache import PageCache
 from bot.viewer.server import Viewer
 
@@ -86,15 +85,13 @@ def _headers(file: str) -> dict[str, str]:
 @asynccontextmanager
 async def serve_documents(
     server: DocumentServer | None,
-    host: str,
-    port: int,
+    bind: Bind,
+    *,
     started: Callable[[int], None] | None = None,
     ready: ReadyCheck | None = None,
-    shared: bool = False,
-    sock: socket.socket | None = None,
 ) -> AsyncIterator[None]:
-    """Serve only the documents route (and /healthz, /readyz, /metrics) on host:port while the block runs; nothing
-    when None. `shared`: one of several workers on the port (see `running_site`), which announce nothing."""
+    """Serve only the documents route (and /healthz, /readyz, /metrics) where `bind` says while the block runs;
+    nothing when None."""
     if server is None:
         yield
         return
@@ -102,6 +99,6 @@ async def serve_documents(
     application = web.Application()
     application.add_routes(server.routes())
     application.add_routes(ops_routes(ready))
-    announce = None if shared else f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
-    async with running_site(application, host, port, announce=announce, started=started, shared=shared, sock=sock):
+    announce = f"Folio serves document links on {{url}}{ROUTE_PREFIX}/"
+    async with running_site(application, bind, announce=announce, started=started):
         yield

@@ -19,7 +19,7 @@ from bot.app.sync import failure_key, reading_stamp
 from bot.cli.common import HelpFormatter, parse_tags, settings_from
 from bot.cli.progress import IndexProgress
 from bot.errors import InvalidInput, UnreadableFile
-from bot.ingest import IndexReport, collect_files, gone_files, index_files
+from bot.ingest import IndexOptions, IndexReport, collect_files, gone_files, index_files
 from bot.ingest.kinds import stored_name
 from bot.ingest.lifecycle import remove_files
 from bot.ingest.parsing import stamp_of
@@ -116,14 +116,16 @@ def run(args: argparse.Namespace) -> int:
                     report = await index_files(
                         files,
                         folio.retriever,
-                        container=container,
-                        tags=_given_tags(args, scope.tags),
-                        date=day,
+                        IndexOptions(
+                            container=container,
+                            tags=_given_tags(args, scope.tags),
+                            date=day,
+                            documents=folio.documents,
+                            max_chars=settings.folio_max_file_chars,
+                            jobs=args.jobs,
+                            converters=converters,
+                        ),
                         on_file=progress,
-                        documents=folio.documents,
-                        max_chars=settings.folio_max_file_chars,
-                        jobs=args.jobs,
-                        converters=converters,
                     )
                 remember_failures(memory, container, files, report.failed, reading)
             finally:

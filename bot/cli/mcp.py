@@ -9,7 +9,7 @@ import argparse
 import asyncio
 
 from bot import messages
-from bot.app import open_folio, open_store
+from bot.app import Given, open_folio, open_store
 from bot.cli.common import HelpFormatter, settings_from
 from bot.config import Settings
 from bot.errors import ConfigurationError
@@ -43,5 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def serve(settings: Settings, *, token: str) -> None:
     """Open Folio (the running server's Redis when there is one), then speak MCP until stdin closes."""
-    async with open_store(settings) as stores, open_folio(settings, serving=True, store=stores.conversations) as folio:
+    async with (
+        open_store(settings) as stores,
+        open_folio(settings, Given(store=stores.conversations), serving=True) as folio,
+    ):
         await serve_stdio(McpFolio.of(folio), token=token)

@@ -9,10 +9,10 @@ import argparse
 import asyncio
 import gc
 import logging
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
@@ -21,7 +21,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import logs, messages
-from bot.app import SHUTDOWN_GRACE, open_folio
+from bot.app import SHUTDOWN_GRACE, Given, open_folio
 from bot.app.health import Readiness, ReadyCheck, unreachable
 from bot.app.redis_server import EmbeddedRedis
 from bot.cli.common import stop_on_signals
@@ -34,7 +34,7 @@ from bot.mcp.services import McpFolio
 from bot.ports import Listeners
 from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
-from bot.slack.site import Listening, ops_routes, running_site
+from bot.slack.site import Bind, Listening, ops_routes, running_site
 from bot.tasks import finish_or_hand_back
 
 if TYPE_CHECKING:
@@ -81,7 +81,17 @@ async def _serve_as_worker(
         speak()
         tell_parent(ready_fd)
 
-    return await serve(settings, host=host, port=port, stop=stop, shared=True, on_ready=ready, listeners=listeners)
+    hooks = ServeHooks(stop=stop, on_ready=ready)
+    return await serve(settings, host=host, port=port, shared=True, listeners=listeners, hooks=hooks)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeHooks:
+    """How the caller of `serve` stops it and hears from it (a worker's parent, a test)."""
+
+    stop: asyncio.Event | None = None  # set: stop serving (see `_drain`); None: on a stop signal (SIGINT / SIGTERM)
+    started: Callable[[int], None] | None = None  # the port PORT's site got (port 0 in tests: which one)
+    on_ready: Callable[[], None] | None = None  # it serves (or, while Slack cannot be reached, /healthz answers)
 
 
 async def serve(
@@ -89,22 +99,21 @@ async def serve(
     *,
     host: str = "0.0.0.0",
     port: int | None = None,
-    stop: asyncio.Event | None = None,
-    started: Callable[[int], None] | None = None,
     shared: bool = False,
-    on_ready: Callable[[], None] | None = None,
     listeners: Listeners | None = None,
-    **clients: Any,
+    hooks: ServeHooks | None = None,
+    given: Given | None = None,
 ) -> int:
-    """Open Folio and serve Slack until `stop` is set (or a stop signal arrives); `clients` go to `open_folio`.
+    """Open Folio (with what is `given`, see `open_folio`) and serve Slack until `hooks.stop` is set (or a stop signal
+    arrives).
 
     `shared`: one worker of `--workers N`, listening beside the others (SO_REUSEPORT) and announcing nothing;
-    `on_ready` is called once it serves (or, while Slack cannot be reached, once /healthz answers); `listeners`: the
-    sockets already listening (bot.ports; None: bind here). Returns 1 when the
-    embedded Redis keeps dying, so that a supervisor starts Folio afresh. On `stop`: see `_drain`."""
-    stop = stop or stop_on_signals()
+    `listeners`: the sockets already listening (bot.ports; None: bind here). Returns 1 when the embedded Redis keeps
+    dying, so that a supervisor starts Folio afresh. On `stop`: see `_drain`."""
+    hooks = hooks or ServeHooks()
+    stop = hooks.stop or stop_on_signals()
     port = settings.port if port is None else port
-    async with open_folio(settings, serving=True, **clients) as folio:
+    async with open_folio(settings, given, serving=True) as folio:
         folio = serving(folio)  # store, Slack client, policy, access; or ConfigurationError saying what to set
         await folio.store.ping()
         app = build_app(folio)
@@ -122,28 +131,23 @@ async def serve(
         async with AsyncExitStack() as running:
             running.enter_context(_settled_heap())
             listeners = listeners or Listeners()
-            metrics_port = settings.folio_metrics_port if listeners.metrics is None else 0
-            metrics_site = _metrics_site(
-                metrics_port, host, ready, port, port_serves, shared=shared, sock=listeners.metrics
+            events = Bind(host=host, port=port, sock=listeners.events, shared=shared)
+            await running.enter_async_context(
+                _metrics_site(_metrics_bind(settings, listeners, events, port_serves), ready)
             )
-            await running.enter_async_context(metrics_site)
-            sock = listeners.events
+            started = hooks.started
             if agents is not None:
                 await running.enter_async_context(agents.running())
             if app_token is not None and agents is not None:
                 # Socket Mode needs no HTTP server, but agents and signed document links do: serve them on PORT.
-                await running.enter_async_context(_agents_site(extra, host, port, started, ready, shared, sock))
+                await running.enter_async_context(_agents_site(extra, events, started=started, ready=ready))
             elif app_token is not None:
                 # Socket Mode needs no HTTP server, but signed document links do: serve them alone on PORT.
-                await running.enter_async_context(serve_documents(documents, host, port, started, ready, shared, sock))
+                await running.enter_async_context(serve_documents(documents, events, started=started, ready=ready))
             else:
-                application = web_app(app, *extra, ready=ready)
-                announce = None if shared else LISTENING
-                site = running_site(
-                    application, host, port, announce=announce, started=started, shared=shared, sock=sock
-                )
+                site = running_site(web_app(app, *extra, ready=ready), events, announce=LISTENING, started=started)
                 intake.append((await running.enter_async_context(site)).stop_taking)
-            tell = _once(on_ready)
+            tell = _once(hooks.on_ready)
             if not await _reach_slack(folio, ready, stop, listening=tell if app_token is None else _once(None)):
                 return 0  # stopped before Slack ever answered: nothing ran
             if app_token is not None:
@@ -222,47 +226,44 @@ def _settled_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
+def _metrics_bind(settings: Settings, listeners: Listeners, events: Bind, port_serves: bool) -> Bind | None:
+    """Where /metrics, /healthz and /readyz listen: FOLIO_METRICS_PORT (or its socket, listening already); None when
+    it is unset, or is PORT and the site there (`events`, when `port_serves`) serves them."""
+    if listeners.metrics is None:
+        metrics_port = settings.folio_metrics_port
+        if metrics_port is None or (metrics_port == events.port and port_serves):
+            return None
+    else:
+        metrics_port = 0
+    return Bind(
+        host=events.host,
+        port=metrics_port,
+        sock=listeners.metrics,
+        shared=events.shared,
+        setting="FOLIO_METRICS_PORT",
+    )
+
+
 @asynccontextmanager
-async def _metrics_site(
-    metrics_port: int | None,
-    host: str,
-    ready: ReadyCheck,
-    port: int,
-    port_serves: bool,
-    *,
-    shared: bool,
-    sock: socket.socket | None = None,
-) -> AsyncIterator[None]:
-    """/metrics, /healthz and /readyz on FOLIO_METRICS_PORT (or `sock`, listening on it already), unless it is PORT
-    and the site there serves them."""
-    if sock is None and (metrics_port is None or (metrics_port == port and port_serves)):
+async def _metrics_site(bind: Bind | None, ready: ReadyCheck) -> AsyncIterator[None]:
+    """/metrics, /healthz and /readyz where `bind` says (nothing when None)."""
+    if bind is None:
         yield
         return
     application = web.Application()
     application.add_routes(ops_routes(ready))
-    announce = None if shared else "Folio serves /metrics, /healthz and /readyz on {url}"
-    site = running_site(
-        application, host, metrics_port or 0, announce=announce, setting="FOLIO_METRICS_PORT", shared=shared, sock=sock
-    )
-    async with site:
+    async with running_site(application, bind, announce="Folio serves /metrics, /healthz and /readyz on {url}"):
         yield
 
 
 def _agents_site(
-    routes: list[web.RouteDef],
-    host: str,
-    port: int,
-    started: Callable[[int], None] | None,
-    ready: ReadyCheck,
-    shared: bool,
-    sock: socket.socket | None,
+    routes: list[web.RouteDef], bind: Bind, *, started: Callable[[int], None] | None, ready: ReadyCheck
 ) -> AbstractAsyncContextManager[Listening]:
     """In Socket Mode: /mcp (and the document links) with /healthz, /readyz and /metrics on PORT."""
     application = web.Application()
     application.add_routes(routes)
     application.add_routes(ops_routes(ready))
-    announce = None if shared else "Folio serves agents (MCP) on {url}/mcp"
-    return running_site(application, host, port, announce=announce, started=started, shared=shared, sock=sock)
+    return running_site(application, bind, announce="Folio serves agents (MCP) on {url}/mcp", started=started)
 
 
 async def check_bot_token(client: AsyncWebClient, api_url: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from bot.errors import ConfigurationError
-from bot.ingest.pipeline import IndexReport, collect_files, index_files
+from bot.ingest.pipeline import IndexOptions, IndexReport, collect_files, index_files
 from bot.models import Tag
 from bot.retrieval import IndexWriter
 
@@ -55,6 +55,8 @@ async def index_catalog(
         if catalog and path.name not in catalog:
             continue
         tags, date = catalog.get(path.name, ((), None))
-        report = await index_files([path], writer, container=container, tags=tags, date=date, documents=documents)
+        report = await index_files(
+            [path], writer, IndexOptions(container=container, tags=tags, date=date, documents=documents)
+        )
         total.add(report)
     return total

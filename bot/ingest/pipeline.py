@@ -179,7 +179,7 @@ def fingerprint(stamp: Stamp, options: IndexOptions) -> str:
         str(stamp.size),
         str(stamp.modified_ns),  # the file's date is its document date when the PDF gives none and --date is not set
         options.container,
-        ",".join(sorted(map(str, options.tags))),
+        ",".join(sorted(map(str, options.tags or ()))),
         options.date or "",
         f"{options.chunk_chars}/{options.overlap_chars}",
         CHUNKING_VERSION,
@@ -219,10 +219,10 @@ def chunk_id(container: str, file: str, page: int | None, position: int) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class IndexOptions:
-    """How one run indexes its files."""
+    """How one run indexes its files (`index_files`), and the shape of each file's chunks."""
 
     container: str
-    tags: tuple[Tag, ...] = ()
+    tags: tuple[Tag, ...] | None = None  # None: each file keeps the tags it was indexed with (a new file gets none)
     date: str | None = None  # --date; None = the PDF's metadata, else the file's mtime
     describe: Describe | None = None
     chunk_chars: int = CHUNK_CHARS
@@ -230,6 +230,7 @@ class IndexOptions:
     documents: DocumentStore | None = None  # keeps a copy of each indexed file, for citation links
     max_chars: int | None = None  # a file with more text is refused by name (FOLIO_MAX_FILE_CHARS)
     converters: Converters = field(default_factory=Converters)  # LibreOffice, OCR (FOLIO_SOFFICE, --ocr, ...)
+    jobs: int = 1  # processes that read files at once (--jobs)
 
 
 def build_chunks(document: Document, options: IndexOptions, *, context: str) -> list[Chunk]:
@@ -255,7 +256,7 @@ def build_chunks(document: Document, options: IndexOptions, *, context: str) -> 
                     file=document.file,
                     page=page.number,
                     container=options.container,
-                    tags=options.tags,
+                    tags=options.tags or (),
                     doc_date=doc_date,
                     text=text,
                     context=with_section(context, section),
@@ -277,7 +278,7 @@ def table_chunks(document: Document, options: IndexOptions, *, context: str, doc
                 file=document.file,
                 page=None,
                 container=options.container,
-                tags=options.tags,
+                tags=options.tags or (),
                 doc_date=doc_date,
                 text=passage.text,
                 context=table_context(context, place),
@@ -300,40 +301,25 @@ class FileEvent:
 OnFile = Callable[[FileEvent], None]
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Run:
+    """What every file of one `index_files` run writes to: the index, the report, the names taken."""
+
+    writer: IndexWriter
+    report: IndexReport
+    reserved: set[str]  # names no mail attachment may take (see index_files)
+
+
 async def index_files(
-    files: Sequence[Path],
-    writer: IndexWriter,
-    *,
-    container: str,
-    tags: Sequence[Tag] | None = None,
-    date: str | None = None,
-    describe: Describe | None = None,
-    on_file: OnFile | None = None,
-    chunk_chars: int = CHUNK_CHARS,
-    overlap_chars: int = OVERLAP_CHARS,
-    documents: DocumentStore | None = None,
-    max_chars: int | None = None,
-    jobs: int = 1,
-    converters: Converters | None = None,
+    files: Sequence[Path], writer: IndexWriter, options: IndexOptions, *, on_file: OnFile | None = None
 ) -> IndexReport:
-    """Index `files` into `container`: unchanged files are skipped unread, unreadable ones reported, the rest read
-    (in `jobs` processes) and replaced. `tags` None keeps each indexed file's own tags (a new file gets none).
+    """Index `files` into `options.container`: unchanged files are skipped unread, unreadable ones reported, the
+    rest read (in `options.jobs` processes) and replaced; `on_file` hears what becomes of each file.
 
     A file is unchanged when its fingerprint (size, time, content and options) and the path it came from are as
     indexed. A file named like one indexed from another path that still exists is refused: one would replace the
     other."""
-    check_container_name(container)
-    options = IndexOptions(
-        container=container,
-        tags=tuple(tags or ()),
-        date=date,
-        describe=describe,
-        chunk_chars=chunk_chars,
-        overlap_chars=overlap_chars,
-        documents=documents,
-        max_chars=max_chars,
-        converters=converters or Converters(),
-    )
+    container = check_container_name(options.container)
     report = IndexReport()
     told: OnFile = on_file or (lambda event: None)
     known = {held.file: held for held in await writer.files(container)}
@@ -349,7 +335,7 @@ async def index_files(
                 report.notes.append(
                     messages.replaces_attachment(path.name, attachment=_attachment(held.file, mail), mail=mail)
                 )
-            mine = options if tags is not None or held is None else replace(options, tags=held.tags)
+            mine = options if options.tags is not None else replace(options, tags=held.tags if held else ())
             version = fingerprint(await asyncio.to_thread(stamp_of, path), mine)
             if held is not None and (held.fingerprint, held.source) == (version, source_of(path)):
                 await _unchanged(path, mine, report)
@@ -359,7 +345,10 @@ async def index_files(
         except UnreadableFile as exc:
             report.failed.append(str(exc))
             told(FileEvent(path.name, "failed"))
-    reading = read_documents(list(pending), jobs=jobs, max_chars=max_chars, converters=options.converters)
+    run = _Run(writer=writer, report=report, reserved=reserved)
+    reading = read_documents(
+        list(pending), jobs=options.jobs, max_chars=options.max_chars, converters=options.converters
+    )
     async with aclosing(reading) as reads:
         for path, (mine, version) in pending.items():
             told(FileEvent(path.name, "reading"))
@@ -367,7 +356,7 @@ async def index_files(
             try:
                 if isinstance(read, UnreadableFile):
                     raise read
-                told(await _index_one(path, read, writer, mine, version, report, reserved))
+                told(await _index_one(run, path, read, mine, version))
             except MissingConverter as exc:  # skipped, with the package to install: not a failure of the file
                 report.skipped.append(str(exc))
                 told(FileEvent(path.name, "skipped"))
@@ -413,28 +402,20 @@ async def _unchanged(path: Path, options: IndexOptions, report: IndexReport) -> 
         await options.documents.keep(options.container, path.name, path)  # indexed before copies were kept
 
 
-async def _index_one(
-    path: Path,
-    document: Document,
-    writer: IndexWriter,
-    options: IndexOptions,
-    version: str,
-    report: IndexReport,
-    reserved: set[str],
-) -> FileEvent:
-    event = await _index_document(path, document, writer, options, version, report)
+async def _index_one(run: _Run, path: Path, document: Document, options: IndexOptions, version: str) -> FileEvent:
+    event = await _index_document(run, path, document, options, version)
     named = {part.file for part in document.parts}
     for part in document.parts:  # a mail's attachments: files of their own, from the same source and version
-        if part.file in reserved:  # never in place of a document of that name: the next free name
-            free = free_name(original_name(part.file), reserved | named)
+        if part.file in run.reserved:  # never in place of a document of that name: the next free name
+            free = free_name(original_name(part.file), run.reserved | named)
             named.add(free)
             attachment = _attachment(part.file, path.name)
-            report.notes.append(messages.attachment_renamed(path.name, attachment, free, part.file))
+            run.report.notes.append(messages.attachment_renamed(path.name, attachment, free, part.file))
             part = replace(part, file=free)
         try:
-            await _index_document(path, part, writer, options, version, report)
+            await _index_document(run, path, part, options, version)
         except UnreadableFile as exc:
-            report.notes.append(str(exc))
+            run.report.notes.append(str(exc))
     return event
 
 
@@ -450,18 +431,18 @@ async def _keep(options: IndexOptions, document: Document, path: Path) -> None:
     await options.documents.note_read(options.container, document.file, document.read)
 
 
-async def _index_document(
-    path: Path, document: Document, writer: IndexWriter, options: IndexOptions, version: str, report: IndexReport
-) -> FileEvent:
+async def _index_document(run: _Run, path: Path, document: Document, options: IndexOptions, version: str) -> FileEvent:
     context = await options.describe(document) if options.describe else context_line(document)
     chunks = build_chunks(document, options, context=context)
     if not chunks:
         raise UnreadableFile(f"{display_name(document.file)}: no text found")
     pages = sum(1 for page in document.pages if page.number is not None) or None
-    await writer.replace_file(options.container, document.file, version, chunks, source=source_of(path), pages=pages)
+    await run.writer.replace_file(
+        options.container, document.file, version, chunks, source=source_of(path), pages=pages
+    )
     await _keep(options, document, path)  # replaces the old copy
-    report.files += 1
-    report.pages += len(document.pages)
-    report.chunks += len(chunks)
-    report.notes.extend(document.notes)
+    run.report.files += 1
+    run.report.pages += len(document.pages)
+    run.report.chunks += len(chunks)
+    run.report.notes.extend(document.notes)
     return FileEvent(path.name, "indexed", pages=pages or 0, passages=len(chunks))

@@ -178,16 +178,7 @@ class LocalRetriever:
         found, plan, tokens = await self._run(
             lambda db: sql.keyword_ranking(db, text, scope, depth, self._vocabulary(db))
         )
-        keyword = rerank(
-            text,
-            found,
-            context=lambda row: row.context,
-            stemmed=sql.ChunkRow.stemmed_text,
-            place=sql.ChunkRow.place,
-            later=plan.later,
-            phrases=plan.phrases,
-            average_tokens=tokens,
-        )
+        keyword = rerank(text, found, later=plan.later, phrases=plan.phrases, average_tokens=tokens)
         if self.embedder is None:
             # Cut first, then build the Chunks: only `top` of the ~50 candidates are returned.
             kept = apply_score_gap(keyword, self.score_gap, key=[score for _, score in keyword])[:top]

@@ -16,15 +16,27 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from bot.text import asks_for, defines, negates, stem, terms
 from bot.text import stem_text as stem_text  # the word functions live in bot.text (the agent shares them)
 
-Row = TypeVar("Row")
+
+class Candidate(Protocol):
+    """A keyword hit as `rerank` reads it (the local index's ChunkRow)."""
+
+    @property
+    def context(self) -> str: ...  # the document line (title + first heading), and the section
+
+    def stemmed_text(self) -> str: ...  # stem_text of the context and the text
+
+    def place(self) -> object: ...  # where a citation points (a page, or a text file's chunk): one hit per place
+
+
+Row = TypeVar("Row", bound=Candidate)
 TITLE_BOOST = 2.0  # a hit whose document line holds every query word scores (1 + TITLE_BOOST) times its BM25
 READING_BOOST = 0.3  # a hit giving what the question asks for (a number, a "not") scores 1.3x (0.0-0.6: same hit@k)
 # "What is X?" prefers a passage saying "X is ..." / "X means ...": 1.6x (ground truth hit@5 0.86 -> 0.88, hit@3 0.74;
@@ -89,29 +101,26 @@ def rerank(
     query: str,
     hits: Sequence[tuple[Row, float]],
     *,
-    context: Callable[[Row], str],
-    place: Callable[[Row], object],
-    stemmed: Callable[[Row], str],
     later: Sequence[tuple[str, float]] = (),
     phrases: Sequence[str] = (),
     average_tokens: float = 100.0,
 ) -> list[tuple[Row, float]]:
-    """Hits re-scored (late words on `stemmed` = stem_text of context and text, then title boost), best first,
-    only the best chunk of each place (`place`: a page, or a text file's chunk)."""
+    """Hits re-scored (late words on each row's `stemmed_text()`, then title boost), best first, only the best chunk
+    of each place (`place()`: a page, or a text file's chunk)."""
     if not hits:
         return []
     query_terms = terms(query)
     scores = np.array([score for _, score in hits], dtype=np.float64)
-    texts = [stemmed(row) for row, _ in hits]
+    texts = [row.stemmed_text() for row, _ in hits]
     scores += late_scores(later, phrases, texts, average_tokens)
-    scores *= np.array([title_boost(query_terms, context(row)) for row, _ in hits])
+    scores *= np.array([title_boost(query_terms, row.context) for row, _ in hits])
     scores *= reading_boost(query, query_terms, texts)
     kept: list[tuple[Row, float]] = []
     seen: set[object] = set()
     for index in np.argsort(-scores, kind="stable"):
         row = hits[index][0]
-        if place(row) not in seen:
-            seen.add(place(row))
+        if row.place() not in seen:
+            seen.add(row.place())
             kept.append((row, float(scores[index])))
     return kept
 

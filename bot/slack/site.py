@@ -62,34 +62,40 @@ class Listening:
             self.runner.server.pre_shutdown()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Bind:
+    """Where a site listens: host:port (port 0: any free one), or `sock`, a socket already listening there (bot.ports,
+    opened before the slow parts of the start, or inherited from `folio serve --workers N`'s parent). `shared`: one
+    of several workers on the port, which announce nothing (and, without a socket, bind with SO_REUSEPORT, so the
+    kernel spreads connections between processes). A port that cannot be had is a ConfigurationError naming
+    `setting`."""
+
+    host: str
+    port: int
+    sock: socket.socket | None = None
+    shared: bool = False
+    setting: str = "PORT"
+
+
 @asynccontextmanager
 async def running_site(
-    application: web.Application,
-    host: str,
-    port: int,
-    *,
-    announce: str | None,
-    started: Callable[[int], None] | None = None,
-    setting: str = "PORT",
-    shared: bool = False,
-    sock: socket.socket | None = None,
+    application: web.Application, bind: Bind, *, announce: str, started: Callable[[int], None] | None = None
 ) -> AsyncIterator[Listening]:
-    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr (None: say
-    nothing). A port that cannot be had is a ConfigurationError naming `setting`. `sock`: a socket already listening
-    on host:port (bot.ports, opened before the slow parts of the start, or inherited from `folio serve --workers N`'s
-    parent); `shared` without one: bind with SO_REUSEPORT, so the kernel spreads connections between processes."""
+    """Listen while the block runs; `announce` gets `{url}` (with the bound port) and goes to stderr, unless the
+    site is `shared`; `started` hears the port it got (port 0 in tests: the caller learns which)."""
     runner = web.AppRunner(application, access_log=None)
     await runner.setup()
+    host, port = bind.host, bind.port
     try:
         try:
-            if sock is not None:
-                await web.SockSite(runner, sock).start()
+            if bind.sock is not None:
+                await web.SockSite(runner, bind.sock).start()
             else:
-                await web.TCPSite(runner, host, port, reuse_port=shared or None).start()
+                await web.TCPSite(runner, host, port, reuse_port=bind.shared or None).start()
         except OSError as exc:
-            raise port_refused(exc, host, port, setting) from exc
+            raise port_refused(exc, host, port, bind.setting) from exc
         bound = runner.addresses[0][1]
-        if announce is not None:
+        if not bind.shared:
             logs.say(announce.format(url=f"http://{host}:{bound}"))
         if started is not None:
             started(bound)  # port 0 in tests: the caller learns which port it got

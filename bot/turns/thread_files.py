@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot import messages
 from bot.errors import FolioError
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.ingest.converters import Converters
 from bot.ingest.lifecycle import remove_files
 from bot.models import Chunk, Conversation, Scope, ThreadFile, display_name
@@ -149,11 +149,13 @@ async def _index(shared: SharedFile, fetched: FetchedFile, name: str, container:
         report = await index_files(
             [path],
             files.index,
-            container=container,
-            tags=(),
-            documents=files.documents,
-            max_chars=files.rules.max_chars,
-            converters=files.converters,
+            IndexOptions(
+                container=container,
+                tags=(),
+                documents=files.documents,
+                max_chars=files.rules.max_chars,
+                converters=files.converters,
+            ),
         )
     if report.failed or report.skipped or not report.files:
         why = (report.failed or report.skipped or [f"{name}: no text found"])[0]

@@ -17,7 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from bot import messages
-from bot.agent import run_turn
+from bot.agent import RunOptions, run_turn
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, TurnEvent
 from bot.errors import FolioError, StoreUnavailable
 from bot.ingest.lifecycle import forget_removed
@@ -126,9 +126,7 @@ async def _answer(parts: _Parts, existing: Conversation | None) -> Answer:
                 retriever=thread_search(services.retriever, conversation, request.thread),
                 options=services.options,
                 reader=thread_reader(services.retriever, conversation, request.thread),
-                profile=request.profile,
-                stream=view.writes_text(),
-                events=_listener(parts),
+                run=RunOptions(profile=request.profile, stream=view.writes_text(), events=_listener(parts)),
             )
     observer.answered(answer)
     notices = (*([messages.SCOPE_CHANGED] if changed else []), *read)

@@ -8,7 +8,7 @@ import json
 import pytest
 from openai import AsyncOpenAI
 
-from bot.agent import AgentOptions, run_turn
+from bot.agent import AgentOptions, RunOptions, run_turn
 from bot.agent.events import Step, TurnEvent
 from bot.errors import InvalidInput
 from bot.models import Conversation
@@ -78,7 +78,12 @@ async def test_progress_titles_are_one_bounded_line(
         heard.append(event)
 
     await run_turn(
-        "How much leave?", conversation, model=model, retriever=ScriptedRetriever(), options=options, events=listen
+        "How much leave?",
+        conversation,
+        model=model,
+        retriever=ScriptedRetriever(),
+        options=options,
+        run=RunOptions(events=listen),
     )
 
     titles = [event.title for event in heard if isinstance(event, Step)]

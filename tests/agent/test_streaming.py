@@ -6,7 +6,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
-from bot.agent import AgentOptions, run_turn
+from bot.agent import AgentOptions, RunOptions, run_turn
 from bot.agent.events import AnswerText, ModelCalled, ResponseCreated, Step, TurnEvent
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
@@ -29,7 +29,12 @@ async def run(model: AsyncOpenAI, options: AgentOptions, conversation: Conversat
 
     retriever = ScriptedRetriever(default=[chunk(1), chunk(2, file="plan.pdf", page=4)])
     answer = await run_turn(
-        QUESTION, conversation, model=model, retriever=retriever, options=options, events=listen, stream=stream
+        QUESTION,
+        conversation,
+        model=model,
+        retriever=retriever,
+        options=options,
+        run=RunOptions(events=listen, stream=stream),
     )
     return answer, events
 

@@ -6,7 +6,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot import messages
-from bot.agent import AgentOptions, run_turn
+from bot.agent import AgentOptions, RunOptions, run_turn
 from bot.agent.events import ModelCalled, Step, TurnEvent
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
@@ -185,7 +185,9 @@ async def test_code_interpreter_runs_are_recorded_and_sandbox_paths_scrubbed(
     async def listen(event: TurnEvent) -> None:
         heard.append(event)
 
-    answer = await run_turn("total?", conversation, model=model, retriever=retriever, options=options, events=listen)
+    answer = await run_turn(
+        "total?", conversation, model=model, retriever=retriever, options=options, run=RunOptions(events=listen)
+    )
 
     assert [c.name for c in answer.tool_calls] == ["search_documents", "code_interpreter"]
     code_call = answer.tool_calls[1]
@@ -233,7 +235,7 @@ async def test_thorough_profile_uses_its_model_and_effort(
         model=model,
         retriever=ScriptedRetriever(default=[chunk(1)]),
         options=options,
-        profile="thorough",
+        run=RunOptions(profile="thorough"),
     )
 
     assert {r.body["model"] for r in fake_model.requests} == {"gpt-5"}

@@ -10,9 +10,10 @@ import aiohttp
 from bot import messages
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.documents import DocumentStore, signed_path
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.ingest.lifecycle import remove_files
 from bot.retrieval.local import LocalRetriever
+from bot.slack.site import Bind
 
 KEY = b"k" * 32
 
@@ -27,9 +28,11 @@ async def test_a_removed_document_answers_410_and_one_indexed_again_opens_again(
     source.write_text("The office closes at six on Fridays.", encoding="utf-8")
     store = DocumentStore(tmp_path / "data" / "documents")
     index = LocalRetriever(tmp_path / "data" / "index.sqlite")
-    await index_files([source], index, container="hr", documents=store)
+    await index_files([source], index, IndexOptions(container="hr", documents=store))
     ports: list[int] = []
-    async with serve_documents(DocumentServer(store=store, key=KEY), "127.0.0.1", 0, started=ports.append):
+    async with serve_documents(
+        DocumentServer(store=store, key=KEY), Bind(host="127.0.0.1", port=0), started=ports.append
+    ):
         base = f"http://127.0.0.1:{ports[0]}"
         link = base + signed_path(KEY, "hr", "memo.md", expires=int(time.time()) + 60)
         never = base + signed_path(KEY, "hr", "never.md", expires=int(time.time()) + 60)
@@ -42,7 +45,7 @@ async def test_a_removed_document_answers_410_and_one_indexed_again_opens_again(
         assert body.decode().endswith(messages.document_removed("memo.md", "")[-60:] + "\n")
         assert (await fetch(never))[0] == 404  # a file Folio never held is not "removed"
 
-        await index_files([source], index, container="hr", documents=store)
+        await index_files([source], index, IndexOptions(container="hr", documents=store))
         reopened = await fetch(link)
     assert await index.count("hr") == 1
     await index.close()

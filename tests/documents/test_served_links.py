@@ -19,9 +19,10 @@ from yarl import URL
 from bot import messages
 from bot.app import SAMPLE_CORPUS
 from bot.app.builders import link_signing_key as build_link_key
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from bot.documents import signed_path
+from bot.slack.site import Bind
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
 from tests.slack.harness import wait_until
@@ -99,7 +100,9 @@ async def test_a_signed_link_from_an_http_answer_opens_the_pdf_and_a_tampered_on
 ) -> None:
     model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     try:
         await wait_until(lambda: ports or server.done())
         event = {"type": "event_callback", "team_id": TEAM, "event_id": "EvDocs1", "event": mention("1800.1")}
@@ -146,8 +149,9 @@ async def test_socket_mode_with_a_public_url_serves_document_links_on_port(
     monkeypatch.delenv("SLACK_SIGNING_SECRET")  # then links are signed with a key generated in the data folder
     with FakeSocketMode(slack) as socket:
         stop, ports = asyncio.Event(), []
-        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop,
-                                           started=ports.append))
+        server = asyncio.create_task(
+            serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+        )
         try:
             await wait_until(lambda: (socket.connected and ports) or server.done())
             await asyncio.to_thread(socket.send_event, mention("1800.2"))
@@ -169,7 +173,9 @@ async def test_slack_answers_never_carry_file_links_of_the_server(
     model.script(tools(search("refund window monthly plans")), reply("Monthly plans: 14 days [S1]."))
     monkeypatch.delenv("FOLIO_PUBLIC_URL")
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     try:
         await wait_until(lambda: ports or server.done())
         event = {"type": "event_callback", "team_id": TEAM, "event_id": "EvDocs3", "event": mention("1800.3")}
@@ -204,7 +210,9 @@ async def test_each_indexable_kind_of_document_is_served_as_what_it_is(tmp_path:
     store = DocumentStore(tmp_path / "documents")
     assert await store.keep("hr", file, source)
     key, ports = b"k" * 32, []
-    async with serve_documents(DocumentServer(store=store, key=key), "127.0.0.1", 0, started=ports.append):
+    async with serve_documents(
+        DocumentServer(store=store, key=key), Bind(host="127.0.0.1", port=0), started=ports.append
+    ):
         async with aiohttp.ClientSession() as http:
             link = f"http://127.0.0.1:{ports[0]}" + signed_path(key, "hr", file, expires=int(time.time()) + 60)
             status, headers, content = await fetch(http, link)

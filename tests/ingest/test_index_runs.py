@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.models import Scope
 from bot.retrieval.local import LocalRetriever
 from tests.cli.terminal import Terminal, clean_env
@@ -21,9 +21,9 @@ async def test_an_unchanged_file_is_skipped_without_being_read(tmp_path: Path) -
     pdf = make_pdf(tmp_path / "handbook.pdf", [f"Chapter {n}. {FILLER}" for n in range(1, 4)])
     index = LocalRetriever(tmp_path / "index.sqlite")
     try:
-        assert (await index_files([pdf], index, container="c")).files == 1
+        assert (await index_files([pdf], index, IndexOptions(container="c"))).files == 1
         # Reading it now would refuse it (its text passes this cap): an unchanged file is not read at all.
-        again = await index_files([pdf], index, container="c", max_chars=100)
+        again = await index_files([pdf], index, IndexOptions(container="c", max_chars=100))
         assert (again.files, again.unchanged, again.failed) == (0, 1, [])
     finally:
         await index.close()
@@ -35,9 +35,9 @@ async def test_a_file_whose_time_changed_is_read_again_and_takes_its_new_date(tm
     os.utime(note, (datetime(2021, 5, 4).timestamp(),) * 2)
     index = LocalRetriever(tmp_path / "index.sqlite")
     try:
-        await index_files([note], index, container="c")
+        await index_files([note], index, IndexOptions(container="c"))
         os.utime(note, (datetime(2024, 9, 1).timestamp(),) * 2)  # same size and content, a new modification time
-        again = await index_files([note], index, container="c")
+        again = await index_files([note], index, IndexOptions(container="c"))
         assert (again.files, again.unchanged) == (1, 0)
         [hit] = await index.search("canteen", Scope(container="c"), top=1)
         assert hit.doc_date == "2024-09-01"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.models import Scope, Tag
 from bot.retrieval.local import LocalRetriever
 
@@ -122,9 +122,9 @@ async def test_a_changed_file_indexed_again_without_tags_keeps_its_tags(tmp_path
     note.write_text("Annual leave is 25 days.", encoding="utf-8")
     index = LocalRetriever(tmp_path / "index.sqlite")
     try:
-        await index_files([note], index, container="hr", tags=(Tag(key="department", value="hr"),))
+        await index_files([note], index, IndexOptions(container="hr", tags=(Tag(key="department", value="hr"),)))
         note.write_text("Annual leave is 27 days.", encoding="utf-8")
-        assert (await index_files([note], index, container="hr")).files == 1
+        assert (await index_files([note], index, IndexOptions(container="hr"))).files == 1
         scope = Scope(container="hr", tags=(Tag(key="department", value="hr"),))
         [hit] = await index.search("annual leave", scope, top=3)
         assert "27 days" in hit.text

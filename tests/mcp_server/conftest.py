@@ -20,7 +20,7 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from tests.fakes.jwks import FakeIdentityProvider
 from tests.fakes.openai_responses import FakeResponses
@@ -47,7 +47,7 @@ def indexed_data(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     from bot.app.builders import documents_folder
     from bot.app.sample import SAMPLE_CORPUS
     from bot.documents import DocumentStore
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
     from bot.retrieval.local import LocalRetriever
 
     data = tmp_path_factory.mktemp("mcp_data")
@@ -57,10 +57,12 @@ def indexed_data(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
         documents = DocumentStore(documents_folder(data))
         try:
             finance = await index_files(
-                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance", documents=documents
+                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, IndexOptions(container="finance", documents=documents)
             )
             handbook = await index_files(
-                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook", documents=documents
+                [shared_dir / "corpus" / "employee_handbook.pdf"],
+                retriever,
+                IndexOptions(container="handbook", documents=documents),
             )
         finally:
             await retriever.close()
@@ -146,7 +148,9 @@ class Served:
 async def serving() -> AsyncIterator[Served]:
     """`folio serve` (HTTP mode) from the environment, on a free port, until the block ends."""
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     await wait_until(lambda: ports or server.done())
     if server.done():
         server.result()  # raises what stopped it

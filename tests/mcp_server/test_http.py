@@ -10,7 +10,7 @@ import jwt
 import pytest
 
 from bot import messages
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from tests.fakes.jwks import FakeIdentityProvider
 from tests.fakes.slack_api import FakeSlack, FakeSocketMode
@@ -187,7 +187,7 @@ async def test_socket_mode_serves_agents_on_port(idp: FakeIdentityProvider, monk
         monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
         stop, ports = asyncio.Event(), []
         server = asyncio.create_task(
-            serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append)
+            serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
         )
         await wait_until(lambda: (socket.connected and ports) or server.done())
         async with agent(f"http://127.0.0.1:{ports[0]}/mcp", idp.token("ana@example.com")) as client:

@@ -22,7 +22,7 @@ import pytest
 
 from bot import messages
 from bot.app.redis_server import LOCK_FILE, RESTARTS, EmbeddedRedis, running_socket
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
 from tests.conftest import ROOT
@@ -58,7 +58,12 @@ async def serving(stop: asyncio.Event) -> AsyncIterator[tuple[asyncio.Task[int],
     ports: list[int] = []
     served = asyncio.Event()
     server = asyncio.create_task(
-        serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append, on_ready=served.set)
+        serve(
+            load_settings(None),
+            host="127.0.0.1",
+            port=0,
+            hooks=ServeHooks(stop=stop, started=ports.append, on_ready=served.set),
+        )
     )
     await wait_until(lambda: (ports and served.is_set()) or server.done())
     try:

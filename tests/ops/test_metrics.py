@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from tests.conftest import ROOT
 from tests.fakes.openai_responses import FakeResponses, error, reply, search, tools
@@ -117,7 +117,7 @@ async def test_socket_mode_serves_metrics_and_health_on_folio_metrics_port(
         monkeypatch.setenv(name, value)
     with FakeSocketMode(slack) as socket_mode:
         stop = asyncio.Event()
-        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", stop=stop))
+        server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", hooks=ServeHooks(stop=stop)))
         await wait_until(lambda: socket_mode.connected or server.done())
         event = {
             "type": "app_mention",

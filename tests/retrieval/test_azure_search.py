@@ -8,7 +8,7 @@ import pytest
 from azure.core.credentials import AzureKeyCredential
 
 from bot.errors import InvalidInput, SearchUnavailable
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.ingest.lifecycle import remove_files
 from bot.models import Scope, Tag
 from bot.retrieval import IndexWriter, Retriever
@@ -194,9 +194,9 @@ async def test_a_wrong_key_is_a_clear_error(fake_search: FakeAzureSearch) -> Non
 
 async def test_pdfs_are_ingested_through_the_azure_backend(azure: AzureSearchRetriever, shared_dir: Path) -> None:
     pdf = shared_dir / "corpus" / "PerksPlus.pdf"
-    report = await index_files([pdf], azure, container="benefits", tags=(Tag(key="year", value="2023"),))
+    report = await index_files([pdf], azure, IndexOptions(container="benefits", tags=(Tag(key="year", value="2023"),)))
     assert report.files == 1 and report.chunks > 0
-    again = await index_files([pdf], azure, container="benefits", tags=(Tag(key="year", value="2023"),))
+    again = await index_files([pdf], azure, IndexOptions(container="benefits", tags=(Tag(key="year", value="2023"),)))
     assert again.unchanged == 1 and again.files == 0
     results = await azure.search("gym membership", Scope(container="benefits"), top=3)
     assert results and results[0].file == "PerksPlus.pdf" and results[0].page is not None
@@ -205,7 +205,7 @@ async def test_pdfs_are_ingested_through_the_azure_backend(azure: AzureSearchRet
 
 async def test_a_files_passages_come_back_whole_in_reading_order(azure: AzureSearchRetriever, shared_dir: Path) -> None:
     pdf = shared_dir / "corpus" / "PerksPlus.pdf"
-    report = await index_files([pdf], azure, container="benefits")
+    report = await index_files([pdf], azure, IndexOptions(container="benefits"))
 
     passages = await azure.passages("benefits", "PerksPlus.pdf")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.models import Scope
 from bot.retrieval.local import LocalRetriever
 
@@ -43,7 +43,7 @@ async def indexed(path: Path, folder: Path, versions: list[int]) -> list[str]:
     retriever = LocalRetriever(path)
     try:
         for version in versions:
-            await index_files(write_documents(folder, version), retriever, container="c")
+            await index_files(write_documents(folder, version), retriever, IndexOptions(container="c"))
         found = await retriever.search("how long do refunds take", Scope(container="c"), top=6)
         return [f"{chunk.file}:{chunk.page}:{chunk.text[:40]}:{chunk.score}" for chunk in found]
     finally:

@@ -16,7 +16,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 from slack_sdk.models.blocks import Block
 
-from bot.app import open_folio
+from bot.app import Given, open_folio
 from bot.app.builders import redis_client, slack_client, slack_http_session
 from bot.app.redis_client import RedisOptions, blocking_client
 from bot.app.slack_calls import ChannelPacer
@@ -117,13 +117,15 @@ async def running_app(
     try:
         async with open_folio(
             settings,
-            model=model,
-            retriever=retriever,
-            store=store,
-            slack=slack_client(settings, slack_http, pacer=pacer),
-            policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+            Given(
+                model=model,
+                retriever=retriever,
+                store=store,
+                slack=slack_client(settings, slack_http, pacer=pacer),
+                policy=None if policy_file else channel_policy or ChannelPolicy.model_validate(policy or POLICY),
+                clock=clock,
+            ),
             serving=True,
-            clock=clock,
         ) as opened:
             folio = serving(opened)  # the one build_app serves (its consumer, its services)
             runner = web.AppRunner(web_app(build_app(folio)))
@@ -162,16 +164,18 @@ def access_index(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> 
     import asyncio
 
     from bot.app.sample import SAMPLE_CORPUS
-    from bot.ingest import index_files
+    from bot.ingest import IndexOptions, index_files
 
     path = tmp_path_factory.mktemp("access_index") / "index.sqlite"
 
     async def build() -> None:
         retriever = LocalRetriever(path)
         try:
-            finance = await index_files(sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, container="finance")
+            finance = await index_files(
+                sorted(SAMPLE_CORPUS.glob("*.pdf")), retriever, IndexOptions(container="finance")
+            )
             handbook = await index_files(
-                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, container="handbook"
+                [shared_dir / "corpus" / "employee_handbook.pdf"], retriever, IndexOptions(container="handbook")
             )
         finally:
             await retriever.close()

@@ -13,7 +13,7 @@ import redis
 
 from bot import messages
 from bot.cli import main
-from bot.cli.serve import serve
+from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
@@ -47,7 +47,9 @@ async def test_folio_serve_answers_a_mention_over_signed_http(
 ) -> None:
     fake_model.script(tools(search("refund policy")), reply("Refunds within 30 days [S1]."))
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     await wait_until(lambda: ports or server.done())
     event = {
         "type": "app_mention",
@@ -77,7 +79,7 @@ async def test_folio_serve_answers_a_mention_over_signed_http(
 async def test_folio_serve_without_a_channel_file_names_it(environment: None, tmp_path: Path) -> None:
     (tmp_path / "channels.yaml").unlink()
     with pytest.raises(ConfigurationError, match="channels.yaml does not exist"):
-        await serve(load_settings(None), host="127.0.0.1", port=0, stop=asyncio.Event())
+        await serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=asyncio.Event()))
 
 
 def test_folio_serve_without_slack_says_so_and_chats_in_the_terminal(
@@ -100,7 +102,7 @@ async def test_folio_serve_in_socket_mode_answers_an_envelope_and_acks_it(
     monkeypatch.setenv("FOLIO_STREAMING", "false")  # today's single answer message
     with FakeSocketMode(slack) as socket:
         stop = asyncio.Event()
-        server = asyncio.create_task(serve(load_settings(None), stop=stop))
+        server = asyncio.create_task(serve(load_settings(None), hooks=ServeHooks(stop=stop)))
         await wait_until(lambda: socket.connected or server.done())
         event = {
             "type": "app_mention",
@@ -126,7 +128,7 @@ async def test_folio_serve_over_http_needs_the_signing_secret(
 ) -> None:
     monkeypatch.delenv("SLACK_SIGNING_SECRET")
     with pytest.raises(ConfigurationError, match="SLACK_SIGNING_SECRET is not set"):
-        await serve(load_settings(None), host="127.0.0.1", port=0, stop=asyncio.Event())
+        await serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=asyncio.Event()))
 
 
 ACCESS_CHANNELS = CHANNELS + "access:\n  groups:\n    finance-team: [finance]\n    finanse-team: [finance]\n"
@@ -156,7 +158,9 @@ async def test_folio_serve_reports_the_policys_group_handles_it_cannot_resolve_a
     if failure:
         slack.fail("usergroups.list", failure)
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     await wait_until(lambda: ports or server.done())
     stop.set()
     assert await server == 0

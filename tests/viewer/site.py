@@ -15,9 +15,10 @@ from yarl import URL
 
 from bot.cli.document_links import DocumentServer, serve_documents
 from bot.documents import DocumentStore, Links
-from bot.ingest import index_files
+from bot.ingest import IndexOptions, index_files
 from bot.models import Chunk, Scope
 from bot.retrieval.local import LocalRetriever
+from bot.slack.site import Bind
 from bot.viewer.pages import CharBox, text_layer
 
 KEY = b"viewer-test-key-" * 2
@@ -68,10 +69,12 @@ async def indexed_site(files: list[Path], data: Path, *, container: str = "offic
     """`files` indexed for real (conversion and OCR included) and served on a loopback port."""
     store = DocumentStore(data / "documents")
     index = LocalRetriever(data / "index.sqlite")
-    await index_files(files, index, container=container, documents=store)
+    await index_files(files, index, IndexOptions(container=container, documents=store))
     ports: list[int] = []
     try:
-        async with serve_documents(DocumentServer(store=store, key=KEY), "127.0.0.1", 0, started=ports.append):
+        async with serve_documents(
+            DocumentServer(store=store, key=KEY), Bind(host="127.0.0.1", port=0), started=ports.append
+        ):
             yield Site(base=f"http://127.0.0.1:{ports[0]}", store=store, index=index, container=container)
     finally:
         await index.close()
