@@ -31,8 +31,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[str, DocumentStore]]:
     await runner.cleanup()
 
 
-@pytest.mark.parametrize(("file", "kind"), [("stock.csv", "text/csv; charset=utf-8"),
-                                           ("guide.html.txt", "text/plain; charset=utf-8")])
+@pytest.mark.parametrize(
+    ("file", "kind"), [("stock.csv", "text/csv; charset=utf-8"), ("guide.html.txt", "text/plain; charset=utf-8")]
+)
 async def test_a_kept_table_or_page_text_opens_as_text(served: tuple[str, DocumentStore], file: str, kind: str) -> None:
     base, store = served
     assert await store.keep_data("docs", file, b"Item;Stock\nToner;3\n")

@@ -48,21 +48,34 @@ def model() -> Iterator[FakeResponses]:
 
 
 @pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, model: FakeResponses,
-                redis_url: str) -> None:
+def environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, slack: FakeSlack, model: FakeResponses, redis_url: str
+) -> None:
     (tmp_path / "channels.yaml").write_text(f"tag_keys: [department]\nchannels:\n  {CHANNEL}:\n    container: sample\n")
     for name, value in {
-        "SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.base_url,
-        "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": model.base_url, "FOLIO_CODE_INTERPRETER": "false",
-        "REDIS_URL": redis_url, "FOLIO_DATA_DIR": str(tmp_path / "data"), "FOLIO_PUBLIC_URL": PUBLIC,
+        "SLACK_BOT_TOKEN": slack.token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url,
+        "OPENAI_API_KEY": "sk-fake",
+        "OPENAI_BASE_URL": model.base_url,
+        "FOLIO_CODE_INTERPRETER": "false",
+        "REDIS_URL": redis_url,
+        "FOLIO_DATA_DIR": str(tmp_path / "data"),
+        "FOLIO_PUBLIC_URL": PUBLIC,
         "FOLIO_STREAMING": "false",  # the link is read from the answer message's mrkdwn
     }.items():
         monkeypatch.setenv(name, value)
 
 
 def mention(ts: str) -> dict[str, str]:
-    return {"type": "app_mention", "user": "U0ALICE01", "text": f"<@{BOT_USER}> refund window?", "ts": ts,
-            "channel": CHANNEL, "event_ts": ts}
+    return {
+        "type": "app_mention",
+        "user": "U0ALICE01",
+        "text": f"<@{BOT_USER}> refund window?",
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+    }
 
 
 def slack_headers(body: str) -> dict[str, str]:
@@ -197,8 +210,12 @@ async def test_slack_answers_never_carry_file_links_of_the_server(
 
 @pytest.mark.parametrize(
     ("file", "kind"),
-    [("notes.markdown", "text/markdown; charset=utf-8"), ("notes.md", "text/markdown; charset=utf-8"),
-     ("notes.txt", "text/plain; charset=utf-8"), ("orders.xlsx.pdf", "application/pdf")],
+    [
+        ("notes.markdown", "text/markdown; charset=utf-8"),
+        ("notes.md", "text/markdown; charset=utf-8"),
+        ("notes.txt", "text/plain; charset=utf-8"),
+        ("orders.xlsx.pdf", "application/pdf"),
+    ],
 )
 async def test_each_indexable_kind_of_document_is_served_as_what_it_is(tmp_path: Path, file: str, kind: str) -> None:
     # Issue 18, item 11: `folio index` accepts .markdown, but the route answered every suffix but .txt and .md as a PDF.

@@ -57,8 +57,17 @@ def test_a_changed_signature_or_key_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("container", "file"),
-    [("..", "link.key"), ("hr", ".."), ("hr", "../link.key"), ("hr/..", "a.pdf"), ("hr", "a\\..\\b.pdf"),
-     ("hr", "a\0.pdf"), (".", "a.pdf"), ("", "a.pdf"), ("hr", "")],
+    [
+        ("..", "link.key"),
+        ("hr", ".."),
+        ("hr", "../link.key"),
+        ("hr/..", "a.pdf"),
+        ("hr", "a\\..\\b.pdf"),
+        ("hr", "a\0.pdf"),
+        (".", "a.pdf"),
+        ("", "a.pdf"),
+        ("hr", ""),
+    ],
 )
 def test_names_that_could_leave_the_folder_are_refused_even_when_signed(container: str, file: str) -> None:
     given = signature(KEY, container, file, 1_800_000_060)  # as if the key had signed them
