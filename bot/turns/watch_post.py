@@ -1,6 +1,9 @@
 """Posting the watch's notes: each claimed from the outbox under a lease, posted with Slack message metadata that
 names it, then marked posted. A note claimed before (its poster died, or Slack failed after posting) is looked for
-in its thread first (`conversations.replies` with `include_all_metadata`), so none is posted twice.
+in its thread first (`conversations.replies` with `include_all_metadata`), so none is posted twice. While a poster
+posts, it renews its lease (every third of it, the one lease rule: bot.store.lease), so a post slower than the lease
+is not taken over and posted again by another poster; only a poster that stopped renewing (it died, or its event
+loop stalled for a whole lease) hands its note on.
 
 Who posts: the command that found the notes (`folio sync`, `index`, `remove`) when it has a Slack token, right
 after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts, and
@@ -11,8 +14,11 @@ The Web API client the caller passes is Folio's own, so posts keep its per-chann
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -21,7 +27,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.errors import FolioError, ThreadBusy
 from bot.store import ConversationStore
-from bot.store.watch import Note
+from bot.store.lease import renew_every
+from bot.store.watch import Claimed, Note, Outbox
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +54,23 @@ def note_blocks(note: Note) -> list[dict[str, Any]]:
     ]
 
 
-async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: int = 1000) -> int:
+async def post_notes(
+    store: ConversationStore, slack: AsyncWebClient, *, limit: int = 1000, lease: float = LEASE_SECONDS
+) -> int:
     """Post the notes due, one at a time; how many were posted. Stops at the first Slack failure that is not the
     thread's own (rate limits, an outage): the note stays queued and its lease hands it to a later run."""
     outbox, posted = store.outbox(), 0
     for _ in range(limit):
-        claimed = await outbox.claim(lease=LEASE_SECONDS)
+        claimed = await outbox.claim(lease=lease)
         if claimed is None:
             break
         note = claimed.note
         try:
-            if claimed.tries > 1 and await _in_thread(slack, note):
-                await outbox.posted(note.id)  # posted by a run that died before saying so
-                continue
-            ts = await _post(slack, note)
+            async with _held(outbox, claimed, lease=lease):
+                if claimed.tries > 1 and await _in_thread(slack, note):
+                    await outbox.posted(note.id)  # posted by a run that died before saying so
+                    continue
+                ts = await _post(slack, note)
         except SlackApiError as exc:
             error = str(exc.response.get("error"))
             if error in _GONE:  # the thread or channel went, or Folio left it: nowhere to tell
@@ -73,6 +83,27 @@ async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: 
         await _remember(store, note, ts)
         posted += 1
     return posted
+
+
+@asynccontextmanager
+async def _held(outbox: Outbox, claimed: Claimed, *, lease: float) -> AsyncIterator[None]:
+    """Keep the note's lease while the block runs (a slow Slack): renewed every third of it until the block ends."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(renew_every(lease))
+            try:
+                if not await outbox.renew(claimed, lease=lease):
+                    log.warning("watch note %s: its lease was taken over while it was being posted", claimed.note.id)
+                    return
+            except FolioError as error:  # Redis away a moment: two renewals may fail before the lease lapses
+                log.warning("watch note %s: lease not renewed: %s", claimed.note.id, error)
+
+    renewing = asyncio.create_task(renew(), name=f"watch note {claimed.note.id} lease")
+    try:
+        yield
+    finally:
+        renewing.cancel()
 
 
 async def _remember(store: ConversationStore, note: Note, ts: str) -> None:

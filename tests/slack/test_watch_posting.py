@@ -1,0 +1,52 @@
+"""Posting the watch's notes: a post slower than its lease is not posted twice, and `folio serve`'s timer posts the
+notes left waiting (a syncer without a Slack token, a poster that died) without two workers posting one note."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.retrieval.local import LocalRetriever
+from bot.turns.watch import watch_changes
+from bot.turns.watch_post import post_notes
+from tests.fakes.openai_responses import FakeResponses
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import running_app
+from tests.slack.harness import Harness
+from tests.slack.test_watch import HOURS, REFUNDS, REFUNDS_NOW, cited_thread, index, notes
+
+
+@pytest.fixture
+async def watched(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, tmp_path: Path
+) -> AsyncIterator[Harness]:
+    LocalRetriever(tmp_path / "index.sqlite")  # the app opens it; an empty index to start
+    async with running_app(slack, fake_model, redis_url, tmp_path / "index.sqlite") as running:
+        await index(running, HOURS, REFUNDS, fingerprint="v1")
+        yield running
+
+
+async def queued(harness: Harness) -> str:
+    """A thread whose note was found and queued by a syncer without a Slack token: nothing in the thread yet."""
+    ts = await cited_thread(harness)
+    changes = await index(harness, HOURS, REFUNDS_NOW, fingerprint="v2")
+    found = await watch_changes(changes, store=harness.store, retriever=harness.retriever, policy=None, watch_days=30)
+    assert found.notes == 1 and notes(harness, ts) == []
+    return ts
+
+
+async def test_a_post_slower_than_its_lease_is_not_posted_twice(watched: Harness) -> None:
+    ts = await queued(watched)
+    assert watched.folio is not None
+    slack = watched.folio.slack
+    watched.slack.slow["chat.postMessage"] = 1.5  # Slack takes the post two and a half leases after it was sent
+
+    first = asyncio.create_task(post_notes(watched.store, slack, lease=0.6))
+    await asyncio.sleep(0.8)  # the first poster's lease would have lapsed: a second poster comes
+    second = await post_notes(watched.store, slack, lease=0.6)
+
+    assert (await first, second) == (1, 0)
+    assert len(notes(watched, ts)) == 1 and await watched.store.outbox().pending() == 0
