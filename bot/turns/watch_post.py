@@ -6,9 +6,9 @@ is not taken over and posted again by another poster; only a poster that stopped
 loop stalled for a whole lease) hands its note on.
 
 Who posts: the command that found the notes (`folio sync`, `index`, `remove`) when it has a Slack token, right
-after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts, and
-`folio watch --post`, for whatever is left (a syncer without a Slack token, a poster that died, a Slack outage).
-No worker polls: a note waits at most until the next run that changes anything, or the next start.
+after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts and then
+every FOLIO_WATCH_SWEEP_SECONDS (`posting_every`), and `folio watch --post`, for whatever is left (a syncer without a
+Slack token, a poster that died, a Slack outage). Workers sweeping at once share the notes out: each is claimed by one.
 The Web API client the caller passes is Folio's own, so posts keep its per-channel pace.
 """
 
@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -36,6 +36,7 @@ ACTION_ANSWER_AGAIN = "folio_answer_again"
 NOTE_EVENT = "folio_watch_note"  # the metadata event_type a note is posted with, and looked for by
 LEASE_SECONDS = 60.0  # a poster holds a note this long; one that died leaves it to the next after that
 REMEMBER_WAIT = 20.0  # seconds a posted note waits for its thread's lock to join the record
+SWEEP_STOP_WAIT = 5.0  # seconds a stopping `folio serve` lets a sweep in flight finish (a note cut off is re-taken)
 _GONE = {"channel_not_found", "is_archived", "not_in_channel", "thread_not_found", "message_not_found"}
 _REPLIES_PAGES = 10  # a thread's replies read back looking for a note: at most this many pages of 200
 
@@ -125,6 +126,35 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
         return
     if posted:
         log.info("posted %d watch note(s) left waiting", posted)
+
+
+@asynccontextmanager
+async def posting_every(store: ConversationStore, slack: AsyncWebClient, *, seconds: float) -> AsyncIterator[None]:
+    """While the block runs (`folio serve`), post the notes left waiting every `seconds` (0: never). Every worker
+    sweeps; a note is claimed by one of them (the outbox's lease). On the way out, a sweep in flight has
+    SWEEP_STOP_WAIT to finish, then is cancelled: a note it had claimed goes to the next poster after its lease."""
+    if seconds <= 0:
+        yield
+        return
+    stop = asyncio.Event()
+
+    async def sweep() -> None:
+        while True:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), seconds)
+            if stop.is_set():
+                return
+            await post_quietly(store, slack)
+
+    sweeping = asyncio.create_task(sweep(), name="watch notes left waiting (timer)")
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait([sweeping], timeout=SWEEP_STOP_WAIT)
+        sweeping.cancel()
+        with suppress(asyncio.CancelledError):
+            await sweeping
 
 
 async def _post(slack: AsyncWebClient, note: Note) -> str:

@@ -4,6 +4,7 @@ notes left waiting (a syncer without a Slack token, a poster that died) without 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,11 +12,11 @@ import pytest
 
 from bot.retrieval.local import LocalRetriever
 from bot.turns.watch import watch_changes
-from bot.turns.watch_post import post_notes
+from bot.turns.watch_post import NOTE_EVENT, post_notes, posting_every
 from tests.fakes.openai_responses import FakeResponses
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
-from tests.slack.harness import Harness
+from tests.slack.harness import Harness, wait_until
 from tests.slack.test_watch import HOURS, REFUNDS, REFUNDS_NOW, cited_thread, index, notes
 
 
@@ -50,3 +51,30 @@ async def test_a_post_slower_than_its_lease_is_not_posted_twice(watched: Harness
 
     assert (await first, second) == (1, 0)
     assert len(notes(watched, ts)) == 1 and await watched.store.outbox().pending() == 0
+
+
+async def test_the_timer_posts_a_note_left_waiting_and_two_workers_post_each_note_once(watched: Harness) -> None:
+    ts = await queued(watched)
+    assert watched.folio is not None
+    slack = watched.folio.slack
+    watched.slack.slow["chat.postMessage"] = 0.3  # each sweep is caught mid-post by the other worker's
+
+    async with posting_every(watched.store, slack, seconds=0.05), posting_every(watched.store, slack, seconds=0.05):
+        await wait_until(lambda: notes(watched, ts), timeout=5)
+        await asyncio.sleep(0.5)  # several more sweeps of both workers
+
+    assert len(notes(watched, ts)) == 1 and await watched.store.outbox().pending() == 0
+    posts = [call for call in watched.slack.calls_of("chat.postMessage") if NOTE_EVENT in json.dumps(call)]
+    assert len(posts) == 1  # not posted and then deleted or hidden: asked of Slack once
+
+
+async def test_the_timer_is_off_at_zero_and_stops_with_the_block(watched: Harness) -> None:
+    await queued(watched)
+    assert watched.folio is not None
+    async with posting_every(watched.store, watched.folio.slack, seconds=0):
+        await asyncio.sleep(0.2)
+    assert await watched.store.outbox().pending() == 1
+    async with posting_every(watched.store, watched.folio.slack, seconds=0.05):
+        pass  # left before its first sweep: nothing posted, nothing left running
+    assert await watched.store.outbox().pending() == 1
+    assert [task for task in asyncio.all_tasks() if "timer" in task.get_name()] == []
