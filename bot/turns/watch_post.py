@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -121,7 +122,7 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
     """`post_notes`, logged; a Redis or Slack that cannot be reached now leaves the notes for the next run."""
     try:
         posted = await post_notes(store, slack)
-    except (FolioError, SlackClientError) as error:
+    except (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError) as error:  # aiohttp's: Slack unreachable
         log.warning("watch notes not posted now: %s", error)
         return
     if posted:
@@ -144,7 +145,10 @@ async def posting_every(store: ConversationStore, slack: AsyncWebClient, *, seco
                 await asyncio.wait_for(stop.wait(), seconds)
             if stop.is_set():
                 return
-            await post_quietly(store, slack)
+            try:
+                await post_quietly(store, slack)
+            except Exception:  # Slack unreachable (aiohttp's own errors), or anything else: the next sweep tries again
+                log.warning("watch notes not posted now; the next sweep tries again", exc_info=True)
 
     sweeping = asyncio.create_task(sweep(), name="watch notes left waiting (timer)")
     try:
