@@ -10,10 +10,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.changes import documents_changed
+from bot.cli import main
 from bot.retrieval.local import LocalRetriever
+from bot.store.watch import Note, Outbox
 from bot.turns.watch import watch_changes
 from bot.turns.watch_post import NOTE_EVENT, post_notes, posting_every
 from tests.fakes.openai_responses import FakeResponses
@@ -106,3 +109,28 @@ async def test_a_sync_whose_slack_cannot_be_reached_keeps_its_note_and_its_own_r
     report = await documents_changed(await index(watched, HOURS, REFUNDS_NOW, fingerprint="v2"), folio=folio)
 
     assert report.posted == 0 and notes(watched, ts) == [] and await watched.store.outbox().pending() == 1
+
+
+async def test_folio_watch_post_with_slack_unreachable_says_so_in_one_line_and_keeps_the_note(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    redis = Redis.from_url(redis_url)
+    await redis.delete(*[key async for key in redis.scan_iter("{folio:watch}:*")] or ["-"])  # the CLI's prefix
+    note = Note(id="b" * 24, team="T0FOLIO01", channel="C0BENEFIT1", thread_ts="1800.000001", text="Changed.")
+    assert await Outbox(redis, prefix="folio").add(note)
+    for name, value in (
+        ("REDIS_URL", redis_url),
+        ("SLACK_BOT_TOKEN", "xoxb-test-token"),
+        ("SLACK_API_URL", "http://127.0.0.1:9/api/"),
+        ("FOLIO_SAMPLE_CORPUS", "false"),
+    ):
+        monkeypatch.setenv(name, value)
+
+    assert await asyncio.to_thread(main, ["watch", "--post"]) == 2
+
+    said = capsys.readouterr().err
+    last = said.strip().splitlines()[-1]  # after slack_sdk's own INFO line about its retry
+    assert last.startswith("folio: ") and "SLACK_API_URL" in last and "127.0.0.1:9" in last
+    assert "Traceback" not in said
+    assert await Outbox(redis, prefix="folio").pending() == 1
+    await redis.aclose()
