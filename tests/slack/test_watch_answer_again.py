@@ -3,6 +3,7 @@ read from the note Folio kept, never from the button's value (which anyone can f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,10 +14,12 @@ from redis.asyncio import Redis
 
 from bot.app.changes import documents_changed
 from bot.retrieval.local import LocalRetriever
-from bot.turns.trace import Trace
+from bot.store import ThreadKey
+from bot.turns import TurnRequest
+from bot.turns.trace import Trace, new_trace
 from bot.turns.watch_post import ACTION_ANSWER_AGAIN
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import TEAM, FakeSlack
 from tests.slack.conftest import running_app
 from tests.slack.harness import CHANNEL, Harness
 from tests.slack.test_watch import HOURS, REFUNDS, REFUNDS_NOW, cited_thread, index, notes
@@ -93,3 +96,15 @@ async def test_a_forged_note_in_the_button_is_a_plain_re_ask_whose_trace_claims_
         trace = await answer_again(watched, ts, note, value=value)
         assert triggered(trace) == [], value
         assert "contract.pdf" not in "\n".join(trace.lines())
+
+
+def test_the_trigger_survives_the_durable_intake_and_older_records_and_traces_read_as_none() -> None:
+    """The re-answer may run in another worker (the intake's JSON); records and traces written before the trigger
+    existed read as triggered by nothing."""
+    asked = TurnRequest(thread=ThreadKey(team=TEAM, channel=CHANNEL, thread_ts="1.000001"), question="q?", user="U1")
+    again = dataclasses.replace(asked, trigger="benefits/a.pdf removed on 2 Dec (watch note " + "c" * 24 + ")")
+    assert TurnRequest.from_json(again.to_json()) == again and "trigger" not in json.loads(asked.to_json())
+    trace = new_trace(workspace=TEAM, channel=CHANNEL, thread_ts="1.000001", user="U1", trigger=again.trigger)
+    older = json.loads(trace.to_json())
+    del older["trigger"]
+    assert Trace.from_json(trace.to_json()) == trace and Trace.from_json(json.dumps(older)).trigger is None
