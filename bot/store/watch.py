@@ -6,8 +6,9 @@
     {{prefix}:watch}:due                    sorted set: note id -> when it may be claimed (now, or a lease's end)
     {{prefix}:watch}:tries                  hash: note id -> how many times it was claimed
     {{prefix}:watch}:posted                 sorted set: note id -> when it was posted (30 days): never queued again
-    {{prefix}:watch}:sent:{id}              string: a posted note (JSON), 30 days: what its "Answer again" button
-                                            names (the button carries only the id; the change is read here)
+    {{prefix}:watch}:sent:{id}              string: a posted note's thread and trigger (JSON, without its text), 30
+                                            days: what its "Answer again" button names (the button carries only
+                                            the id; the change is read here)
     {{prefix}:watch}:runs                   list: the last RUNS_KEPT runs (JSON), newest first, for `folio watch`
 
 The cited sets are written with the conversation's save (`cite_in`: in its MULTI on a single Redis; beside it on a
@@ -155,11 +156,10 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return 1
 """)
 
-# KEYS notes, due, tries, posted, sent; ARGV id, now, kept. Posted (or found posted): gone from the queue,
-# remembered, and the note itself kept for its button.
+# KEYS notes, due, tries, posted, sent; ARGV id, now, kept, what its button names. Posted (or found posted): gone
+# from the queue, remembered, and its thread and trigger kept for its button.
 _DONE = Script("""
-local note = redis.call('HGET', KEYS[1], ARGV[1])
-if note then redis.call('SET', KEYS[5], note, 'EX', ARGV[3]) end
+redis.call('SET', KEYS[5], ARGV[4], 'EX', ARGV[3])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
@@ -202,11 +202,13 @@ class Outbox:
         async with redis_errors():
             return bool(await _RENEW(self._redis, keys, (claimed.note.id, claimed.tries, time.time() + lease)))
 
-    async def posted(self, note_id: str) -> None:
-        """`note_id` is in its thread: never post it again; the note is kept POSTED_KEPT for its button."""
-        keys = (self._notes, self._due, self._tries, self._posted, self._sent(note_id))
+    async def posted(self, note: Note) -> None:
+        """`note` is in its thread: never post it again; its thread and trigger are kept POSTED_KEPT for its button
+        (not its text, which quotes a document: the thread's deletion cannot reach this key)."""
+        keys = (self._notes, self._due, self._tries, self._posted, self._sent(note.id))
+        named = note.model_copy(update={"text": ""}).model_dump_json()
         async with redis_errors():
-            await _DONE(self._redis, keys, (note_id, time.time(), POSTED_KEPT))
+            await _DONE(self._redis, keys, (note.id, time.time(), POSTED_KEPT, named))
 
     async def sent(self, note_id: str) -> Note | None:
         """The posted note `note_id` names (as its button does), or None: no such note, or posted more than

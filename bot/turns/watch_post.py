@@ -70,18 +70,18 @@ async def post_notes(
         try:
             async with _held(outbox, claimed, lease=lease):
                 if claimed.tries > 1 and await _in_thread(slack, note):
-                    await outbox.posted(note.id)  # posted by a run that died before saying so
+                    await outbox.posted(note)  # posted by a run that died before saying so
                     continue
                 ts = await _post(slack, note)
         except SlackApiError as exc:
             error = str(exc.response.get("error"))
             if error in _GONE:  # the thread or channel went, or Folio left it: nowhere to tell
                 log.info("watch note %s not posted in %s: %s", note.id, note.thread, error)
-                await outbox.posted(note.id)
+                await outbox.posted(note)
                 continue
             log.warning("watch note %s: Slack answered %s; it stays queued", note.id, error)
             break
-        await outbox.posted(note.id)
+        await outbox.posted(note)
         await _remember(store, note, ts)
         posted += 1
     return posted

@@ -71,6 +71,7 @@ async def test_the_trace_of_a_re_answered_turn_names_the_change_that_triggered_i
     redis = Redis.from_url(redis_url)
     [kept] = [key async for key in redis.scan_iter(f"*:watch}}:sent:{note_id}")]
     assert await redis.ttl(kept) > 29 * 86400  # as long as a conversation lives; expired, it is a plain re-ask
+    assert json.loads(await redis.get(kept))["text"] == ""  # its thread and trigger: not the document's words
     await redis.aclose()
     first = Trace.from_json((await watched.folio.ledger.traces.all(watched.thread_key(ts)))[0])  # type: ignore[union-attr]
     assert triggered(first) == []  # the question's first answer was no re-answer
