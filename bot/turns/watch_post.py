@@ -147,7 +147,7 @@ async def posting_every(store: ConversationStore, slack: AsyncWebClient, *, seco
                 return
             try:
                 await post_quietly(store, slack)
-            except Exception:  # Slack unreachable (aiohttp's own errors), or anything else: the next sweep tries again
+            except Exception:  # what post_quietly did not foresee must not end the timer: the next sweep tries again
                 log.warning("watch notes not posted now; the next sweep tries again", exc_info=True)
 
     sweeping = asyncio.create_task(sweep(), name="watch notes left waiting (timer)")
