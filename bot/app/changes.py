@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
+import aiohttp
 from slack_sdk.errors import SlackClientError
 
 from bot import messages
@@ -59,7 +60,7 @@ async def documents_changed(
         return WatchReport()  # the terminal alone: no Slack, no serving Folio's Redis, so no thread to tell
     try:
         report = await _watch(changes, folio=folio, store=store)
-    except (FolioError, SlackClientError) as exc:  # the notes found are queued: the next run posts them
+    except (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError) as exc:  # the notes stay queued
         log.warning("the watch did not run to its end: %s", exc)
         return WatchReport()
     count_watch(report.run.documents, report.run.threads, report.run.notes, report.posted)

@@ -36,6 +36,7 @@ from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import Bind, Listening, ops_routes, running_site
 from bot.tasks import finish_or_hand_back
+from bot.turns.watch_post import posting_every
 
 if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -154,6 +155,8 @@ async def serve(
                 handler = await running.enter_async_context(_socket_mode(app, app_token.get_secret_value(), shared))
                 intake.append(handler.close_async)
             tell()
+            sweep = settings.folio_watch_sweep_seconds  # the watch notes left waiting (a syncer without Slack)
+            await running.enter_async_context(posting_every(folio.store, folio.slack, seconds=sweep))
             code = await _until_stopped(stop, folio.redis_server)
             await _drain(folio, ready, intake)
             return code

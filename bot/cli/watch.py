@@ -9,10 +9,15 @@ import json
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 
+import aiohttp
+from slack_sdk.web.async_client import AsyncWebClient
+
 from bot import messages
 from bot.app import builders, open_store
+from bot.app.health import unreachable
 from bot.cli.common import HelpFormatter, settings_from
-from bot.errors import ConfigurationError
+from bot.errors import ConfigurationError, FolioError
+from bot.store import ConversationStore
 from bot.store.watch import WatchRecord
 from bot.turns.watch_post import post_notes
 
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             if args.post:
                 session = builders.slack_http_session()
                 stack.push_async_callback(session.close)
-                posted = await post_notes(store, builders.slack_client(settings, session))
+                posted = await _post(store, builders.slack_client(settings, session), settings.slack_api_url)
             outbox = store.outbox()
             return await outbox.runs(), await outbox.pending(), posted
 
@@ -66,6 +71,14 @@ def run(args: argparse.Namespace) -> int:
         print(messages.watch_posted_now(posted))
     print(messages.watch_pending(pending))
     return 0
+
+
+async def _post(store: ConversationStore, slack: AsyncWebClient, api_url: str) -> int:
+    """Post the notes waiting; a Slack that cannot be reached is said in one line naming the cause and its fix."""
+    try:
+        return await post_notes(store, slack)
+    except (aiohttp.ClientError, TimeoutError) as exc:  # slack_sdk does not wrap aiohttp's errors
+        raise FolioError(unreachable(exc, service="Slack", url=api_url, setting="SLACK_API_URL")) from exc
 
 
 def table(runs: list[WatchRecord]) -> str:

@@ -160,6 +160,12 @@ class Settings(BaseSettings):
 
     # Watch (threads told when a document their answer cited changes)
     folio_watch_days: int = Field(30, ge=0, le=30, description="watch threads that answered within this many days")
+    folio_watch_sweep_seconds: int = Field(
+        60,
+        ge=0,
+        le=86_400,
+        description="`folio serve` posts the watch notes left waiting this often (0: only at start)",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -256,6 +256,22 @@ PRIVATE_REFUSED = (
 )
 
 
+# The admins' Home tab: documents people flagged as outdated (bot.slack.home; `folio feedback --outdated`)
+HOME_FLAGGED = (
+    "*Documents people flagged as outdated*, most flagged first: a 👎 saying “Outdated” under an answer that cited "
+    "them (last 30 days). Only you see this here: you are one of Folio's admins."
+)
+HOME_NO_FLAGGED = "No answer citing a document has been flagged as outdated."
+HOME_FLAGGED_UNKNOWN = "_The flagged documents could not be read just now; open this tab again in a minute._"
+
+
+def home_flagged(times: int, document: str, pages: str, last: str, threads: list[str], more: int, dms: int) -> str:
+    """One flagged document: how often, its pages, the latest flag, and the threads (some shown, the rest counted)."""
+    rest = ([f"and {more} more"] if more else []) + ([f"{dms} in direct messages"] if dms else [])
+    listed = ", ".join([*threads, *rest]) or "none left to show"
+    return f"*{times}×* {document}{pages} · last {last}\nthreads: {listed}"
+
+
 __all__ = [
     "ACCESS_UNKNOWN",
     "ANSWER_CUT",
@@ -337,4 +353,9 @@ __all__ = [
     "private_root",
     "since_in_future",
     "unknown_groups",
+    # The admins' Home tab: documents flagged as outdated
+    "HOME_FLAGGED",
+    "HOME_FLAGGED_UNKNOWN",
+    "HOME_NO_FLAGGED",
+    "home_flagged",
 ]

@@ -3,23 +3,34 @@ only, so it is where an admin's "Why this answer?" lives, out of the messages ev
 
 Everyone's tab says how to ask Folio. An admin's also holds "Why this answer?": a button asking for an answer's
 link, and the latest answers in the workspace's channels (newest first), each with a "Why?" button and its question
-where the admin can read that conversation in Slack (bot.slack.why.for_reader). It is published
-again each time the person opens it, so an admin removed from `admins:` (or from the user group named there) finds
-the entry gone the next time; until then, each click checks again (bot.slack.listeners.why).
+where the admin can read that conversation in Slack (bot.slack.why.for_reader); and the documents people flagged as
+outdated in this workspace, most flagged first, with links to their threads (the rule of `folio feedback
+--outdated`, bot.evaluation.outdated). It is published again each time the person opens it, so an admin removed from
+`admins:` (or from the user group named there) finds the entry gone the next time; until then, each click checks
+again (bot.slack.listeners.why).
+
+What people wrote becomes text, never markup: names are escaped and the flagged sections are `verbatim` (Slack turns
+no URL or #name in them into a link); a thread is linked only when its channel and ts have Slack's shapes, and threads
+in direct messages are counted, not linked. Ten documents of at most five links each keep the tab far from Slack's
+100 blocks and 3,000 characters a section.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
+from bot.errors import FolioError
+from bot.evaluation.outdated import Flagged, outdated_documents
 from bot.slack.render import escape
 from bot.slack.services import SlackFolio
 from bot.slack.why import NOT_A_READER, UNKNOWN, Shown, for_reader, is_admin
@@ -33,6 +44,20 @@ QUESTION_CHARS = 150  # a line of the list, not the whole question
 ACTION_WHY_LINK = "folio_why_link"  # the Home tab's "Why this answer?" button: asks for an answer's link
 ACTION_WHY_THREAD = "folio_why_thread"  # "Why?" beside one of the latest answers; value {"channel", "thread_ts"}
 _HIDDEN = {NOT_A_READER: messages.HOME_QUESTION_HIDDEN, UNKNOWN: messages.HOME_QUESTION_UNKNOWN}
+FLAGGED_SHOWN = 10  # documents flagged as outdated, most flagged first
+THREADS_SHOWN = 5  # thread links per flagged document; the others are counted
+NAME_CHARS = 200  # of a flagged document's name (escaped, at most 5 times as long)
+_CHANNEL = re.compile(r"[CG][A-Z0-9]{2,20}")  # a channel Slack would name; DMs (D...) are counted, never linked
+_THREAD_TS = re.compile(r"\d{9,11}\.\d{6}")
+
+
+@dataclass(frozen=True)
+class FlaggedList:
+    """The documents flagged as outdated as an admin's tab lists them; `workspace_url` (auth.test's) makes the
+    thread links, None: the threads are named, not linked."""
+
+    documents: tuple[Flagged, ...]
+    workspace_url: str | None
 
 
 @dataclass(frozen=True)
@@ -48,7 +73,8 @@ async def publish(folio: SlackFolio, client: AsyncWebClient, *, team: str, user:
     try:
         view = home_view(admin=False)
         if await _admin(folio, team=team, user=user):
-            view = home_view(admin=True, listed=await latest(folio, team, user))
+            listed, flagged = await latest(folio, team, user), await flagged_in(folio, client, team)
+            view = home_view(admin=True, listed=listed, flagged=flagged)
         await client.views_publish(user_id=user, view=view)
     except Exception:
         log.warning("could not publish the Home tab of %s", user, exc_info=True)
@@ -64,9 +90,32 @@ async def latest(folio: SlackFolio, team: str, user: str) -> list[Listed] | None
     return [Listed(thread, each) for (thread, _), each in zip(recent, shown, strict=True)]
 
 
-def home_view(*, admin: bool, listed: Sequence[Listed] | None = ()) -> dict[str, Any]:
+async def flagged_in(folio: SlackFolio, client: AsyncWebClient, team: str) -> FlaggedList | None:
+    """The documents flagged as outdated in `team`'s threads, most flagged first (the first FLAGGED_SHOWN); None
+    when the feedback cannot be read now (the tab says so)."""
+    try:
+        records = [record for record in await folio.stores.feedback.since() if record.team == team]
+    except FolioError:
+        log.warning("the flagged documents could not be read for the Home tab", exc_info=True)
+        return None
+    documents = tuple(outdated_documents(records)[:FLAGGED_SHOWN])
+    return FlaggedList(documents, await _workspace_url(client) if documents else None)
+
+
+async def _workspace_url(client: AsyncWebClient) -> str | None:
+    """The workspace's address (`https://acme.slack.com/`), which its permalinks start with; None when unknown."""
+    try:
+        url = (await client.auth_test()).get("url")
+    except SlackClientError:
+        return None
+    return url if isinstance(url, str) and re.fullmatch(r"https://[a-z0-9.-]+/", url) else None
+
+
+def home_view(
+    *, admin: bool, listed: Sequence[Listed] | None = (), flagged: FlaggedList | None = FlaggedList((), None)
+) -> dict[str, Any]:
     """The Home tab: how to ask Folio and, for an admin, "Why this answer?" and the `listed` answers (None: traces
-    are off). Anyone else's holds no trace of the entry."""
+    are off), and the `flagged` documents (None: not readable now). Anyone else's holds no trace of either."""
     blocks = [_section(messages.HOME_HOW_TO)]
     if admin:
         blocks += [{"type": "divider"}, _section(messages.HOME_WHY)]
@@ -79,7 +128,51 @@ def home_view(*, admin: bool, listed: Sequence[Listed] | None = ()) -> dict[str,
                 _section(messages.HOME_RECENT),
             ]
             blocks += [_entry(index, each) for index, each in enumerate(listed)] or [_section(messages.HOME_NO_RECENT)]
+        blocks += _flagged_blocks(flagged)
     return {"type": "home", "blocks": blocks}
+
+
+def _flagged_blocks(flagged: FlaggedList | None) -> list[dict[str, Any]]:
+    blocks = [{"type": "divider"}, _section(messages.HOME_FLAGGED)]
+    if flagged is None:
+        return [*blocks, _section(messages.HOME_FLAGGED_UNKNOWN)]
+    entries = [_flagged_entry(item, flagged.workspace_url) for item in flagged.documents]
+    return [*blocks, *(entries or [_section(messages.HOME_NO_FLAGGED)])]
+
+
+def _flagged_entry(item: Flagged, workspace_url: str | None) -> dict[str, Any]:
+    """One flagged document: what people named (escaped, cut) as text, its threads as links Folio makes."""
+    name = f"{item.container}/{item.file}"
+    name = escape(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…")
+    pages = f" (page{'s' * (len(item.pages) > 1)} {', '.join(map(str, item.pages))})" if item.pages else ""
+    threads = [found for found in map(_thread_of, item.threads) if found is not None]
+    in_channels = [(channel, ts) for channel, ts in threads if not channel.startswith("D")]
+    links = [_thread_link(channel, ts, workspace_url) for channel, ts in in_channels[:THREADS_SHOWN]]
+    text = messages.home_flagged(
+        item.times,
+        name,
+        pages,
+        _when(item.last),
+        links,
+        more=len(in_channels) - len(links),
+        dms=len(threads) - len(in_channels),
+    )
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text, "verbatim": True}}
+
+
+def _thread_of(thread: str) -> tuple[str, str] | None:
+    """`channel:thread_ts` as the feedback records name a thread, when both have Slack's shapes (or a DM's)."""
+    channel, _, ts = thread.partition(":")
+    shaped = _CHANNEL.fullmatch(channel) or re.fullmatch(r"D[A-Z0-9]{2,20}", channel)
+    return (channel, ts) if shaped and _THREAD_TS.fullmatch(ts) else None
+
+
+def _thread_link(channel: str, ts: str, workspace_url: str | None) -> str:
+    """`#channel` and the thread's start, linked to the thread when the workspace's address is known."""
+    when = datetime.fromtimestamp(float(ts), UTC).strftime("%-d %b %H:%M")
+    if workspace_url is None:
+        return f"<#{channel}> {when}"
+    return f"<#{channel}> <{workspace_url}archives/{channel}/p{ts.replace('.', '')}|{when}>"
 
 
 def thread_clicked(value: str, team: str) -> ThreadKey | None:

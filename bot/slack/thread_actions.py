@@ -66,10 +66,15 @@ async def think_harder(
     await start_turn(folio, client, request)
 
 
-async def answer_again(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, is_dm: bool) -> None:
-    """The watch note's button: ask the thread's last question again, as a new turn, from today's documents."""
+async def answer_again(
+    folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str, is_dm: bool, note: str | None
+) -> None:
+    """The watch note's button: ask the thread's last question again, as a new turn, from today's documents. Its
+    trace names the change that triggered it, read from the note Folio kept (`note`, its id, is all the click
+    carries); a note unknown, expired or of another thread triggers nothing: the question is asked again plainly."""
     try:
         conversation = await _store(folio).load(thread)
+        trigger = await _trigger(_store(folio), thread, note)
     except Exception as error:
         await tell(client, thread, user, describe_failure(error))
         return
@@ -79,7 +84,19 @@ async def answer_again(folio: SlackFolio, client: AsyncWebClient, thread: Thread
             client, thread, user, messages.CONVERSATION_GONE if conversation is None else messages.WATCH_NOTHING_TO_ASK
         )
         return
-    await start_turn(folio, client, TurnRequest(thread=thread, question=asked[-1], user=user, is_dm=is_dm))
+    request = TurnRequest(thread=thread, question=asked[-1], user=user, is_dm=is_dm, trigger=trigger)
+    await start_turn(folio, client, request)
+
+
+async def _trigger(store: ConversationStore, thread: ThreadKey, note_id: str | None) -> str | None:
+    """What triggered a re-answer, for its trace: the change of the note `note_id`, when Folio posted that note in
+    this very thread (a click's value can name any id)."""
+    note = await store.outbox().sent(note_id) if note_id else None
+    if note is None or note.thread != thread or not note.trigger:
+        if note_id:
+            log.info("Answer again in %s names no note of that thread: asked again without a trigger", thread)
+        return None
+    return f"{note.trigger} (watch note {note.id})"
 
 
 async def delete_conversation(folio: SlackFolio, client: AsyncWebClient, thread: ThreadKey, user: str) -> None:

@@ -6,6 +6,9 @@
     {{prefix}:watch}:due                    sorted set: note id -> when it may be claimed (now, or a lease's end)
     {{prefix}:watch}:tries                  hash: note id -> how many times it was claimed
     {{prefix}:watch}:posted                 sorted set: note id -> when it was posted (30 days): never queued again
+    {{prefix}:watch}:sent:{id}              string: a posted note's thread and trigger (JSON, without its text), 30
+                                            days: what its "Answer again" button names (the button carries only
+                                            the id; the change is read here)
     {{prefix}:watch}:runs                   list: the last RUNS_KEPT runs (JSON), newest first, for `folio watch`
 
 The cited sets are written with the conversation's save (`cite_in`: in its MULTI on a single Redis; beside it on a
@@ -17,10 +20,12 @@ Deleting a conversation removes its members (`uncite_in`).
 The outbox's keys share one hash tag, so each script below is one slot. A note is claimed with a lease (its `due`
 score moves to the lease's end), so a poster that dies between claiming and marking it posted leaves it to the next
 poster once the lease ends; that poster looks for it in the thread first (`tries` > 1), so it is never posted twice.
+A poster renews its lease while it posts (`renew`, fenced by its `tries`), so a slow post is not taken over.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,6 +41,7 @@ from bot.store.scripts import Script
 
 POSTED_KEPT = 30 * 24 * 3600  # a note posted is remembered as long as a conversation lives: never queued again
 RUNS_KEPT = 100
+NOTE_ID = re.compile(r"[0-9a-f]{24}")  # what `bot.turns.watch.note_id` makes: anything else names no note
 
 
 def cited_key(prefix: str, container: str, document: str) -> str:
@@ -96,7 +102,7 @@ class Note(BaseModel):
     channel: str
     thread_ts: str
     text: str  # mrkdwn, the whole note (also the notification text)
-    trigger: str = ""  # which change found it (`container/document`s), for the re-answer's trace and the log
+    trigger: str = ""  # which change found it ("benefits/refund_policy.pdf changed on 2 Dec"), for the trace
 
     @property
     def thread(self) -> ThreadKey:
@@ -142,8 +148,18 @@ redis.call('ZADD', KEYS[2], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
 return {note, redis.call('HINCRBY', KEYS[3], id, 1)}
 """)
 
-# KEYS notes, due, tries, posted; ARGV id, now, kept. Posted (or found posted): gone from the queue, remembered.
+# KEYS notes, due, tries; ARGV id, tries, until. The lease of a note still held by this claim (its `tries`) lasts
+# until `until`; 0 when another poster took it since (this one's lease had lapsed) or it is done.
+_RENEW = Script("""
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+""")
+
+# KEYS notes, due, tries, posted, sent; ARGV id, now, kept, what its button names. Posted (or found posted): gone
+# from the queue, remembered, and its thread and trigger kept for its button.
 _DONE = Script("""
+redis.call('SET', KEYS[5], ARGV[4], 'EX', ARGV[3])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
@@ -158,7 +174,7 @@ class Outbox:
 
     def __init__(self, redis: Redis | RedisCluster, *, prefix: str) -> None:
         self._redis = redis
-        tag = f"{{{prefix}:watch}}"
+        self._tag = tag = f"{{{prefix}:watch}}"
         self._notes, self._due, self._tries, self._posted, self._runs = (
             f"{tag}:{name}" for name in ("notes", "due", "tries", "posted", "runs")
         )
@@ -180,12 +196,31 @@ class Outbox:
         raw, tries = found
         return Claimed(note=Note.model_validate_json(raw), tries=int(tries))
 
-    async def posted(self, note_id: str) -> None:
-        """`note_id` is in its thread: never post it again."""
+    async def renew(self, claimed: Claimed, *, lease: float) -> bool:
+        """Hold `claimed` `lease` seconds more; False when it is no longer this claim's (taken over, or done)."""
+        keys = (self._notes, self._due, self._tries)
         async with redis_errors():
-            await _DONE(
-                self._redis, (self._notes, self._due, self._tries, self._posted), (note_id, time.time(), POSTED_KEPT)
-            )
+            return bool(await _RENEW(self._redis, keys, (claimed.note.id, claimed.tries, time.time() + lease)))
+
+    async def posted(self, note: Note) -> None:
+        """`note` is in its thread: never post it again; its thread and trigger are kept POSTED_KEPT for its button
+        (not its text, which quotes a document: the thread's deletion cannot reach this key)."""
+        keys = (self._notes, self._due, self._tries, self._posted, self._sent(note.id))
+        named = note.model_copy(update={"text": ""}).model_dump_json()
+        async with redis_errors():
+            await _DONE(self._redis, keys, (note.id, time.time(), POSTED_KEPT, named))
+
+    async def sent(self, note_id: str) -> Note | None:
+        """The posted note `note_id` names (as its button does), or None: no such note, or posted more than
+        POSTED_KEPT ago. `note_id` comes from a click: only an id of the shape Folio makes is looked up."""
+        if not NOTE_ID.fullmatch(note_id):
+            return None
+        async with redis_errors():
+            raw = await self._redis.get(self._sent(note_id))
+        return None if raw is None else Note.model_validate_json(raw)
+
+    def _sent(self, note_id: str) -> str:
+        return f"{self._tag}:sent:{note_id}"
 
     async def pending(self) -> int:
         """How many notes wait to be posted (claimed ones included)."""

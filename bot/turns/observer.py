@@ -107,7 +107,11 @@ class TurnRecorder(TurnObserver):
         if self.ledger is not None and self.ledger.traces is not None:
             thread = self.request.thread
             trace = new_trace(
-                workspace=thread.team, channel=thread.channel, thread_ts=thread.thread_ts, user=self.request.user
+                workspace=thread.team,
+                channel=thread.channel,
+                thread_ts=thread.thread_ts,
+                user=self.request.user,
+                trigger=self.request.trigger,
             )
             self._trace = TraceBuilder(trace, with_text=not self.request.is_dm)
 

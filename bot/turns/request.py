@@ -34,6 +34,7 @@ class TurnRequest:
     files: tuple[SharedFile, ...] = ()  # files shared with the question (Slack: the message's `files`)
     surface: str = "slack"  # where the question came from: slack, mcp (an agent), terminal; counted in usage
     private_from: str | None = None  # a private answer: the channel whose scope the asker's own access widens
+    trigger: str | None = None  # a watch note's re-answer: the change that triggered it, as Folio kept it (trace)
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -52,6 +53,7 @@ class TurnRequest:
                 "surface": self.surface,
                 **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
                 "private_from": self.private_from,
+                **({"trigger": self.trigger} if self.trigger else {}),
             }
         )
 
@@ -73,4 +75,5 @@ class TurnRequest:
             surface=data.get("surface", "slack"),
             files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
             private_from=data.get("private_from"),
+            trigger=data.get("trigger"),
         )

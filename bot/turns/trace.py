@@ -64,6 +64,7 @@ class Trace:
     fallbacks: list[str] = field(default_factory=list)
     question: str | None = None
     answer: str | None = None
+    trigger: str | None = None  # a watch note's re-answer: which change triggered it (and the note's id)
 
     def to_json(self) -> str:
         # by hand rather than dataclasses.asdict, which deep-copies every value (a tenth of a millisecond a turn)
@@ -100,6 +101,8 @@ class Trace:
     def lines(self) -> list[str]:
         """The trace as plain lines (the terminal and the Slack modal show these)."""
         out = [f"turn at {self.at} by {self.user} in {self.channel}: {self.outcome}, profile {self.profile}"]
+        if self.trigger:
+            out.append(f"triggered by: {self.trigger}")
         if self.question is not None:
             out.append(f"question: {self.question}")
         for step in self.steps:
@@ -189,8 +192,8 @@ def _tokens(tokens: tuple[int, int, int] | None) -> str:
     return f" tokens {tokens[0]} in ({tokens[1]} cached) / {tokens[2]} out" if tokens else ""
 
 
-def new_trace(*, workspace: str, channel: str, thread_ts: str, user: str) -> Trace:
-    return Trace(at=utc_now(), workspace=workspace, channel=channel, thread_ts=thread_ts, user=user)
+def new_trace(*, workspace: str, channel: str, thread_ts: str, user: str, trigger: str | None = None) -> Trace:
+    return Trace(at=utc_now(), workspace=workspace, channel=channel, thread_ts=thread_ts, user=user, trigger=trigger)
 
 
 def thread_in(text: str) -> tuple[str | None, str] | None:

@@ -133,7 +133,7 @@ async def watch_changes(
         for doc, found in cited.items()
         if found and watched[doc].kind != "removed"
     }
-    outbox, notes = store.outbox(), 0
+    outbox, notes, day = store.outbox(), 0, f"{now.day} {now:%b}"
     for thread in threads:
         if not _watches(policy, thread):
             continue
@@ -149,8 +149,8 @@ async def watch_changes(
             team=thread.team,
             channel=thread.channel,
             thread_ts=thread.thread_ts,
-            text=note_text(found, reachable=reachable, day=f"{now.day} {now:%b}"),
-            trigger=", ".join(sorted({f"{c.container}/{c.document} {c.kind}" for c in mine})),
+            text=note_text(found, reachable=reachable, day=day),
+            trigger=", ".join(sorted({f"{c.container}/{c.document} {c.kind} on {day}" for c in mine})),
         )
         notes += await outbox.add(note)
     return WatchRun(documents=len(set(watched.values())), threads=len(threads), notes=notes)

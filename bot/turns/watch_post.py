@@ -1,27 +1,35 @@
 """Posting the watch's notes: each claimed from the outbox under a lease, posted with Slack message metadata that
 names it, then marked posted. A note claimed before (its poster died, or Slack failed after posting) is looked for
-in its thread first (`conversations.replies` with `include_all_metadata`), so none is posted twice.
+in its thread first (`conversations.replies` with `include_all_metadata`), so none is posted twice. While a poster
+posts, it renews its lease (every third of it, the one lease rule: bot.store.lease), so a post slower than the lease
+is not taken over and posted again by another poster; only a poster that stopped renewing (it died, or its event
+loop stalled for a whole lease) hands its note on.
 
 Who posts: the command that found the notes (`folio sync`, `index`, `remove`) when it has a Slack token, right
-after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts, and
-`folio watch --post`, for whatever is left (a syncer without a Slack token, a poster that died, a Slack outage).
-No worker polls: a note waits at most until the next run that changes anything, or the next start.
+after finding them (the common case: one process, nothing waits); every `folio serve` worker as it starts and then
+every FOLIO_WATCH_SWEEP_SECONDS (`posting_every`), and `folio watch --post`, for whatever is left (a syncer without a
+Slack token, a poster that died, a Slack outage). Workers sweeping at once share the notes out: each is claimed by one.
 The Web API client the caller passes is Folio's own, so posts keep its per-channel pace.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
 from bot.errors import FolioError, ThreadBusy
 from bot.store import ConversationStore
-from bot.store.watch import Note
+from bot.store.lease import renew_every
+from bot.store.watch import Claimed, Note, Outbox
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +37,7 @@ ACTION_ANSWER_AGAIN = "folio_answer_again"
 NOTE_EVENT = "folio_watch_note"  # the metadata event_type a note is posted with, and looked for by
 LEASE_SECONDS = 60.0  # a poster holds a note this long; one that died leaves it to the next after that
 REMEMBER_WAIT = 20.0  # seconds a posted note waits for its thread's lock to join the record
+SWEEP_STOP_WAIT = 5.0  # seconds a stopping `folio serve` lets a sweep in flight finish (a note cut off is re-taken)
 _GONE = {"channel_not_found", "is_archived", "not_in_channel", "thread_not_found", "message_not_found"}
 _REPLIES_PAGES = 10  # a thread's replies read back looking for a note: at most this many pages of 200
 
@@ -47,32 +56,56 @@ def note_blocks(note: Note) -> list[dict[str, Any]]:
     ]
 
 
-async def post_notes(store: ConversationStore, slack: AsyncWebClient, *, limit: int = 1000) -> int:
+async def post_notes(
+    store: ConversationStore, slack: AsyncWebClient, *, limit: int = 1000, lease: float = LEASE_SECONDS
+) -> int:
     """Post the notes due, one at a time; how many were posted. Stops at the first Slack failure that is not the
     thread's own (rate limits, an outage): the note stays queued and its lease hands it to a later run."""
     outbox, posted = store.outbox(), 0
     for _ in range(limit):
-        claimed = await outbox.claim(lease=LEASE_SECONDS)
+        claimed = await outbox.claim(lease=lease)
         if claimed is None:
             break
         note = claimed.note
         try:
-            if claimed.tries > 1 and await _in_thread(slack, note):
-                await outbox.posted(note.id)  # posted by a run that died before saying so
-                continue
-            ts = await _post(slack, note)
+            async with _held(outbox, claimed, lease=lease):
+                if claimed.tries > 1 and await _in_thread(slack, note):
+                    await outbox.posted(note)  # posted by a run that died before saying so
+                    continue
+                ts = await _post(slack, note)
         except SlackApiError as exc:
             error = str(exc.response.get("error"))
             if error in _GONE:  # the thread or channel went, or Folio left it: nowhere to tell
                 log.info("watch note %s not posted in %s: %s", note.id, note.thread, error)
-                await outbox.posted(note.id)
+                await outbox.posted(note)
                 continue
             log.warning("watch note %s: Slack answered %s; it stays queued", note.id, error)
             break
-        await outbox.posted(note.id)
+        await outbox.posted(note)
         await _remember(store, note, ts)
         posted += 1
     return posted
+
+
+@asynccontextmanager
+async def _held(outbox: Outbox, claimed: Claimed, *, lease: float) -> AsyncIterator[None]:
+    """Keep the note's lease while the block runs (a slow Slack): renewed every third of it until the block ends."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(renew_every(lease))
+            try:
+                if not await outbox.renew(claimed, lease=lease):
+                    log.warning("watch note %s: its lease was taken over while it was being posted", claimed.note.id)
+                    return
+            except FolioError as error:  # Redis away a moment: two renewals may fail before the lease lapses
+                log.warning("watch note %s: lease not renewed: %s", claimed.note.id, error)
+
+    renewing = asyncio.create_task(renew(), name=f"watch note {claimed.note.id} lease")
+    try:
+        yield
+    finally:
+        renewing.cancel()
 
 
 async def _remember(store: ConversationStore, note: Note, ts: str) -> None:
@@ -89,11 +122,43 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
     """`post_notes`, logged; a Redis or Slack that cannot be reached now leaves the notes for the next run."""
     try:
         posted = await post_notes(store, slack)
-    except (FolioError, SlackClientError) as error:
+    except (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError) as error:  # aiohttp's: Slack unreachable
         log.warning("watch notes not posted now: %s", error)
         return
     if posted:
         log.info("posted %d watch note(s) left waiting", posted)
+
+
+@asynccontextmanager
+async def posting_every(store: ConversationStore, slack: AsyncWebClient, *, seconds: float) -> AsyncIterator[None]:
+    """While the block runs (`folio serve`), post the notes left waiting every `seconds` (0: never). Every worker
+    sweeps; a note is claimed by one of them (the outbox's lease). On the way out, a sweep in flight has
+    SWEEP_STOP_WAIT to finish, then is cancelled: a note it had claimed goes to the next poster after its lease."""
+    if seconds <= 0:
+        yield
+        return
+    stop = asyncio.Event()
+
+    async def sweep() -> None:
+        while True:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), seconds)
+            if stop.is_set():
+                return
+            try:
+                await post_quietly(store, slack)
+            except Exception:  # what post_quietly did not foresee must not end the timer: the next sweep tries again
+                log.warning("watch notes not posted now; the next sweep tries again", exc_info=True)
+
+    sweeping = asyncio.create_task(sweep(), name="watch notes left waiting (timer)")
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait([sweeping], timeout=SWEEP_STOP_WAIT)
+        sweeping.cancel()
+        with suppress(asyncio.CancelledError):
+            await sweeping
 
 
 async def _post(slack: AsyncWebClient, note: Note) -> str:

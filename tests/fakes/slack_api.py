@@ -18,6 +18,7 @@
         file = slack.add_file("contract.pdf", data, user="U1")  # served by files.info and its url_private_download
         slack.downloads                                      # (file id, whether the bot token came with it)
         slack.emails["ana@example.com"] = "U0ALICE01"        # served by users.lookupByEmail (users:read.email)
+        slack.slow["chat.postMessage"] = 2.0                 # each post waits 2 s before Slack takes it
 
 It answers like Slack: `ok`, `ts`, `channel`; the bot token's granted scopes in the `x-oauth-scopes` header of every
 token-authenticated call (`scopes=...`); `invalid_auth` for a wrong token; `message_not_found` for an update or
@@ -174,6 +175,7 @@ class FakeSlack:
         self.modals: list[Json] = []  # views opened with views.open, in order
         self.homes: dict[str, Json] = {}  # user -> their Home tab as last published (views.publish)
         self.home_tab = True  # the manifest's home_tab_enabled: False makes views.publish answer not_enabled
+        self.slow: dict[str, float] = {}  # method -> seconds each call waits before Slack takes it (a slow Slack)
         self.files: dict[str, Json] = {}  # file id -> the file object files.info gives
         self.file_bytes: dict[str, bytes] = {}
         self.downloads: list[tuple[str, bool]] = []  # (file id, whether the bot token came with the request)
@@ -760,6 +762,7 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             else:
                 self.send_error(404)
                 return
+            time.sleep(fake.slow.get(method, 0.0))  # in this request's own thread: other calls go on meanwhile
             status, payload, failure = fake.handle(method, params, token)
             body = json.dumps(payload).encode()
             self.send_response(status)

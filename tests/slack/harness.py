@@ -234,7 +234,9 @@ class Harness:
         turn: int = 0,
         user: str = ALICE,
         channel: str = CHANNEL,
+        value: str | None = None,
     ) -> int:
+        """A click on a button under a message; `value`: the button's value as Slack sends it (default {turn})."""
         payload = {
             "type": "block_actions",
             "user": {"id": user, "team_id": TEAM},
@@ -251,7 +253,7 @@ class Harness:
                     "action_id": action_id,
                     "block_id": "b1",
                     "type": "button",
-                    "value": json.dumps({"turn": turn}),
+                    "value": json.dumps({"turn": turn}) if value is None else value,
                     "action_ts": str(time.time()),
                 }
             ],

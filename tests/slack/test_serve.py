@@ -10,12 +10,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 import redis
+from redis import asyncio as aioredis
 
 from bot import messages
 from bot.cli import main
 from bot.cli.serve import ServeHooks, serve
 from bot.config import load_settings
 from bot.errors import ConfigurationError
+from bot.store.watch import Note, Outbox
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack, FakeSocketMode
 from tests.slack.harness import SECRET, sign, wait_until
@@ -167,3 +169,24 @@ async def test_folio_serve_reports_the_policys_group_handles_it_cannot_resolve_a
 
     [warning] = [record.getMessage() for record in caplog.records if "user group" in record.getMessage()]
     assert logged in warning and "finance-team," not in warning
+
+
+async def test_folio_serve_posts_a_watch_note_queued_while_it_serves(
+    environment: None, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """A syncer without a Slack token queued a note after Folio started: its timer posts it (FOLIO_WATCH_SWEEP_SECONDS)."""
+    monkeypatch.setenv("FOLIO_WATCH_SWEEP_SECONDS", "1")
+    stop, ports = asyncio.Event(), []
+    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    await wait_until(lambda: ports or server.done())
+    note = Note(id="a" * 24, team=TEAM, channel="C0SAMPLE01", thread_ts="1800.000009", text="A document changed.")
+    queue = aioredis.from_url(redis_url)
+    assert await Outbox(queue, prefix="folio").add(note)
+
+    await wait_until(lambda: slack.thread("C0SAMPLE01", "1800.000009"), timeout=10)
+    stop.set()
+    assert await server == 0
+    assert await Outbox(queue, prefix="folio").pending() == 0
+    await queue.aclose()
+    [posted] = slack.thread("C0SAMPLE01", "1800.000009")
+    assert posted.text == "A document changed." and posted.metadata["event_payload"] == {"note": "a" * 24}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -26,23 +27,31 @@ from bot.turns.watch_post import ACTION_ANSWER_AGAIN
 log = logging.getLogger(__name__)
 
 
-Work = Callable[[SlackFolio, AsyncWebClient, ThreadKey, str, int], Coroutine[Any, Any, None]]
+@dataclass(frozen=True)
+class Clicked:
+    """What a button's value names, as the click carries it (anyone can forge it: each work checks what it names)."""
 
-# What each button starts after the ack: (folio, client, thread, clicker, turn) -> the work.
+    turn: int = -1  # which turn of the thread the answer was
+    note: str | None = None  # the watch note's id (its Answer again)
+
+
+Work = Callable[[SlackFolio, AsyncWebClient, ThreadKey, str, Clicked], Coroutine[Any, Any, None]]
+
+# What each button starts after the ack: (folio, client, thread, clicker, what its value names) -> the work.
 BUTTONS: dict[str, Work] = {
-    ACTION_HELPFUL: lambda folio, client, thread, user, turn: thread_actions.store_feedback(
-        folio, client, thread, user, turn, "helpful"
+    ACTION_HELPFUL: lambda folio, client, thread, user, value: thread_actions.store_feedback(
+        folio, client, thread, user, value.turn, "helpful"
     ),
-    ACTION_NOT_HELPFUL: lambda folio, client, thread, user, turn: thread_actions.store_feedback(
-        folio, client, thread, user, turn, "not_helpful"
+    ACTION_NOT_HELPFUL: lambda folio, client, thread, user, value: thread_actions.store_feedback(
+        folio, client, thread, user, value.turn, "not_helpful"
     ),
-    ACTION_THINK_HARDER: lambda folio, client, thread, user, turn: thread_actions.think_harder(
-        folio, client, thread, user, turn, is_dm=is_direct_message(thread.channel)
+    ACTION_THINK_HARDER: lambda folio, client, thread, user, value: thread_actions.think_harder(
+        folio, client, thread, user, value.turn, is_dm=is_direct_message(thread.channel)
     ),
-    ACTION_ANSWER_AGAIN: lambda folio, client, thread, user, turn: thread_actions.answer_again(
-        folio, client, thread, user, is_dm=thread.channel.startswith("D")
+    ACTION_ANSWER_AGAIN: lambda folio, client, thread, user, value: thread_actions.answer_again(
+        folio, client, thread, user, is_dm=thread.channel.startswith("D"), note=value.note
     ),
-    ACTION_DELETE: lambda folio, client, thread, user, turn: thread_actions.delete_conversation(
+    ACTION_DELETE: lambda folio, client, thread, user, value: thread_actions.delete_conversation(
         folio, client, thread, user
     ),
 }
@@ -62,8 +71,8 @@ def _listener(folio: SlackFolio, action_id: str, work: Work) -> Callable[..., Aw
         await ack()
         clicked = _clicked(body, action, context)
         if clicked is not None:
-            thread, user, turn = clicked
-            folio.tasks.spawn(work(folio, client, thread, user, turn), name=f"{action_id} {thread}")
+            thread, user, value = clicked
+            folio.tasks.spawn(work(folio, client, thread, user, value), name=f"{action_id} {thread}")
 
     return on_click
 
@@ -81,14 +90,18 @@ def answer_clicked(body: dict[str, Any], context: AsyncBoltContext) -> tuple[Thr
 
 def _clicked(
     body: dict[str, Any], action: dict[str, Any], context: AsyncBoltContext
-) -> tuple[ThreadKey, str, int] | None:
-    """The thread of the answer clicked, who clicked, and which turn of the thread the answer was."""
+) -> tuple[ThreadKey, str, Clicked] | None:
+    """The thread of the answer clicked, who clicked, and what the button's value names."""
     clicked = answer_clicked(body, context)
-    return None if clicked is None else (*clicked, _turn_of(action))
+    return None if clicked is None else (*clicked, _value_of(action))
 
 
-def _turn_of(action: dict[str, Any]) -> int:
+def _value_of(action: dict[str, Any]) -> Clicked:
+    """The button's value read leniently: what is not there, or not of its type, is left out."""
     try:
-        return int(json.loads(action.get("value") or "{}").get("turn", -1))
-    except (ValueError, AttributeError):
-        return -1
+        value = json.loads(action.get("value") or "{}")
+        turn = int(value.get("turn", -1))
+    except (ValueError, TypeError, AttributeError):
+        return Clicked()
+    note = value.get("note")
+    return Clicked(turn=turn, note=note if isinstance(note, str) else None)
