@@ -176,8 +176,12 @@ async def test_folio_serve_posts_a_watch_note_queued_while_it_serves(
 ) -> None:
     """A syncer without a Slack token queued a note after Folio started: its timer posts it (FOLIO_WATCH_SWEEP_SECONDS)."""
     monkeypatch.setenv("FOLIO_WATCH_SWEEP_SECONDS", "1")
+    with redis.Redis.from_url(redis_url) as shared:  # serve's outbox is under the default prefix: start it empty
+        shared.delete(*shared.keys("{folio:watch}:*") or ["-"])
     stop, ports = asyncio.Event(), []
-    server = asyncio.create_task(serve(load_settings(None), host="127.0.0.1", port=0, stop=stop, started=ports.append))
+    server = asyncio.create_task(
+        serve(load_settings(None), host="127.0.0.1", port=0, hooks=ServeHooks(stop=stop, started=ports.append))
+    )
     await wait_until(lambda: ports or server.done())
     note = Note(id="a" * 24, team=TEAM, channel="C0SAMPLE01", thread_ts="1800.000009", text="A document changed.")
     queue = aioredis.from_url(redis_url)
