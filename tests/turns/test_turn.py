@@ -108,6 +108,10 @@ def test_an_ask_request_keeps_the_scope_it_was_restated_with_in_its_durable_reco
     ask = dataclasses.replace(REQUEST, root_is_ours=True, opened=opened)
     assert TurnRequest.from_json(ask.to_json()) == ask
     assert TurnRequest.from_json(REQUEST.to_json()).opened is None
+    damaged = json.loads(ask.to_json())
+    damaged["opened"]["scope"]["containers"] = []  # a record that would search nothing, or anything: unreadable
+    with pytest.raises(ValueError, match="at least one container"):  # the consumer drops it, saying so in its log
+        TurnRequest.from_json(json.dumps(damaged))
 
 
 async def test_a_question_longer_than_the_cap_is_refused_before_its_scope_is_resolved() -> None:
