@@ -1,5 +1,11 @@
 """`/ask [key:value ...] [--thorough] question`: restate the question publicly, then answer in its thread.
 
+    listener (before the ack)   the syntax: filters whose key is a tag key, `--thorough`, `help`, `access`
+    the turn's first step       `open_turn`: the question's length, the scope with those filters, the refusals, once;
+                                a refusal is said to the asker alone (ephemeral) and nothing is posted
+    the restatement             "<@U> asked: ..." with the scope just resolved, then the turn in its thread, through
+                                the one door, searching that very scope (`TurnRequest.opened`)
+
 `/ask help` shows the syntax and what is searched here; `/ask access` what this channel and the person's DMs search.
 """
 
