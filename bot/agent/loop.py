@@ -67,8 +67,6 @@ async def run_turn(
     question = question.strip()
     if not question:
         raise InvalidInput(messages.EMPTY_QUESTION)
-    if len(question) > options.max_question_chars:
-        raise InvalidInput(messages.question_too_long(len(question), limit=options.max_question_chars))
     profile = run.profile or conversation.profile
     set_aside = conversation.tell_set_aside()  # earlier answers relied on a document removed or out of scope
     if model is None:

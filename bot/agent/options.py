@@ -29,7 +29,7 @@ class AgentOptions:
     chunk_budget: int = 24  # passages shown to the model per turn
     search_top: int = 6  # passages one search returns
     verify_citations: bool = False  # one extra model call per cited passage
-    max_question_chars: int = 4000  # a longer question is refused with a message saying so
+    max_question_chars: int = 4000  # a longer question is refused, saying so (bot.turns.turn.check_question)
     link_for: Callable[[Chunk], str | None] = no_link  # URL opening the chunk's PDF at its page
     # Whether the service chains by previous_response_id or Folio resends the input (FOLIO_MODEL_STATE): one value
     # shared by every turn of the process, so that auto mode learns once (bot.agent.state).

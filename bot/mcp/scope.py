@@ -37,7 +37,7 @@ class PersonScopes:
     policy: Callable[[], ChannelPolicy]
     access: Access
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
         policy = self.policy()
         grant = await self.access.grant(policy, team=request.thread.team, user=request.user)
         if grant is not None:

@@ -1,16 +1,15 @@
-"""Slack Connect on the surfaces that explain Folio: the assistant's greeting and prompts, `/ask access`, `/ask help`
-and the public restatement of an `/ask` question. A person of another organisation is told only what the policy lets
-them search (as bot.turns.boundary decides their turns), never the organisation's containers or prompts.
+"""Slack Connect on the surfaces that explain Folio: the assistant's greeting and prompts, `/ask access` and `/ask
+help`. A person of another organisation is told only what the policy lets them search (as bot.turns.boundary decides
+their turns), never the organisation's containers or prompts. (An `/ask` question of theirs is refused before its
+restatement by the turn's first step, bot.turns.turn.open_turn, through bot.turns.boundary.)
 
     stranger(folio, team=..., user=...)        None for a person of this organisation, else what they may search
-    channel_refusal(folio, team, channel, user)  the sentence refusing a channel turn, before anything is posted
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot import messages
 from bot.access import outsider_dm_scope
 from bot.app import Folio
 from bot.errors import NotConnected
@@ -38,14 +37,3 @@ def allows_outsiders(folio: Folio, channel: str) -> bool:
         return folio.channel_policy().rule_for(channel).external == "allow"
     except NotConnected:
         return False
-
-
-async def channel_refusal(folio: Folio, *, team: str, channel: str, user: str) -> str | None:
-    """The refusal a turn in `channel` would end in (shared outside the organisation, or a person of another one),
-    checked before an `/ask` restatement names the channel's container in public; None: go ahead."""
-    if folio.access is None or allows_outsiders(folio, channel):
-        return None
-    refusal = await folio.access.organisation.refusal_in_channel(team, channel, user)
-    if refusal == "shared":
-        return messages.SHARED_CHANNEL_REFUSED
-    return messages.OUTSIDER_REFUSED if refusal == "outsider" else None

@@ -85,7 +85,7 @@ class PrivateScope:
     access: Access
     channel: str
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
         policy = self.policy()
         rule = policy.rule_for(self.channel)
         grant = await self.access.grant(policy, team=request.thread.team, user=request.user)

@@ -1,6 +1,6 @@
 """A turn shown as one Slack stream: each step a task card as it happens, then the answer as the model writes it.
 
-    view = StreamView(client, channel=..., thread_ts=..., user=..., team=..., link_for=..., memory=..., pace=...)
+    view = StreamView(client, channel=..., thread_ts=..., user=..., team=..., streams=Streams(...))
     await view.working(messages.WORKING)                        # chat.startStream with a first card
     (steps and answer text: view.step_started / step_ended / text, while the agent runs)
     ts = await view.answer(answer, scope=..., turn_index=...)   # chat.stopStream: sources, filters, buttons
@@ -32,6 +32,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
@@ -87,27 +88,29 @@ class StreamPace(Protocol):
     async def drain(self, name: str, *, seconds: float) -> None: ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class Streams:
+    """What every stream of a process shares: where streams failed lately, the workspace's append budget, the links
+    a card's sources get, and the clock the sender paces by."""
+
+    memory: StreamMemory
+    pace: StreamPace
+    link_for: Callable[[Chunk], str | None]
+    clock: Callable[[], float] = time.monotonic
+
+
 class StreamView:
     """One turn's stream in one thread; the status line or placeholder (a StatusLineView it holds) where streams
     fail."""
 
     def __init__(
-        self,
-        client: AsyncWebClient,
-        *,
-        channel: str,
-        thread_ts: str,
-        user: str,
-        team: str | None,
-        link_for: Callable[[Chunk], str | None],
-        memory: StreamMemory,
-        pace: StreamPace,
-        clock: Callable[[], float] = time.monotonic,
+        self, client: AsyncWebClient, *, channel: str, thread_ts: str, user: str, team: str | None, streams: Streams
     ) -> None:
         self._line = StatusLineView(client, channel=channel, thread_ts=thread_ts)
         self._client, self._channel, self._thread_ts = client, channel, thread_ts
-        self._user, self._team, self._link_for, self._memory, self._pace = user, team, link_for, memory, pace
-        self._clock = clock
+        self._user, self._team = user, team
+        self._link_for, self._memory, self._pace = streams.link_for, streams.memory, streams.pace
+        self._clock = streams.clock
         self.stream_ts: str | None = None
         self.streaming = False  # a stream is open and working: the turn's answer text is wanted
         self._streamed = False  # the turn began with a stream: its steps are cards, not status lines

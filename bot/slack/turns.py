@@ -21,7 +21,7 @@ from bot.slack.files import SlackFiles
 from bot.slack.private import PrivateScope, offer
 from bot.slack.progress import StatusLineView
 from bot.slack.services import SlackFolio
-from bot.slack.stream import StreamView
+from bot.slack.stream import Streams, StreamView
 from bot.turns import PolicyScopes, TurnRecorder, TurnRequest, TurnServices, TurnView, take_turn
 from bot.turns.boundary import SharedSpaces
 from bot.turns.consumer import Attempt, OnShown
@@ -114,9 +114,7 @@ def view_for(folio: SlackFolio, request: TurnRequest, *, resumed_ts: str | None 
         thread_ts=thread.thread_ts,
         user=request.user,
         team=thread.team if thread.team != "-" else None,
-        link_for=folio.options.link_for,
-        memory=folio.streams,
-        pace=folio.stream_pace,
+        streams=Streams(memory=folio.streams, pace=folio.stream_pace, link_for=folio.options.link_for),
     )
 
 

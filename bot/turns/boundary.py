@@ -44,7 +44,7 @@ class SharedSpaces:
     policy: Callable[[], ChannelPolicy]
     organisation: Boundary
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
         policy, thread = self.policy(), request.thread
         if not request.is_dm:
             rule = policy.rule_for(thread.channel)  # NotConnected, as the inner scope would say
@@ -56,16 +56,16 @@ class SharedSpaces:
                     raise Refused(messages.SHARED_CHANNEL_REFUSED)
                 if refusal == "outsider":
                     raise Refused(messages.OUTSIDER_REFUSED)
-            return await self.inner.resolve(request, narrowing=narrowing)
+            return await self.inner.resolve(request, narrowing=narrowing, strict=strict)
         if not await self._outsider(request):
-            return await self.inner.resolve(request, narrowing=narrowing)
+            return await self.inner.resolve(request, narrowing=narrowing, strict=strict)
         named = policy.access.users.get(request.user) if policy.access is not None else None
         if named:  # only what the rule names for them: no groups of ours, no default
             return TurnScope(
                 narrow(Scope(containers=named), narrowing, allowed_keys=policy.tag_keys), messages.BASIS_NAMED
             )
         if policy.access is None and policy.dm is not None and policy.dm.external == "allow":
-            return await self.inner.resolve(request, narrowing=narrowing)
+            return await self.inner.resolve(request, narrowing=narrowing, strict=strict)
         raise Refused(messages.OUTSIDER_REFUSED)
 
     async def _outsider(self, request: TurnRequest) -> bool:

@@ -1,12 +1,32 @@
-"""What a turn is asked: `TurnRequest`, the same value whichever surface (Slack, the terminal, an eval) asks it."""
+"""What a turn is asked: `TurnRequest`, the same value whichever surface (Slack, the terminal, an eval) asks it; and
+`TurnScope`, what one turn searches (resolved once per turn: bot.turns.scope)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
-from bot.models import Profile, Tag
+from bot.models import Profile, Scope, Tag
 from bot.store import ThreadKey
+
+
+@dataclass(frozen=True)
+class TurnScope:
+    """The scope of one turn, and why when the asker rather than the channel decided it (said in the footer)."""
+
+    scope: Scope
+    basis: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The scope as plain JSON (in a request's durable record)."""
+        return {"scope": self.scope.model_dump(mode="json"), "basis": self.basis}
+
+    @classmethod
+    def from_json(cls, data: Any) -> TurnScope:
+        """The scope `to_json` wrote (validated again, as every Scope is)."""
+        basis = data["basis"]
+        return cls(Scope.model_validate(data["scope"]), basis if isinstance(basis, str) else None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +55,9 @@ class TurnRequest:
     surface: str = "slack"  # where the question came from: slack, mcp (an agent), terminal; counted in usage
     private_from: str | None = None  # a private answer: the channel whose scope the asker's own access widens
     trigger: str | None = None  # a watch note's re-answer: the change that triggered it, as Folio kept it (trace)
+    # The scope `open_turn` resolved before the thread existed (an `/ask`, restated publicly with it): the turn
+    # searches exactly that and resolves it no more. Set only by the surface that ran `open_turn` for this request.
+    opened: TurnScope | None = None
 
     def to_json(self) -> str:
         """The request as plain JSON (for a durable record of an accepted delivery)."""
@@ -54,6 +77,7 @@ class TurnRequest:
                 **({"files": [[file.id, file.name] for file in self.files]} if self.files else {}),
                 "private_from": self.private_from,
                 **({"trigger": self.trigger} if self.trigger else {}),
+                **({"opened": self.opened.to_json()} if self.opened is not None else {}),
             }
         )
 
@@ -76,4 +100,5 @@ class TurnRequest:
             files=tuple(SharedFile(id=str(id_), name=str(name)) for id_, name in data.get("files", ())),
             private_from=data.get("private_from"),
             trigger=data.get("trigger"),
+            opened=TurnScope.from_json(data["opened"]) if "opened" in data else None,
         )

@@ -1,10 +1,11 @@
 """Which documents a turn may search: resolved for every turn, from today's policy, never from the model or the words.
 
-Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`, once per turn, after
-the thread's lock (`PolicyScopes`); the terminal searches the scope named on its command line (`FixedScope`). A thread
-stores only its own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy
-as it is now: the channel's rule in a channel, and in DMs and the assistant container the person asking this turn
-(`bot.access`) where the policy has an `access:` section.
+Every Slack surface (mention, DM, `/ask`, a follow-up, a button) goes through `scope_for_turn`, once per turn: after
+the thread's lock (`PolicyScopes`), or for an `/ask` in the turn's first step before its thread exists (`open_turn`,
+bot.turns.turn); the terminal searches the scope named on its command line (`FixedScope`). A thread stores only its
+own `/ask` filters (`Conversation.narrowing`); the containers and default tags come from the policy as it is now: the
+channel's rule in a channel, and in DMs and the assistant container the person asking this turn (`bot.access`) where
+the policy has an `access:` section.
 """
 
 from __future__ import annotations
@@ -18,23 +19,13 @@ from bot.config.channels import narrow
 from bot.errors import InvalidInput
 from bot.models import Scope, Tag
 from bot.store import ThreadKey
-from bot.turns.request import TurnRequest
+from bot.turns.request import TurnRequest, TurnScope
 
 if TYPE_CHECKING:  # Slack's membership lookups load only where a Slack turn runs
     from bot.access import Access
 
 
-@dataclass(frozen=True)
-class TurnScope:
-    """The scope of one turn, and why when the asker rather than the channel decided it (said in the footer)."""
-
-    scope: Scope
-    basis: str | None = None
-
-
-def new_thread_scope(policy: ChannelPolicy, *, channel: str, is_dm: bool, tags: tuple[Tag, ...]) -> Scope:
-    """The scope a new channel thread starts with: the channel's rule (or the DM rule), narrowed by `/ask` filters."""
-    return policy.scope_for(channel, is_dm=is_dm, tags=tags)
+__all__ = ["FixedScope", "PolicyScopes", "Scopes", "TurnScope", "scope_for_turn"]
 
 
 async def scope_for_turn(
@@ -45,12 +36,14 @@ async def scope_for_turn(
     user: str,
     is_dm: bool,
     narrowing: tuple[Tag, ...],
+    strict: bool = False,
 ) -> TurnScope:
     """The scope this turn searches: in a DM or the assistant, the asker's (the channel they view beside the
     assistant, or their `access:` containers); else today's rule for the channel (NotConnected when it has none any
-    more); either narrowed by those of the thread's own filters that it still allows."""
+    more); either narrowed by those of the thread's own filters that it still allows, or with `strict` (filters typed
+    for this very turn) by all of them, InvalidInput naming one it does not allow."""
     rule = await _rule(policy, access, thread=thread, user=user, is_dm=is_dm)
-    kept = tuple(tag for tag in narrowing if _still_allowed(policy, rule.scope, tag))
+    kept = narrowing if strict else tuple(tag for tag in narrowing if _still_allowed(policy, rule.scope, tag))
     return TurnScope(narrow(rule.scope, kept, allowed_keys=policy.tag_keys), rule.basis)
 
 
@@ -76,9 +69,11 @@ def _still_allowed(policy: ChannelPolicy, rule: Scope, tag: Tag) -> bool:
 
 
 class Scopes(Protocol):
-    """Resolves the scope of a turn (called once per turn, after the thread's lock)."""
+    """Resolves the scope of a turn (called once per turn: after the thread's lock, or in `open_turn`)."""
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope: ...
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
+        """`narrowing`: the thread's filters; a stored one today's scope no longer allows is dropped, unless
+        `strict` (typed for this very turn, as `/ask` filters are): then InvalidInput names it."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +83,7 @@ class PolicyScopes:
     policy: Callable[[], ChannelPolicy]
     access: Access | None
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
         return await scope_for_turn(
             self.policy(),
             self.access,
@@ -96,6 +91,7 @@ class PolicyScopes:
             user=request.user,
             is_dm=request.is_dm,
             narrowing=narrowing,
+            strict=strict,
         )
 
 
@@ -105,5 +101,5 @@ class FixedScope:
 
     scope: Scope
 
-    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...]) -> TurnScope:
+    async def resolve(self, request: TurnRequest, *, narrowing: tuple[Tag, ...], strict: bool = False) -> TurnScope:
         return TurnScope(self.scope)

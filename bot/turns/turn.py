@@ -1,11 +1,18 @@
 """One turn, for every surface: `take_turn(request, services=..., view=..., observer=...)`.
 
-    take the thread's lock -> wait for room on the event loop -> load the conversation -> resolve the scope (once)
-    -> forget sources out of scope or of removed documents -> run the agent -> show the answer -> save
+    take the thread's lock -> wait for room on the event loop -> load the conversation -> check the question's length
+    and resolve the scope (once) -> forget sources out of scope or of removed documents -> run the agent -> show the
+    answer -> save
 
 Slack (mention, DM, `/ask`, the assistant, "Think harder"), `folio ask`, `folio chat` and `folio eval` all call it
 with their own view and observer. A failure is shown by the view and noted by the observer, then raised for the
 caller; a cancellation (shutdown, hand-back, Ctrl-C) is noted and raised, and shows nothing.
+
+A turn that opens its own thread (`/ask`: the question restated publicly with what it searches, and answered in that
+message's thread) runs its first step before the thread exists: `open_turn(request, services=...)` checks the length
+and resolves the scope, so that a refusal is said to the asker alone and the restatement names what the answer
+searches; the turn then runs with `TurnRequest.opened`, checking the length and resolving the scope no more. No lock
+is taken for that step: a thread not yet posted has no other turn to wait for.
 """
 
 from __future__ import annotations
@@ -19,12 +26,11 @@ from dataclasses import dataclass
 from bot import messages
 from bot.agent import RunOptions, run_turn
 from bot.agent.events import AnswerText, Listener, ResponseCreated, Step, TurnEvent
-from bot.errors import FolioError, StoreUnavailable
+from bot.errors import FolioError, InvalidInput, StoreUnavailable
 from bot.ingest.lifecycle import forget_removed
 from bot.models import Answer, Conversation, Scope
 from bot.turns.observer import TurnObserver
-from bot.turns.request import TurnRequest
-from bot.turns.scope import TurnScope
+from bot.turns.request import TurnRequest, TurnScope
 from bot.turns.services import TurnServices
 from bot.turns.thread_files import files_container, read_shared_files, thread_reader, thread_search
 from bot.turns.view import TurnView
@@ -152,11 +158,30 @@ def files_only_answer(conversation: Conversation, read: list[str]) -> Answer:
     return Answer(text="\n".join([*read, messages.THREAD_FILES_ONLY.format(names=names)]), answerable=True)
 
 
+async def open_turn(request: TurnRequest, *, services: TurnServices) -> TurnScope:
+    """The first step of a turn that opens its own thread (see the module): the question's length, then the scope
+    with the filters typed for it (one it does not allow is refused, not dropped); raises the refusal. The caller
+    shows what it opened and runs the turn with `opened=` this scope."""
+    check_question(request.question, limit=services.options.max_question_chars)
+    return await services.scopes.resolve(request, narrowing=request.tags, strict=True)
+
+
+def check_question(question: str, *, limit: int) -> None:
+    """InvalidInput, saying so, when `question` (stripped) is longer than `limit` characters: checked once a turn,
+    before its scope, so that a question refused is restated nowhere."""
+    length = len(question.strip())
+    if length > limit:
+        raise InvalidInput(messages.question_too_long(length, limit=limit))
+
+
 async def _scope(request: TurnRequest, existing: Conversation | None, services: TurnServices) -> TurnScope:
-    """The turn's scope, resolved once; a thread taken on whose very first turn is refused is given back to people
-    (its replies are not Folio's to answer)."""
+    """The turn's scope, resolved once (by `open_turn` already, for a turn that opened its thread); a thread taken
+    on whose very first turn is refused is given back to people (its replies are not Folio's to answer)."""
     try:
         await services.guard(request)  # over a budget or the rate cap: refused here, before any model call
+        if request.opened is not None:  # its restatement names this scope: the answer searches exactly that
+            return request.opened
+        check_question(request.question, limit=services.options.max_question_chars)
         return await services.scopes.resolve(request, narrowing=existing.narrowing if existing else request.tags)
     except FolioError:
         if existing is not None and not existing.turns:

@@ -1,5 +1,5 @@
 """Hostile model output (issue 9, item 7): malformed tool arguments become tool errors the model sees, never a failed
-turn; an over-long question gets a clear message; progress text is bounded."""
+turn; progress text is bounded. (An over-long question is the turn's to refuse: tests/turns/test_turn.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from openai import AsyncOpenAI
 
 from bot.agent import AgentOptions, RunOptions, run_turn
 from bot.agent.events import Step, TurnEvent
-from bot.errors import InvalidInput
 from bot.models import Conversation
 from tests.agent.doubles import ScriptedRetriever, chunk
 from tests.fakes.openai_responses import FakeResponses, raw_call, reply, search, tools
@@ -49,22 +48,6 @@ async def test_malformed_tool_arguments_become_a_tool_error_and_the_turn_goes_on
     assert retriever.queries == ["annual leave"]  # the malformed call searched nothing
     assert answer.text == "Leave is 20 days [1]."
     assert all(len(value) <= 1_000 for call in answer.tool_calls for value in call.arguments.values())
-
-
-async def test_a_question_longer_than_the_cap_gets_a_clear_message(
-    fake_model: FakeResponses, model: AsyncOpenAI, conversation: Conversation
-) -> None:
-    options = AgentOptions(model_fast="m", model_thorough="m", max_question_chars=100)
-
-    with pytest.raises(InvalidInput) as refused:
-        await run_turn("Why? " * 24, conversation, model=model, retriever=ScriptedRetriever(), options=options)
-
-    assert str(refused.value) == (  # stripped
-        "Your question is 119 characters long; I take questions of up to 100. Ask it more briefly, or in parts."
-    )
-    assert "100" in str(refused.value) and fake_model.requests == []
-    fake_model.script(reply("[NOT_IN_DOCUMENTS] Nothing."))
-    await run_turn("Why? " * 20, conversation, model=model, retriever=ScriptedRetriever(), options=options)
 
 
 async def test_progress_titles_are_one_bounded_line(

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.models import Tag
+import pytest
+from pydantic import PrivateAttr
+
+from bot.config import ChannelPolicy
+from bot.models import Scope, Tag
 from tests.fakes.openai_responses import FakeResponses, reply, search, tools
 from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import running_app
@@ -60,10 +64,19 @@ async def test_filter_injection_never_widens_the_search(harness: Harness) -> Non
     assert "container:legal What are the terms?" in harness.texts(ask_root(harness))[0]
 
 
-async def test_a_channel_default_tag_cannot_be_swapped_for_another(harness: Harness) -> None:
-    status, body = await harness.command("department:finance Budget?", channel="C0HRONLY01")
+def told(harness: Harness) -> list[str]:
+    """What Folio said to the asker alone, through the command's response_url (ephemeral), oldest first."""
+    calls = harness.slack.calls_of("response_url")
+    assert all(call["response_type"] == "ephemeral" for call in calls)
+    return [call["text"] for call in calls]
 
-    assert "only searches department:hr" in body and harness.slack.calls_of("chat.postMessage") == []
+
+async def test_a_channel_default_tag_cannot_be_swapped_for_another(harness: Harness) -> None:
+    status, _ = await harness.command("department:finance Budget?", channel="C0HRONLY01")
+    await harness.settle()  # the turn's first step refuses it, to the asker alone
+
+    [refusal] = told(harness)
+    assert "only searches department:hr" in refusal and harness.slack.calls_of("chat.postMessage") == []
 
 
 async def test_help_and_an_empty_ask_explain_the_syntax_and_this_channels_filters(harness: Harness) -> None:
@@ -79,8 +92,11 @@ async def test_help_and_an_empty_ask_explain_the_syntax_and_this_channels_filter
 
 
 async def test_an_unconnected_channel_says_how_an_admin_connects_it(harness: Harness) -> None:
-    _, body = await harness.command("What is covered?", channel=LOCKED)
-    assert "not connected to any documents" in body and LOCKED in body
+    await harness.command("What is covered?", channel=LOCKED)
+    await harness.settle()
+    [refusal] = told(harness)
+    assert "not connected to any documents" in refusal and LOCKED in refusal
+    assert harness.slack.calls_of("chat.postMessage") == []
 
     ts = await harness.mention("What is covered?", channel=LOCKED)
     await harness.settle()
@@ -143,3 +159,31 @@ async def test_a_thread_stops_when_its_channel_is_disconnected(
             "container under `channels:` in the channel policy file."
         )
         assert harness.retriever.scopes == []
+
+
+class MovingPolicy(ChannelPolicy):
+    """The real policy, noting each scope it resolves; after the first, the documents move to another container (an
+    admin editing the policy file while an `/ask` is on its way)."""
+
+    _resolved: list[str] = PrivateAttr(default_factory=list)
+
+    def scope_for(self, channel_id: str, *, is_dm: bool = False, tags: tuple[Tag, ...] = ()) -> Scope:
+        self._resolved.append(channel_id)
+        scope = super().scope_for(channel_id, is_dm=is_dm, tags=tags)
+        return scope if len(self._resolved) == 1 else Scope(containers=("moved",), tags=scope.tags)
+
+
+@pytest.mark.parametrize("channel", [CHANNEL, DM])
+async def test_an_asks_scope_is_resolved_once_and_its_restatement_names_what_its_answer_searched(
+    slack: FakeSlack, fake_model: FakeResponses, redis_url: str, corpus_index: Path, channel: str
+) -> None:
+    policy = MovingPolicy.model_validate(POLICY)
+    fake_model.script(tools(search("balance billing")), reply("Nothing matched, so no claim."))
+    async with running_app(slack, fake_model, redis_url, corpus_index, channel_policy=policy) as harness:
+        await harness.command("year:2025 What about balance billing?", channel=channel)
+        await harness.settle()
+
+        restated, answer = harness.texts(ask_root(harness), channel=channel)
+        assert "Searched *benefits*" in restated and "Searched *benefits*" in answer  # seen: *moved* in the answer
+        assert [scope.containers for scope in harness.retriever.scopes] == [("benefits",)]
+        assert policy._resolved == [channel]  # seen: twice, before the restatement and again after the lock

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from tests.fakes.openai_responses import raw_call, reply, search, tools
 from tests.slack.harness import Harness
 
@@ -79,5 +77,6 @@ async def test_a_question_longer_than_the_cap_is_refused_with_a_clear_message(ha
         "Your question is 6,399 characters long; I take questions of up to 4,000. Ask it more briefly, or in parts."
     )
     assert len(long_question.strip()) == 6399 and harness.texts(ts) == [too_long]
-    assert status == 200 and json.loads(body) == {"response_type": "ephemeral", "text": too_long}
+    assert status == 200 and body == ""  # the turn's first step refuses it, to the asker alone:
+    assert harness.slack.calls_of("response_url") == [{"response_type": "ephemeral", "text": too_long}]
     assert harness.model.requests == [] and len(harness.slack.calls_of("chat.postMessage")) == 1  # nothing public

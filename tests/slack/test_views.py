@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.progress import StatusLineView
-from bot.slack.stream import StreamMemory, StreamView
+from bot.slack.stream import StreamMemory, Streams, StreamView
 from bot.slack.turns import NotedView
 from bot.store.pace import SharedPace
 from bot.turns.view import SilentView, TurnView
@@ -36,9 +36,7 @@ def stream_view(slack: FakeSlack, pace: SharedPace, memory: StreamMemory) -> Str
         thread_ts=THREAD,
         user=ALICE,
         team=TEAM,
-        link_for=lambda chunk: None,
-        memory=memory,
-        pace=pace,
+        streams=Streams(memory=memory, pace=pace, link_for=lambda chunk: None),
     )
 
 

@@ -1,5 +1,11 @@
 """`/ask [key:value ...] [--thorough] question`: restate the question publicly, then answer in its thread.
 
+    listener (before the ack)   the syntax: filters whose key is a tag key, `--thorough`, `help`, `access`
+    the turn's first step       `open_turn`: the question's length, the scope with those filters, the refusals, once;
+                                a refusal is said to the asker alone (ephemeral) and nothing is posted
+    the restatement             "<@U> asked: ..." with the scope just resolved, then the turn in its thread, through
+                                the one door, searching that very scope (`TurnRequest.opened`)
+
 `/ask help` shows the syntax and what is searched here; `/ask access` what this channel and the person's DMs search.
 """
 
@@ -7,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
@@ -15,22 +22,48 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages
-from bot.config import ChannelPolicy, narrow
-from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected, Refused
-from bot.models import Scope, Tag, is_direct_message
+from bot.config import ChannelPolicy
+from bot.errors import AccessUnavailable, FolioError, InvalidInput, NotConnected
+from bot.models import Scope, is_direct_message
 from bot.slack.commands import AskCommand, parse_ask
 from bot.slack.door import start_turn
 from bot.slack.failures import describe_failure
-from bot.slack.outsiders import Outsider, allows_outsiders, channel_refusal, stranger
+from bot.slack.outsiders import Outsider, allows_outsiders, stranger
 from bot.slack.render import escape, render_question
 from bot.slack.services import SlackFolio
+from bot.slack.turns import services
 from bot.store import ThreadKey
-from bot.turns import TurnRequest
-from bot.turns.scope import new_thread_scope, scope_for_turn
+from bot.turns import TurnRequest, TurnScope
+from bot.turns.scope import scope_for_turn
+from bot.turns.turn import open_turn
 
 log = logging.getLogger(__name__)
 
 ACCESS_WORD = "access"  # `/ask access`, that single word: what the person may search
+UNPOSTED = "-"  # the thread of an `/ask` before its restatement is posted (its scope reads the team and channel only)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Asked:
+    """One `/ask` question as the command gave it: who asked, where, and what they typed (parsed)."""
+
+    team: str
+    channel: str
+    user: str
+    command: AskCommand
+
+    def request(self, *, thread_ts: str, opened: TurnScope | None = None) -> TurnRequest:
+        """The turn's request in the thread `thread_ts` (UNPOSTED: before the restatement exists)."""
+        return TurnRequest(
+            thread=ThreadKey(team=self.team, channel=self.channel, thread_ts=thread_ts),
+            question=self.command.question,
+            user=self.user,
+            is_dm=is_direct_message(self.channel),
+            tags=self.command.tags,
+            profile="thorough" if self.command.thorough else None,
+            root_is_ours=True,
+            opened=opened,
+        )
 
 
 def register(app: AsyncApp, folio: SlackFolio) -> None:
@@ -41,8 +74,6 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
         channel, user = command["channel_id"], command["user_id"]
         is_dm = is_direct_message(channel)
         team = context.team_id or command.get("team_id") or "-"
-        policy = folio.channel_policy()
-        by_asker = is_dm  # the asker's access decides: look it up after the ack
         if (command.get("text") or "").strip().lower() == ACCESS_WORD:
             await ack()
             folio.tasks.spawn(
@@ -50,26 +81,19 @@ def register(app: AsyncApp, folio: SlackFolio) -> None:
                 name=f"access {user}",
             )
             return
-        try:
-            parsed = parse_ask(command.get("text") or "", tag_keys=policy.tag_keys)
-            if parsed.wants_help:  # after the ack: whether the person is of another organisation may ask Slack
-                await ack()
-                folio.tasks.spawn(
-                    _tell(respond, _help(folio, team=team, channel=channel, user=user, is_dm=is_dm)), name="help"
-                )
-                return
-            if len(parsed.question) > folio.options.max_question_chars:  # refused before it is restated publicly
-                limit = folio.options.max_question_chars
-                raise InvalidInput(messages.question_too_long(len(parsed.question), limit=limit))
-            scope = None if by_asker else new_thread_scope(policy, channel=channel, is_dm=is_dm, tags=parsed.tags)
-        except (InvalidInput, NotConnected) as error:  # said only to the asker: nothing was posted yet
+        try:  # the syntax only: what the question may search is the turn's to decide (`open_turn`), once
+            parsed = parse_ask(command.get("text") or "", tag_keys=folio.channel_policy().tag_keys)
+        except InvalidInput as error:  # said only to the asker: nothing was posted
             await ack(response_type="ephemeral", text=str(error))
             return
         await ack()
-        folio.tasks.spawn(
-            _ask_in_channel(folio, client, respond, parsed, scope, team=team, channel=channel, user=user, is_dm=is_dm),
-            name=f"ask {channel}",
-        )
+        if parsed.wants_help:  # after the ack: whether the person is of another organisation may ask Slack
+            folio.tasks.spawn(
+                _tell(respond, _help(folio, team=team, channel=channel, user=user, is_dm=is_dm)), name="help"
+            )
+            return
+        asked = Asked(team=team, channel=channel, user=user, command=parsed)
+        folio.tasks.spawn(_ask_in_channel(folio, client, respond, asked), name=f"ask {channel}")
 
 
 def help_text(policy: ChannelPolicy, channel: str, *, is_dm: bool) -> str:
@@ -139,24 +163,21 @@ async def _dm_help(folio: SlackFolio, *, team: str, channel: str, user: str) -> 
     """`/ask help` in a DM where the asker's access decides: the syntax and the person's containers."""
     policy = folio.channel_policy()
     try:
-        scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=())
+        scope = await _asker_scope(folio, team=team, channel=channel, user=user)
     except NotConnected:
         return messages.ask_help(list(policy.tag_keys), [], None)
     tags, containers = [str(tag) for tag in scope.tags], escape(", ".join(scope.containers))
     return messages.ask_help(list(policy.tag_keys), tags, containers)
 
 
-async def _asker_scope(folio: SlackFolio, *, team: str, channel: str, user: str, tags: tuple[Tag, ...]) -> Scope:
-    """A new DM thread's scope for `user` (the thread does not exist yet), narrowed by `/ask` filters; InvalidInput
-    for a filter outside it, as in a channel."""
-    thread, policy = ThreadKey(team=team, channel=channel, thread_ts="-"), folio.channel_policy()
-    outsider = await stranger(folio, team=team, user=user)
-    if outsider is not None:  # only what their turn could search (bot.turns.boundary), else nothing is restated
-        if outsider.dm_scope is None:
-            raise Refused(messages.OUTSIDER_REFUSED)
-        return narrow(outsider.dm_scope, tags, allowed_keys=policy.tag_keys)
-    chosen = await scope_for_turn(policy, folio.access, thread=thread, user=user, is_dm=True, narrowing=())
-    return narrow(chosen.scope, tags, allowed_keys=policy.tag_keys)
+async def _asker_scope(folio: SlackFolio, *, team: str, channel: str, user: str) -> Scope:
+    """What `/ask help` names in a DM: the scope a new DM thread of `user` would search (a person of this
+    organisation: `_help` answered the others)."""
+    thread = ThreadKey(team=team, channel=channel, thread_ts=UNPOSTED)
+    chosen = await scope_for_turn(
+        folio.channel_policy(), folio.access, thread=thread, user=user, is_dm=True, narrowing=()
+    )
+    return chosen.scope
 
 
 async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
@@ -171,42 +192,28 @@ async def _tell(respond: AsyncRespond, text: Awaitable[str]) -> None:
         log.exception("could not answer a command ephemerally")
 
 
-async def _ask_in_channel(
-    folio: SlackFolio,
-    client: AsyncWebClient,
-    respond: AsyncRespond,
-    parsed: AskCommand,
-    scope: Scope | None,
-    *,
-    team: str,
-    channel: str,
-    user: str,
-    is_dm: bool,
-) -> None:
+async def _ask_in_channel(folio: SlackFolio, client: AsyncWebClient, respond: AsyncRespond, asked: Asked) -> None:
+    """The `/ask` turn: its first step (`open_turn`: the length, the scope with its filters, the refusals), then the
+    question restated publicly with that scope, then the turn taken on in that message's thread with the same scope.
+    A refusal or failure before the restatement is said to the asker alone: nothing is posted for everyone."""
+    unposted = asked.request(thread_ts=UNPOSTED)
     try:
-        if scope is None:  # a DM where the asker's access decides
-            scope = await _asker_scope(folio, team=team, channel=channel, user=user, tags=parsed.tags)
-        elif refusal := await channel_refusal(folio, team=team, channel=channel, user=user):
-            raise Refused(refusal)  # said to the asker alone: the restatement would name the container to all
-        message = render_question(parsed.question, user=user, scope=scope, thorough=parsed.thorough)
+        opened = await open_turn(unposted, services=services(folio, unposted))
+        message = render_question(
+            asked.command.question, user=asked.user, scope=opened.scope, thorough=asked.command.thorough
+        )
         await folio.store.ping()  # a question Folio cannot take on is not posted for everyone to see
         posted = await client.chat_postMessage(
-            channel=channel, text=message.text, blocks=message.block_dicts(), unfurl_links=False, unfurl_media=False
+            channel=asked.channel,
+            text=message.text,
+            blocks=message.block_dicts(),
+            unfurl_links=False,
+            unfurl_media=False,
         )
     except (FolioError, SlackApiError) as error:  # no thread exists yet: answer through the response_url
         try:
             await respond(response_type="ephemeral", text=describe_failure(error))
         except Exception:
-            log.exception("could not tell %s that /ask failed", user)
+            log.exception("could not tell %s that /ask failed", asked.user)
         return
-    thread = ThreadKey(team=team, channel=channel, thread_ts=str(posted["ts"]))
-    request = TurnRequest(
-        thread=thread,
-        question=parsed.question,
-        user=user,
-        is_dm=is_dm,
-        tags=parsed.tags,
-        profile="thorough" if parsed.thorough else None,
-        root_is_ours=True,
-    )
-    await start_turn(folio, client, request)
+    await start_turn(folio, client, asked.request(thread_ts=str(posted["ts"]), opened=opened))
