@@ -1,13 +1,14 @@
 """Turns run after the ack, as asyncio tasks this set keeps referenced until they finish; under CPU overload a new
-turn starts only while the event loop keeps up (`LoopGate`), so acks and Redis replies are not stuck behind turns."""
+turn starts only while the event loop keeps up (`LoopGate`), so acks and Redis replies are not stuck behind turns.
+Housekeeping that `folio serve` repeats while it runs (watch notes left waiting, old thread files) is `every`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from bot import metrics
@@ -15,6 +16,7 @@ from bot import metrics
 log = logging.getLogger(__name__)
 
 HAND_BACK = "hand-back"  # the cancel message of a turn handed back on shutdown (see the turn contract)
+STOP_WAIT = 5.0  # seconds a stopping `every` lets a run in flight finish before it is cancelled
 
 
 class BackgroundTasks:
@@ -162,3 +164,37 @@ class LoopGate:
             if not waiter.done():
                 waiter.set_result(None)
                 return
+
+
+@asynccontextmanager
+async def every(
+    seconds: float, work: Callable[[], Awaitable[None]], *, name: str, stop_wait: float = STOP_WAIT
+) -> AsyncIterator[None]:
+    """While the block runs, run `work` every `seconds` (0: never), the first time `seconds` after entering. A run
+    that fails is logged and the next one comes on time; on the way out a run in flight has `stop_wait` seconds to
+    finish, then is cancelled."""
+    if seconds <= 0:
+        yield
+        return
+    stop = asyncio.Event()
+
+    async def repeat() -> None:
+        while True:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), seconds)
+            if stop.is_set():
+                return
+            try:
+                await work()
+            except Exception:  # what `work` did not foresee must not end the timer
+                log.warning("%s failed; it runs again in %.0f s", name, seconds, exc_info=True)
+
+    running = asyncio.create_task(repeat(), name=name)
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait([running], timeout=stop_wait)
+        running.cancel()
+        with suppress(asyncio.CancelledError):
+            await running

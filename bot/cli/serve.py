@@ -36,6 +36,7 @@ from bot.slack.app import EVENTS_PATH, build_app, serving, web_app
 from bot.slack.services import SlackFolio
 from bot.slack.site import Bind, Listening, ops_routes, running_site
 from bot.tasks import finish_or_hand_back
+from bot.turns.thread_files import sweeping_every
 from bot.turns.watch_post import posting_every
 
 if TYPE_CHECKING:
@@ -157,6 +158,9 @@ async def serve(
             tell()
             sweep = settings.folio_watch_sweep_seconds  # the watch notes left waiting (a syncer without Slack)
             await running.enter_async_context(posting_every(folio.store, folio.slack, seconds=sweep))
+            if settings.folio_thread_files:  # also at start (bot.slack.app) and at each share
+                days = settings.folio_thread_file_days
+                await running.enter_async_context(sweeping_every(folio.retriever, folio.documents, days=days))
             code = await _until_stopped(stop, folio.redis_server)
             await _drain(folio, ready, intake)
             return code

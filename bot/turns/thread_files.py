@@ -11,7 +11,7 @@ another thread, and no scope is widened: the container holds only what people in
 
 Bounds: bytes a file (`max_bytes`, checked before the download), files a thread, pages a file; each refusal is a note
 the answer shows. Lifecycle: the files go with the conversation (`forget_thread_files`, when it is deleted) and
-with age (`sweep_thread_files`, FOLIO_THREAD_FILE_DAYS).
+with age (`sweep_thread_files`, FOLIO_THREAD_FILE_DAYS: at every start, every share, and hourly while Folio serves).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import logging
 import re
 import tempfile
 import unicodedata
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePath
@@ -35,6 +36,7 @@ from bot.ingest.lifecycle import remove_files
 from bot.models import Chunk, Conversation, Scope, ThreadFile, display_name
 from bot.retrieval import SearchIndex
 from bot.store import ThreadKey
+from bot.tasks import every
 from bot.turns.request import SharedFile, TurnRequest
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 
 CONTAINER_PREFIX = "thread-"
 MAX_NAME_CHARS = 120  # a file's name as kept: long enough to tell files apart, short enough for any file system
+SWEEP_SECONDS = 3600.0  # how often a serving Folio sweeps the thread files past their days
 
 
 class FileRefused(FolioError):
@@ -233,6 +236,14 @@ async def sweep_thread_files(index: SearchIndex, documents: DocumentStore | None
             old += [held for held in await index.files(container) if _read_before(held.indexed_at, cutoff)]
     await remove_files(index, documents, old)
     return len(old)
+
+
+def sweeping_every(
+    index: SearchIndex, documents: DocumentStore | None, *, days: int, seconds: float = SWEEP_SECONDS
+) -> AbstractAsyncContextManager[None]:
+    """While the block runs (`folio serve`), sweep the files past their days every `seconds`: a Folio left serving
+    for weeks without a new share still keeps no file longer than its days (and an hour)."""
+    return every(seconds, lambda: sweep_quietly(index, documents, days=days), name="thread files past their days")
 
 
 async def sweep_quietly(index: SearchIndex, documents: DocumentStore | None, *, days: int) -> None:

@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -30,6 +30,7 @@ from bot.errors import FolioError, ThreadBusy
 from bot.store import ConversationStore
 from bot.store.lease import renew_every
 from bot.store.watch import Claimed, Note, Outbox
+from bot.tasks import every
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ ACTION_ANSWER_AGAIN = "folio_answer_again"
 NOTE_EVENT = "folio_watch_note"  # the metadata event_type a note is posted with, and looked for by
 LEASE_SECONDS = 60.0  # a poster holds a note this long; one that died leaves it to the next after that
 REMEMBER_WAIT = 20.0  # seconds a posted note waits for its thread's lock to join the record
-SWEEP_STOP_WAIT = 5.0  # seconds a stopping `folio serve` lets a sweep in flight finish (a note cut off is re-taken)
 _GONE = {"channel_not_found", "is_archived", "not_in_channel", "thread_not_found", "message_not_found"}
 _REPLIES_PAGES = 10  # a thread's replies read back looking for a note: at most this many pages of 200
 
@@ -129,36 +129,13 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
         log.info("posted %d watch note(s) left waiting", posted)
 
 
-@asynccontextmanager
-async def posting_every(store: ConversationStore, slack: AsyncWebClient, *, seconds: float) -> AsyncIterator[None]:
+def posting_every(
+    store: ConversationStore, slack: AsyncWebClient, *, seconds: float
+) -> AbstractAsyncContextManager[None]:
     """While the block runs (`folio serve`), post the notes left waiting every `seconds` (0: never). Every worker
-    sweeps; a note is claimed by one of them (the outbox's lease). On the way out, a sweep in flight has
-    SWEEP_STOP_WAIT to finish, then is cancelled: a note it had claimed goes to the next poster after its lease."""
-    if seconds <= 0:
-        yield
-        return
-    stop = asyncio.Event()
-
-    async def sweep() -> None:
-        while True:
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), seconds)
-            if stop.is_set():
-                return
-            try:
-                await post_quietly(store, slack)
-            except Exception:  # what post_quietly did not foresee must not end the timer: the next sweep tries again
-                log.warning("watch notes not posted now; the next sweep tries again", exc_info=True)
-
-    sweeping = asyncio.create_task(sweep(), name="watch notes left waiting (timer)")
-    try:
-        yield
-    finally:
-        stop.set()
-        await asyncio.wait([sweeping], timeout=SWEEP_STOP_WAIT)
-        sweeping.cancel()
-        with suppress(asyncio.CancelledError):
-            await sweeping
+    sweeps; a note is claimed by one of them (the outbox's lease). A sweep cut off on the way out leaves the note it
+    had claimed to the next poster after its lease."""
+    return every(seconds, lambda: post_quietly(store, slack), name="watch notes left waiting (timer)")
 
 
 async def _post(slack: AsyncWebClient, note: Note) -> str:

@@ -4,6 +4,7 @@ pages, seen by no other thread or person, and deleted with the conversation. Eve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import AsyncIterator, Callable
@@ -16,7 +17,7 @@ from fpdf import FPDF
 from bot.models import display_name
 from bot.slack.render import ACTION_DELETE
 from bot.store import ThreadKey
-from bot.turns.thread_files import files_container, safe_name, sweep_thread_files
+from bot.turns.thread_files import files_container, safe_name, sweep_thread_files, sweeping_every
 from tests.fakes.openai_responses import FakeResponses, call, reply, search, tools
 from tests.fakes.slack_api import PARTNER, TEAM, FakeSlack
 from tests.ingest import made_files
@@ -306,6 +307,24 @@ async def test_a_sweep_removes_thread_files_past_their_days_and_nothing_else(har
 
     assert container in before and container not in await index.containers()
     assert (await index.containers())["benefits"] == before["benefits"]  # the organisation's documents stay
+
+
+async def test_a_serving_folio_sweeps_files_past_their_days_without_a_new_share(harness: Harness) -> None:
+    """A Folio left serving for weeks, with nobody sharing a file, still keeps none past its days (its hourly timer)."""
+    answer_from_the_file(harness.model)
+    shared = harness.slack.add_file("lease.pdf", lease_pdf(), user=ALICE)
+    ts = await harness.mention(QUESTION, files=[shared])
+    await harness.settle()
+    index, container = harness.retriever.inner, files_container(harness.thread_key(ts))
+    assert container in await index.containers()
+
+    async with sweeping_every(index, harness.folio.documents, days=0, seconds=0.05):  # as if 30 days had passed
+        for _ in range(100):
+            if container not in await index.containers():
+                break
+            await asyncio.sleep(0.05)
+
+    assert container not in await index.containers()
 
 
 def test_each_thread_has_a_container_of_its_own_no_policy_can_name() -> None:
