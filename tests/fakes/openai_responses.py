@@ -49,6 +49,7 @@ from typing import Any
 
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
+from tests.fakes import POLL_INTERVAL
 from tests.fakes.model_servers import (
     AZURE_BAD_KEY,
     AZURE_DEPLOYMENT_MISSING,
@@ -266,7 +267,7 @@ class FakeResponses:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-responses", daemon=True
+            target=self._server.serve_forever, args=(POLL_INTERVAL,), name="fake-responses", daemon=True
         )
         self._thread.start()
 
