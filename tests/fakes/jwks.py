@@ -28,6 +28,8 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tests.fakes import POLL_INTERVAL
+
 KID = "folio-test-key-1"
 
 
@@ -48,7 +50,7 @@ class FakeIdentityProvider:
         self.fetches = 0
         self.key = _key("served")
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
         self._thread.start()
 
     @property

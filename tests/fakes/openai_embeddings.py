@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from openai import AsyncOpenAI
 
+from tests.fakes import POLL_INTERVAL
 from tests.fakes.azure_search import fake_embedding
 from tests.fakes.openai_spec import problems as schema_problems
 
@@ -40,7 +41,7 @@ class FakeEmbeddings:
         self.fail = False
         self.width: int | None = None
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(POLL_INTERVAL,), daemon=True)
 
     @property
     def base_url(self) -> str:

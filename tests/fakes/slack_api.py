@@ -49,6 +49,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes import POLL_INTERVAL
 from tests.fakes.slack_blocks import blocks_problem
 from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem, total_problem
 
@@ -184,7 +185,7 @@ class FakeSlack:
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
         self._thread.start()
 
     @property

@@ -34,7 +34,8 @@ def test_the_socket_takes_connections_before_anything_serves_it() -> None:
 
 def test_http_mode_listens_on_port_and_metrics_apart_socket_mode_only_where_something_serves() -> None:
     both = Listeners.open(settings(folio_metrics_port=_free_port()), host="127.0.0.1", port=0)
-    shared = Listeners.open(settings(folio_metrics_port=3999), host="127.0.0.1", port=3999)
+    port = _free_port()  # one port for both: /metrics beside the events
+    shared = Listeners.open(settings(folio_metrics_port=port), host="127.0.0.1", port=port)
     socket_mode = Listeners.open(settings(slack_app_token="xapp-1"), host="127.0.0.1", port=0)
     try:
         assert both.events is not None and both.metrics is not None
