@@ -1,19 +1,24 @@
-"""How long a small file whose text is far over FOLIO_MAX_FILE_CHARS takes to be refused (issue 30 item 5).
+"""How long a small file whose text is far over FOLIO_MAX_FILE_CHARS takes to be refused (issue 30 item 5), and
+what a zip bomb costs (FOLIO_MAX_UNPACKED_MB).
 
-    .venv/bin/python benchmarks/spreadsheet_bomb.py [--cells 400000] [--limit 1000] [--rounds 3]
+    .venv/bin/python benchmarks/spreadsheet_bomb.py [--cells 400000] [--limit 1000] [--rounds 3] [--packed-mb 500]
 
-Makes an .xlsx of `--cells` short cells (openpyxl, write-only) and a mail of 40 text attachments of 900 characters,
-then reads each with Folio's `read_file` under a `--limit` character limit, as `folio index` does, and prints the
-wall and CPU seconds until it is refused (best of `--rounds`), the file's size, and what it was refused with.
-Runs against whichever `bot` is first on the path (PYTHONPATH=an export of main for "before").
+Makes an .xlsx of `--cells` short cells (openpyxl, write-only), a mail of 40 text attachments of 900 characters and
+an .xlsx whose shared-string table is one string of `--packed-mb` MB (a few hundred KB on disk), then reads each with
+Folio's `read_file` under a `--limit` character limit, as `folio index` does, and prints the wall and CPU seconds
+until it is refused (best of `--rounds`), the file's size, what it was refused with, and the growth of the process's
+peak memory (the packed one is read first, so the figure is its own). Runs against whichever `bot` is first on the
+path (PYTHONPATH=an export of main for "before").
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import tempfile
 import time
+import zipfile
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -33,6 +38,55 @@ def spreadsheet(path: Path, cells: int) -> Path:
         sheet.append([f"r{row}c{column}" for column in range(10)])
     book.save(path)
     return path
+
+
+def packed(path: Path, megabytes: int) -> Path:
+    """A minimal workbook whose one cell is a shared string of `megabytes` MB of one letter, written as it packs."""
+    main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    relations = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    package = "http://schemas.openxmlformats.org/package/2006/relationships"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as book:
+        book.writestr(
+            "[Content_Types].xml",
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+            '<Override PartName="/xl/worksheets/sheet1.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            '<Override PartName="/xl/sharedStrings.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        )
+        book.writestr(
+            "_rels/.rels",
+            f'<Relationships xmlns="{package}"><Relationship Id="r1" Target="xl/workbook.xml" '
+            f'Type="{relations}/officeDocument"/></Relationships>',
+        )
+        book.writestr(
+            "xl/workbook.xml",
+            f'<workbook xmlns="{main}" xmlns:r="{relations}"><sheets><sheet name="S" sheetId="1" r:id="r1"/>'
+            "</sheets></workbook>",
+        )
+        book.writestr(
+            "xl/_rels/workbook.xml.rels",
+            f'<Relationships xmlns="{package}"><Relationship Id="r1" Type="{relations}/worksheet" '
+            f'Target="worksheets/sheet1.xml"/><Relationship Id="r2" Type="{relations}/sharedStrings" '
+            'Target="sharedStrings.xml"/></Relationships>',
+        )
+        book.writestr(
+            "xl/worksheets/sheet1.xml",
+            f'<worksheet xmlns="{main}"><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>',
+        )
+        with book.open("xl/sharedStrings.xml", "w", force_zip64=True) as strings:
+            strings.write(f'<sst xmlns="{main}" count="1" uniqueCount="1"><si><t>'.encode())
+            for _ in range(megabytes):
+                strings.write(b"A" * 1024 * 1024)
+            strings.write(b"</t></si></sst>")
+    return path
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def mail(path: Path) -> Path:
@@ -67,12 +121,19 @@ def main() -> int:
     parser.add_argument("--cells", type=int, default=400_000)
     parser.add_argument("--limit", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--packed-mb", type=int, default=500)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="folio-bomb-") as work:
-        for path in (spreadsheet(Path(work) / "bomb.xlsx", args.cells), mail(Path(work) / "bomb.eml")):
+        made = packed(Path(work) / "packed.xlsx", args.packed_mb)
+        for path in (made, spreadsheet(Path(work) / "bomb.xlsx", args.cells), mail(Path(work) / "bomb.eml")):
+            before = peak_mb()
             wall, cpu, said = refusal(path, args.limit, args.rounds)
             size = path.stat().st_size
-            print(f"{path.name} ({size:,} bytes): {wall:.3f} s wall, {cpu:.3f} CPU s (best of {args.rounds}): {said}")
+            grew = peak_mb() - before
+            print(
+                f"{path.name} ({size:,} bytes): {wall:.3f} s wall, {cpu:.3f} CPU s (best of {args.rounds}), "
+                f"peak memory +{grew:.0f} MB: {said}"
+            )
     return 0
 
 
