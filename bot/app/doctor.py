@@ -402,10 +402,10 @@ def converters_check(settings: Settings) -> Check:
         f"{found.name} {found.version or found.problem}" if found.path else f"{found.name} missing"
         for found in (office, ocr, tesseract)
     ]
-    # Whether a converter could reach the network at all (docs/security.md "What Folio fetches").
-    offline = "no network (a namespace of their own)" if no_network() else "a proxy to nowhere (no namespace here)"
     summary = "; ".join(shown) + f"; OCR {settings.folio_ocr}, languages {', '.join(languages) or 'none'}"
-    summary += f"; converters run with {offline}"
+    if office.path or ocr.path:  # whether a converter could reach the network (docs/security.md "What Folio fetches")
+        offline = "no network (a namespace of their own)" if no_network() else "a proxy to nowhere (no namespace here)"
+        summary += f"; converters run with {offline}"
     converters = builders.converters(settings)
     parts = sorted({package for kind in kinds.OFFICE if (package := converters.missing(f"file{kind}"))})
     packages = [
@@ -415,7 +415,8 @@ def converters_check(settings: Settings) -> Check:
     ]
     facts: dict[str, Any] = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
     facts["ocr_languages"] = list(languages)
-    facts["converters_network"] = "none" if no_network() else "proxy to nowhere"
+    if office.path or ocr.path:
+        facts["converters_network"] = "none" if no_network() else "proxy to nowhere"
     if packages or any(found.problem for found in (office, ocr, tesseract)):
         fix = "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"
         if packages:
