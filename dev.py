@@ -3,7 +3,7 @@
 
     python3 dev.py run     # Folio on its embedded defaults (terminal chat without Slack tokens)
     python3 dev.py test    # `ruff check`, `ruff format --check` and mypy on bot/, then the test suite
-    python3 dev.py test --quick    # the same without the slow tests that start processes, on 3 workers (a quick loop)
+    python3 dev.py test --quick    # the same without the slow tests that start processes (a quick loop)
     python3 dev.py lock    # after changing dependencies in pyproject.toml: pin them again, with hashes
     python3 dev.py lock --upgrade    # every pin to the newest release allowed (then run the tests)
 
@@ -34,10 +34,11 @@ LINTED = ["bot", "tests", "benchmarks"]
 FORMAT_CHECK = True  # `ruff format --check` joins `ruff check` in every `dev.py test` (and so in CI)
 LOCKS = {False: ROOT / "requirements.lock", True: ROOT / "requirements-dev.lock"}  # dev: with the test tools
 UV = "uv==0.13.8"  # resolves and hashes the lock files (`lock` only; installing needs pip alone)
-# `--quick` runs pytest on this many pytest-xdist workers, each with its own embedded Redis: the fast tests spend about
-# two thirds of their time waiting on sockets and timers, so three workers keep two cores busy (`-n 0` after --quick
-# runs them in this process, for --pdb; the full run stays serial: its slow tests start processes and time them).
+# The fast tests run on this many pytest-xdist workers, each with its own embedded Redis: they spend about two thirds
+# of their time waiting on sockets and timers, so three workers keep two cores busy (`-n 0` runs them in this process,
+# for --pdb). The slow tests then run in this process, one at a time: they start processes and time them.
 QUICK_WORKERS = 3
+NO_TESTS = 5  # pytest's exit status when the selection holds no test (a path without slow tests, say)
 
 
 def ensure_environment(*, dev: bool) -> None:
@@ -129,8 +130,8 @@ def main(argv: list[str]) -> int:
 
 
 def test(args: list[str]) -> int:
-    """The linter and the type checker, then pytest with `args`; `--quick` deselects the slow tests, `--format`
-    checks formatting too."""
+    """The linter and the type checker, then pytest with `args`: the fast tests on workers, then (unless `--quick`)
+    the slow ones in this process; `--format` checks formatting too."""
     quick, formatted = "--quick" in args, "--format" in args or FORMAT_CHECK
     args = [arg for arg in args if arg not in {"--quick", "--format"}]
     ruff = [str(BIN / "ruff")]
@@ -142,12 +143,18 @@ def test(args: list[str]) -> int:
             name = "mypy" if check[0].endswith("mypy") else f"ruff {check[1]}"
             print(f"dev.py: `{name}` found problems (see above); tests not run.", file=sys.stderr)
             return status
-    selection = ["-m", "not bench and not slow", *_workers()] if quick else []
-    return run([str(BIN / "python"), "-m", "pytest", *selection, *args])
+    pytest = [str(BIN / "python"), "-m", "pytest"]
+    fast = run([*pytest, "-m", "not bench and not slow", *_workers(), *args])
+    if quick or fast not in (0, NO_TESTS):
+        return fast
+    slow = run([*pytest, "-m", "slow and not bench", *args])
+    if (fast, slow) == (NO_TESTS, NO_TESTS):
+        return NO_TESTS
+    return 0 if slow == NO_TESTS else slow
 
 
 def _workers() -> list[str]:
-    """pytest-xdist's options for `--quick`: QUICK_WORKERS workers sharing out the tests as each frees up; none when
+    """pytest-xdist's options for the fast tests: QUICK_WORKERS workers sharing out the tests as each frees up; none when
     REDIS_URL names one Redis for every worker (some tests use fixed key prefixes, as `folio serve` does)."""
     return [] if os.environ.get("REDIS_URL") else ["-n", str(QUICK_WORKERS), "--dist", "worksteal"]
 
