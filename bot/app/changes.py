@@ -16,21 +16,17 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
-import aiohttp
-from slack_sdk.errors import SlackClientError
-
 from bot import messages
 from bot.app import Folio, builders, open_store
 from bot.app.redis_server import running_socket
 from bot.config.policy_file import PolicyFile
-from bot.errors import FolioError
 from bot.metrics import count_watch
 from bot.models import DocumentChange
 from bot.retrieval import IndexedFile
 from bot.store import ConversationStore
 from bot.store.watch import WatchRecord
 from bot.turns.watch import WatchRun, watch_changes
-from bot.turns.watch_post import post_notes
+from bot.turns.watch_post import NOT_POSTED, post_notes
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +56,7 @@ async def documents_changed(
         return WatchReport()  # the terminal alone: no Slack, no serving Folio's Redis, so no thread to tell
     try:
         report = await _watch(changes, folio=folio, store=store)
-    except (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError) as exc:  # the notes stay queued
+    except NOT_POSTED as exc:  # the notes found stay queued
         log.warning("the watch did not run to its end: %s", exc)
         return WatchReport()
     count_watch(report.run.documents, report.run.threads, report.run.notes, report.posted)

@@ -34,6 +34,9 @@ from bot.tasks import every
 
 log = logging.getLogger(__name__)
 
+# What leaves the notes queued for the next run: Redis or Slack away (slack_sdk does not wrap aiohttp's errors).
+NOT_POSTED = (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError)
+
 ACTION_ANSWER_AGAIN = "folio_answer_again"
 NOTE_EVENT = "folio_watch_note"  # the metadata event_type a note is posted with, and looked for by
 LEASE_SECONDS = 60.0  # a poster holds a note this long; one that died leaves it to the next after that
@@ -122,7 +125,7 @@ async def post_quietly(store: ConversationStore, slack: AsyncWebClient) -> None:
     """`post_notes`, logged; a Redis or Slack that cannot be reached now leaves the notes for the next run."""
     try:
         posted = await post_notes(store, slack)
-    except (FolioError, SlackClientError, aiohttp.ClientError, TimeoutError) as error:  # aiohttp's: Slack unreachable
+    except NOT_POSTED as error:
         log.warning("watch notes not posted now: %s", error)
         return
     if posted:
