@@ -21,6 +21,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from bot.errors import StoreUnavailable
 from bot.store.failures import REDIS_FAILURES, store_failure
+from bot.store.lease import renew_every
 from bot.store.scripts import Script
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ async def source_lease(
 async def _renew(redis: Redis | RedisCluster, key: str, token: str, millis: int, lost: asyncio.Event) -> None:
     failed = 0
     while True:
-        await asyncio.sleep(millis / 3000)
+        await asyncio.sleep(renew_every(millis / 1000))  # the one lease rule (bot.store.lease)
         try:
             held, failed = await _RENEW(redis, (key,), (token, millis)), 0
         except REDIS_FAILURES as exc:  # tried again in a third of a lease; twice failed, the lease may lapse
