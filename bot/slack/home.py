@@ -31,6 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages
 from bot.errors import FolioError
 from bot.evaluation.outdated import Flagged, outdated_documents
+from bot.models import is_direct_message
 from bot.slack.render import escape
 from bot.slack.services import SlackFolio
 from bot.slack.why import NOT_A_READER, UNKNOWN, Shown, for_reader, is_admin
@@ -47,7 +48,7 @@ _HIDDEN = {NOT_A_READER: messages.HOME_QUESTION_HIDDEN, UNKNOWN: messages.HOME_Q
 FLAGGED_SHOWN = 10  # documents flagged as outdated, most flagged first
 THREADS_SHOWN = 5  # thread links per flagged document; the others are counted
 NAME_CHARS = 200  # of a flagged document's name (escaped, at most 5 times as long)
-_CHANNEL = re.compile(r"[CG][A-Z0-9]{2,20}")  # a channel Slack would name; DMs (D...) are counted, never linked
+_CONVERSATION = re.compile(r"[CGD][A-Z0-9]{2,20}")  # a channel or DM id Slack would name; DMs are counted, not linked
 _THREAD_TS = re.compile(r"\d{9,11}\.\d{6}")
 
 
@@ -146,7 +147,7 @@ def _flagged_entry(item: Flagged, workspace_url: str | None) -> dict[str, Any]:
     name = escape(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…")
     pages = f" (page{'s' * (len(item.pages) > 1)} {', '.join(map(str, item.pages))})" if item.pages else ""
     threads = [found for found in map(_thread_of, item.threads) if found is not None]
-    in_channels = [(channel, ts) for channel, ts in threads if not channel.startswith("D")]
+    in_channels = [(channel, ts) for channel, ts in threads if not is_direct_message(channel)]
     links = [_thread_link(channel, ts, workspace_url) for channel, ts in in_channels[:THREADS_SHOWN]]
     text = messages.home_flagged(
         item.times,
@@ -163,8 +164,7 @@ def _flagged_entry(item: Flagged, workspace_url: str | None) -> dict[str, Any]:
 def _thread_of(thread: str) -> tuple[str, str] | None:
     """`channel:thread_ts` as the feedback records name a thread, when both have Slack's shapes (or a DM's)."""
     channel, _, ts = thread.partition(":")
-    shaped = _CHANNEL.fullmatch(channel) or re.fullmatch(r"D[A-Z0-9]{2,20}", channel)
-    return (channel, ts) if shaped and _THREAD_TS.fullmatch(ts) else None
+    return (channel, ts) if _CONVERSATION.fullmatch(channel) and _THREAD_TS.fullmatch(ts) else None
 
 
 def _thread_link(channel: str, ts: str, workspace_url: str | None) -> str:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from bot import messages
 from bot.config import ChannelPolicy
 from bot.errors import NotConnected
-from bot.models import Chunk, Citation, Conversation, DocumentChange, passage_fingerprint
+from bot.models import Chunk, Citation, Conversation, DocumentChange, is_direct_message, passage_fingerprint
 from bot.retrieval import SearchIndex
 from bot.store import ConversationStore, ThreadKey
 from bot.store.watch import Note
@@ -173,7 +173,7 @@ def _watches(policy: ChannelPolicy | None, thread: ThreadKey) -> bool:
     if policy is None:
         return True
     try:
-        return policy.rule_for(thread.channel, is_dm=thread.channel.startswith("D")).watch
+        return policy.rule_for(thread.channel, is_dm=is_direct_message(thread.channel)).watch
     except NotConnected:  # DMs under `access` rules, or a channel no longer connected (its note says only "gone")
         return True
 
@@ -182,7 +182,7 @@ def _reaches(policy: ChannelPolicy | None, thread: ThreadKey, conversation: Conv
     """Whether the thread may still read the cited document: today's channel rule where one names the channel,
     else the scope its last turn searched (DMs under access rules: resolved per person at the next turn)."""
     scope = conversation.scope
-    if policy is not None and not thread.channel.startswith("D"):
+    if policy is not None and not is_direct_message(thread.channel):
         try:
             scope = policy.scope_for(thread.channel, tags=conversation.narrowing)
         except (NotConnected, ValueError):

@@ -49,7 +49,7 @@ BUTTONS: dict[str, Work] = {
         folio, client, thread, user, value.turn, is_dm=is_direct_message(thread.channel)
     ),
     ACTION_ANSWER_AGAIN: lambda folio, client, thread, user, value: thread_actions.answer_again(
-        folio, client, thread, user, is_dm=thread.channel.startswith("D"), note=value.note
+        folio, client, thread, user, is_dm=is_direct_message(thread.channel), note=value.note
     ),
     ACTION_DELETE: lambda folio, client, thread, user, value: thread_actions.delete_conversation(
         folio, client, thread, user
