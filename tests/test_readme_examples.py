@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot import messages
-from bot.models import Chunk, Citation, CitedPassage, Conversation, DocumentChange, Scope, Turn, passage_fingerprint
 from bot.turns.watch import findings, note_text, watched_documents
 from tests.conftest import ROOT
+from tests.turns.test_watch_findings import changed, cited, page
 
 NEW_PAGE_2 = "Refunds are accepted within 14 days of purchase, receipts no longer needed."
 
@@ -24,31 +24,9 @@ def quoted(heading: str) -> list[str]:
 
 
 def test_the_readme_shows_the_note_a_changed_page_really_gets() -> None:
-    citation = Citation(
-        label=1,
-        file="refund_policy.pdf",
-        title="refund_policy.pdf",
-        page=2,
-        container="finance",
-        passages=(CitedPassage(id="p2", fingerprint=passage_fingerprint("Refunds within 30 days.")),),
-    )
-    thread = Conversation(
-        scope=Scope(container="finance"), turns=[Turn(question="q", answer="a", citations=(citation,))]
-    )
-    change = DocumentChange(
-        container="finance",
-        document="refund_policy.pdf",
-        identity="i",
-        kind="changed",
-        old_version="a",
-        new_version="b",
-    )
-    now = {
-        ("finance", "refund_policy.pdf"): [
-            Chunk(id="p2", file="refund_policy.pdf", page=2, container="finance", text=NEW_PAGE_2)
-        ]
-    }
+    file = "refund_policy.pdf"
+    now = {("finance", file): [page(2, NEW_PAGE_2, file=file)]}
 
-    note = note_text(findings(thread, watched_documents([change]), now), reachable=True, day="2 Dec")
+    note = note_text(findings(cited(file), watched_documents([changed(file)]), now), reachable=True, day="2 Dec")
 
     assert quoted("When documents change") == [*note.splitlines(), f"[{messages.BUTTON_ANSWER_AGAIN}]"]
