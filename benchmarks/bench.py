@@ -302,6 +302,13 @@ def _fakes(latency_ms: float, token_delay_ms: float) -> Iterator[tuple[subproces
         _stop(process)
 
 
+def serve_command(work: Path, port: int, workers: int) -> list[str]:
+    """`folio serve` on 127.0.0.1:`port` with `workers`, reading no .env (the environment given is the whole
+    configuration): the command every benchmark that starts Folio runs."""
+    serve = ("serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers))
+    return [sys.executable, "-m", "bot", "--env-file", str(work / "none.env"), *serve]
+
+
 @contextmanager
 def _folio(
     work: Path, data: Path, urls: dict[str, str], port: int, *, streaming: bool, workers: int
@@ -325,20 +332,7 @@ def _folio(
     )
     log_path = work / "folio.log"
     log = log_path.open("wb")
-    command = [
-        sys.executable,
-        "-m",
-        "bot",
-        "--env-file",
-        str(work / "none.env"),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
+    command = serve_command(work, port, workers)
     process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         _wait_listening(process, log_path)

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: `python benchmarks/chaos.py`
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench import SECRET, _build_index, _fakes, _free_port  # noqa: E402
+from benchmarks.bench import SECRET, _build_index, _fakes, _free_port, serve_command  # noqa: E402
 from benchmarks.loadgen import event_body, question_events, signed_headers  # noqa: E402
 from benchmarks.restart import folio_env, ready  # noqa: E402
 from bot.evaluation.golden import load_golden  # noqa: E402
@@ -306,20 +306,7 @@ def run(plan: Plan, questions: list[str], corpus: Path) -> Counts:
             stack.callback(redis.stop)
             _, urls = stack.enter_context(_fakes(300.0, 0.0))
             port = _free_port()
-            command = [
-                sys.executable,
-                "-m",
-                "bot",
-                "--env-file",
-                str(work / "none.env"),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                str(plan.workers),
-            ]
+            command = serve_command(work, port, plan.workers)
             folio = Supervised(
                 command,
                 {**folio_env(work, urls, redis_url=redis.url), "FOLIO_LOG_LEVEL": "WARNING"},

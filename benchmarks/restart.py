@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:  # run as a script: `python benchmarks/restart.py`
 
 import aiohttp  # noqa: E402
 
-from benchmarks.bench import SECRET, _build_index, _fakes, _free_port, _pythonpath  # noqa: E402
+from benchmarks.bench import SECRET, _build_index, _fakes, _free_port, _pythonpath, serve_command  # noqa: E402
 from benchmarks.loadgen import event_body, question_events, signed_headers  # noqa: E402
 
 _OURS = ("SLACK_", "OPENAI_", "AZURE_", "FOLIO_", "REDIS_", "PORT", "PROMETHEUS_")
@@ -69,20 +69,7 @@ def folio_env(work: Path, urls: dict[str, str], *, redis_url: str | None) -> dic
 
 
 def start(work: Path, env: dict[str, str], port: int, workers: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "bot",
-        "--env-file",
-        str(work / "none.env"),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
+    command = serve_command(work, port, workers)
     with log.open("ab") as out:
         return subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
 
