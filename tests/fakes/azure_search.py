@@ -23,11 +23,11 @@ import math
 import re
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fakes import POLL_INTERVAL
+from tests.fakes import Loopback
 from tests.fakes.odata import FilterError, compile_filter
 
 Json = dict[str, Any]
@@ -72,20 +72,18 @@ class FakeAzureSearch:
         self.documents: dict[str, dict[str, Json]] = {}
         self.requests: list[Request] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
+        self._loopback = Loopback(self._handler())
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._loopback.url
 
     def __enter__(self) -> FakeAzureSearch:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def searches(self) -> list[Request]:
         return [r for r in self.requests if r.path.endswith("search.post.search")]

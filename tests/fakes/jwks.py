@@ -18,17 +18,16 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 import time
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.fakes import POLL_INTERVAL
+from tests.fakes import Loopback
 
 KID = "folio-test-key-1"
 
@@ -49,13 +48,11 @@ class FakeIdentityProvider:
         self.audience = audience
         self.fetches = 0
         self.key = _key("served")
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
-        self._thread.start()
+        self._loopback = Loopback(self._handler()).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._loopback.url
 
     @property
     def issuer(self) -> str:
@@ -108,8 +105,7 @@ class FakeIdentityProvider:
         return f"{header}.{body}.{_b64(signature)}"
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def __enter__(self) -> FakeIdentityProvider:
         return self

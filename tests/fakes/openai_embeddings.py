@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 from openai import AsyncOpenAI
 
-from tests.fakes import POLL_INTERVAL
+from tests.fakes import Loopback
 from tests.fakes.azure_search import fake_embedding
 from tests.fakes.openai_spec import problems as schema_problems
 
@@ -40,23 +39,21 @@ class FakeEmbeddings:
         self.problems: list[str] = []
         self.fail = False
         self.width: int | None = None
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._http.serve_forever, args=(POLL_INTERVAL,), daemon=True)
+        self._loopback = Loopback(self._handler())
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+        return f"{self._loopback.url}/v1"
 
     def client(self) -> AsyncOpenAI:
         return AsyncOpenAI(api_key=API_KEY, base_url=self.base_url, max_retries=0)
 
     def __enter__(self) -> FakeEmbeddings:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        self._loopback.stop()
 
     def answer(self, path: str, authorization: str | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if authorization != f"Bearer {API_KEY}":

@@ -45,12 +45,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from tests.fakes import POLL_INTERVAL
+from tests.fakes import Loopback
 from tests.fakes.model_servers import (
     AZURE_BAD_KEY,
     AZURE_DEPLOYMENT_MISSING,
@@ -269,18 +269,12 @@ class FakeResponses:
         self._reasoning_of: dict[str, str] = {}  # output item id -> the reasoning item it follows (OpenAI's rule)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(POLL_INTERVAL,), name="fake-responses", daemon=True
-        )
-        self._thread.start()
+        self._loopback = Loopback(_handler_for(self), name="fake-responses").start()
 
     @property
     def endpoint(self) -> str:
         """The server's root URL (Azure: what AZURE_OPENAI_ENDPOINT names)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._loopback.url
 
     @property
     def base_url(self) -> str:
@@ -320,8 +314,7 @@ class FakeResponses:
                 self._stored.pop(response_id, None)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def __enter__(self) -> FakeResponses:
         return self

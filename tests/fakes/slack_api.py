@@ -43,13 +43,13 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes import POLL_INTERVAL
+from tests.fakes import Loopback
 from tests.fakes.slack_blocks import blocks_problem
 from tests.fakes.slack_stream import StreamState, View, apply, content_problem, start_problem, total_problem
 
@@ -184,13 +184,11 @@ class FakeSlack:
         self._tiers: dict[str, tuple[int, float, bool, defaultdict[str, deque[float]]]] = {}
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
-        self._thread.start()
+        self._loopback = Loopback(_handler_for(self)).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._loopback.url
 
     @property
     def base_url(self) -> str:
@@ -284,8 +282,7 @@ class FakeSlack:
             return [view for view in self.views if (view.channel, view.ts) == (channel, ts)]
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def __enter__(self) -> FakeSlack:
         return self
