@@ -403,8 +403,10 @@ def converters_check(settings: Settings) -> Check:
         for found in (office, ocr, tesseract)
     ]
     summary = "; ".join(shown) + f"; OCR {settings.folio_ocr}, languages {', '.join(languages) or 'none'}"
-    if office.path or ocr.path:  # whether a converter could reach the network (docs/security.md "What Folio fetches")
-        offline = "no network (a namespace of their own)" if no_network() else "a proxy to nowhere (no namespace here)"
+    # Whether a converter could reach the network (docs/security.md "What Folio fetches"): said where one is installed.
+    isolated = bool(no_network()) if office.path or ocr.path else None
+    if isolated is not None:
+        offline = "no network (a namespace of their own)" if isolated else "a proxy to nowhere (no namespace here)"
         summary += f"; converters run with {offline}"
     converters = builders.converters(settings)
     parts = sorted({package for kind in kinds.OFFICE if (package := converters.missing(f"file{kind}"))})
@@ -415,8 +417,8 @@ def converters_check(settings: Settings) -> Check:
     ]
     facts: dict[str, Any] = {found.name.lower(): found.version for found in (office, ocr, tesseract) if found.version}
     facts["ocr_languages"] = list(languages)
-    if office.path or ocr.path:
-        facts["converters_network"] = "none" if no_network() else "proxy to nowhere"
+    if isolated is not None:
+        facts["converters_network"] = "none" if isolated else "proxy to nowhere"
     if packages or any(found.problem for found in (office, ocr, tesseract)):
         fix = "check FOLIO_SOFFICE, FOLIO_OCRMYPDF, FOLIO_TESSERACT"
         if packages:
